@@ -1,0 +1,94 @@
+//! The one registry of error kinds a user or an agent can meet.
+//!
+//! Every error that crosses the MCP surface or the CLI carries one of these kinds, a message and a
+//! next step. The wire names are the snake_case forms in DESIGN.md.
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, as one of the kinds the MCP envelope publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The SQL or request is not allowed by policy (writes, settings, file readers, hidden objects).
+    PolicyBlocked,
+    /// More than one SQL statement was sent.
+    MultipleStatements,
+    /// The SQL does not parse.
+    SyntaxError,
+    /// A table, column or function name does not exist (or is hidden).
+    UnknownName,
+    /// A tool argument is out of range or malformed.
+    InvalidArgument,
+    /// The query ran past its deadline and its worker was killed.
+    Timeout,
+    /// The client cancelled the call and its worker was killed.
+    Cancelled,
+    /// The query hit the memory, output or CPU limit.
+    ResourceLimit,
+    /// The database file does not exist.
+    DatabaseNotFound,
+    /// Another process holds the database's write lock.
+    DatabaseLocked,
+    /// DuckDB reported an error (binder, conversion, not a DuckDB file, …).
+    DatabaseError,
+    /// A bug or a crashed worker: nothing the caller did.
+    InternalError,
+}
+
+impl ErrorKind {
+    /// Every kind, in registry order (used by tests and the output schema).
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::PolicyBlocked,
+        ErrorKind::MultipleStatements,
+        ErrorKind::SyntaxError,
+        ErrorKind::UnknownName,
+        ErrorKind::InvalidArgument,
+        ErrorKind::Timeout,
+        ErrorKind::Cancelled,
+        ErrorKind::ResourceLimit,
+        ErrorKind::DatabaseNotFound,
+        ErrorKind::DatabaseLocked,
+        ErrorKind::DatabaseError,
+        ErrorKind::InternalError,
+    ];
+
+    /// The wire name, e.g. `policy_blocked`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::PolicyBlocked => "policy_blocked",
+            ErrorKind::MultipleStatements => "multiple_statements",
+            ErrorKind::SyntaxError => "syntax_error",
+            ErrorKind::UnknownName => "unknown_name",
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::ResourceLimit => "resource_limit",
+            ErrorKind::DatabaseNotFound => "database_not_found",
+            ErrorKind::DatabaseLocked => "database_locked",
+            ErrorKind::DatabaseError => "database_error",
+            ErrorKind::InternalError => "internal_error",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The seeds' messages, word for word.
+pub mod messages {
+    /// Any write, DDL or other non-query statement.
+    pub const WRITE_REFUSED: &str = "Only read-only SELECT queries are allowed. Write operations (INSERT, UPDATE, DELETE, DROP, etc.) are not permitted.";
+    /// More than one statement.
+    pub const MULTIPLE_STATEMENTS: &str =
+        "Only single SQL statements are allowed. Remove semicolons to execute one query at a time.";
+
+    /// The timeout message, with the configured deadline in seconds.
+    pub fn timeout(seconds: u64) -> String {
+        format!(
+            "Query timed out after {seconds} seconds. Try a simpler query or add filters to reduce the data scanned."
+        )
+    }
+}

@@ -1,0 +1,376 @@
+//! The parent's one entry point for everything a tool needs: validate, then ask a confined worker.
+//!
+//! The MCP layer and the CLI talk only to [`Gateway`]; nothing in the parent opens the database.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ErrorKind, messages};
+use crate::protocol::{CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError};
+use crate::sandbox::bypass::{Bypass, Layer};
+use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
+use crate::sandbox::worker::wal_path;
+use crate::validate;
+
+/// What the operator configured on the command line.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// The DuckDB database file.
+    pub db_path: PathBuf,
+    /// Per-call deadline.
+    pub timeout: Duration,
+    /// DuckDB `memory_limit` in the worker, e.g. `2GB`.
+    pub memory_limit: String,
+    /// DuckDB threads in the worker.
+    pub threads: u32,
+    /// Cap on the JSON bytes of rows a query returns.
+    pub max_result_bytes: usize,
+    /// Warm workers kept ready.
+    pub warm_workers: usize,
+    /// Workers running at once at most; further calls queue.
+    pub max_concurrent: usize,
+    /// Shown when the database file is missing.
+    pub missing_db_hint: String,
+    /// Run workers without landlock/seccomp where the kernel lacks them (loud).
+    pub allow_unconfined: bool,
+}
+
+impl GatewayConfig {
+    /// Defaults for everything but the database path.
+    pub fn new(db_path: PathBuf) -> GatewayConfig {
+        GatewayConfig {
+            db_path,
+            timeout: Duration::from_secs(30),
+            memory_limit: "2GB".into(),
+            threads: 2,
+            max_result_bytes: 1024 * 1024,
+            warm_workers: 1,
+            max_concurrent: 4,
+            missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
+            allow_unconfined: false,
+        }
+    }
+}
+
+/// The default `--missing-db-hint`.
+pub const DEFAULT_MISSING_DB_HINT: &str =
+    "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+
+/// A failure with a registry kind, ready for the envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatewayError {
+    /// Registry kind.
+    pub kind: ErrorKind,
+    /// What happened, for the agent.
+    pub message: String,
+    /// The offending construct, when the validator refused.
+    pub construct: Option<String>,
+    /// What to do next.
+    pub suggestion: Option<String>,
+}
+
+impl GatewayError {
+    fn new(kind: ErrorKind, message: impl Into<String>) -> GatewayError {
+        GatewayError { kind, message: message.into(), construct: None, suggestion: None }
+    }
+}
+
+impl From<WorkerError> for GatewayError {
+    fn from(e: WorkerError) -> Self {
+        GatewayError::new(e.kind, e.message)
+    }
+}
+
+impl From<validate::Refusal> for GatewayError {
+    fn from(r: validate::Refusal) -> Self {
+        GatewayError {
+            kind: r.kind,
+            message: r.message,
+            construct: (!r.construct.is_empty()).then_some(r.construct),
+            suggestion: (!r.suggestion.is_empty()).then_some(r.suggestion),
+        }
+    }
+}
+
+/// The database file's identity: the cached catalog is good while it is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DbStamp {
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    wal: Option<(u64, u64, i128)>,
+}
+
+fn stamp(path: &std::path::Path) -> Option<DbStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    let mtime = |m: &std::fs::Metadata| m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128;
+    let wal = std::fs::metadata(wal_path(path)).ok().map(|w| (w.ino(), w.size(), mtime(&w)));
+    Some(DbStamp { ino: m.ino(), size: m.size(), mtime_ns: mtime(&m), wal })
+}
+
+#[derive(Debug)]
+struct CachedCatalog {
+    stamp: DbStamp,
+    snapshot: Arc<CatalogSnapshot>,
+    for_validator: Arc<validate::Catalog>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    config: GatewayConfig,
+    pool: Arc<Pool>,
+    bypass: Bypass,
+    policy: validate::Policy,
+    catalog: Mutex<Option<CachedCatalog>>,
+}
+
+/// Validates and runs requests through single-use confined workers.
+#[derive(Debug, Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+/// Largest catalog reply accepted from a worker.
+const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
+
+impl Gateway {
+    /// Start the gateway and begin warming its worker pool.
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        let bypass = Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
+        if !bypass.is_empty() {
+            tracing::error!(
+                layers = %bypass.to_env_value(),
+                "TEST-ONLY LAYER BYPASS IS ON: security layers are switched off. Never run like this outside the test suite."
+            );
+        }
+        let exe = std::env::current_exe().map_err(|e| {
+            GatewayError::new(ErrorKind::InternalError, format!("cannot find our own binary to start workers: {e}"))
+        })?;
+        let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
+            GatewayError::new(
+                ErrorKind::InvalidArgument,
+                format!("--memory-limit {:?} is not a size like 512MB or 2GB", config.memory_limit),
+            )
+        })?;
+        let timeout_secs = config.timeout.as_secs().max(1);
+        let spec = WorkerSpec {
+            exe,
+            db: config.db_path.clone(),
+            memory_limit: config.memory_limit.clone(),
+            threads: config.threads.max(1),
+            // CPU time counts every thread; the wall-clock deadline is the real bound, this is the backstop.
+            cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
+            // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not track
+            // (thread stacks, allocator arenas), so it leaves generous room above it.
+            address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
+            allow_unconfined: config.allow_unconfined,
+            bypass: bypass.clone(),
+            max_reply_bytes: config.max_result_bytes.saturating_mul(2).saturating_add(256 * 1024),
+            startup_timeout: Duration::from_secs(20),
+        };
+        let pool = Pool::new(spec, config.warm_workers, config.max_concurrent);
+        pool.refill();
+        Ok(Gateway {
+            inner: Arc::new(Inner {
+                config,
+                pool,
+                bypass,
+                policy: validate::Policy::default(),
+                catalog: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &GatewayConfig {
+        &self.inner.config
+    }
+
+    /// Test-only layers switched off (empty in production).
+    pub fn bypassed_layers(&self) -> Vec<String> {
+        self.inner.bypass.names()
+    }
+
+    fn database_not_found(&self) -> GatewayError {
+        let path = &self.inner.config.db_path;
+        GatewayError {
+            kind: ErrorKind::DatabaseNotFound,
+            message: format!("No database file at {}. {}", path.display(), self.inner.config.missing_db_hint),
+            construct: None,
+            suggestion: Some(self.inner.config.missing_db_hint.clone()),
+        }
+    }
+
+    /// The catalog, cached until the database file changes (size, mtime or inode).
+    pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, GatewayError> {
+        Ok(self.catalogs().await?.0)
+    }
+
+    async fn catalogs(&self) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
+        let Some(now) = stamp(&self.inner.config.db_path) else {
+            return Err(self.database_not_found());
+        };
+        let mut cache = self.inner.catalog.lock().await;
+        if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {
+            return Ok((Arc::clone(&c.snapshot), Arc::clone(&c.for_validator)));
+        }
+        let response = self.run(&Request::Catalog, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES).await?;
+        let Response::Catalog(snapshot) = response else {
+            return Err(unexpected(&response));
+        };
+        let for_validator = Arc::new(validator_catalog(&snapshot));
+        let snapshot = Arc::new(snapshot);
+        *cache = Some(CachedCatalog {
+            stamp: now,
+            snapshot: Arc::clone(&snapshot),
+            for_validator: Arc::clone(&for_validator),
+        });
+        Ok((snapshot, for_validator))
+    }
+
+    /// Validate `sql` against the current catalog (skipped only under the test bypass).
+    pub async fn validate(&self, sql: &str) -> Result<(), GatewayError> {
+        if self.inner.bypass.is_off(Layer::Validator) {
+            return Ok(());
+        }
+        let (_, catalog) = self.catalogs().await?;
+        validate::check(sql, &catalog, &self.inner.policy)?;
+        Ok(())
+    }
+
+    /// Validate and run one query; `cancel` kills its worker at once.
+    pub async fn query(&self, sql: &str, limit: usize, cancel: CancellationToken) -> Result<QueryResult, GatewayError> {
+        self.validate(sql).await?;
+        let request = Request::Query {
+            sql: sql.to_string(),
+            limit,
+            max_bytes: self.inner.config.max_result_bytes,
+        };
+        match self.run(&request, &cancel, self.inner.pool.spec().max_reply_bytes).await? {
+            Response::Rows(rows) => Ok(rows),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Validate `sql` and return DuckDB's plan for it.
+    pub async fn explain(&self, sql: &str, cancel: CancellationToken) -> Result<ExplainResult, GatewayError> {
+        self.validate(sql).await?;
+        let request = Request::Explain { sql: sql.to_string() };
+        match self.run(&request, &cancel, self.inner.pool.spec().max_reply_bytes).await? {
+            Response::Plan(plan) => Ok(plan),
+            other => Err(unexpected(&other)),
+        }
+    }
+
+    /// The sandbox posture a worker actually has.
+    pub async fn posture(&self) -> Result<Posture, GatewayError> {
+        Ok(self.inner.pool.probe_posture().await?)
+    }
+
+    /// Test-only: send a raw request to a worker (probes). Refused unless the bypass allows probes.
+    pub async fn raw_request(&self, request: &Request) -> Result<Response, GatewayError> {
+        if !self.inner.bypass.is_off(Layer::Probe) {
+            return Err(GatewayError::new(ErrorKind::PolicyBlocked, "raw worker requests are test-only"));
+        }
+        self.run(request, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES).await
+    }
+
+    /// Kill warm spares (call before exiting).
+    pub async fn shutdown(&self) {
+        self.inner.pool.drain().await;
+    }
+
+    async fn run(&self, request: &Request, cancel: &CancellationToken, max_reply_bytes: usize) -> Result<Response, GatewayError> {
+        if !self.inner.config.db_path.exists() {
+            return Err(self.database_not_found());
+        }
+        let deadline = self.inner.config.timeout;
+        match self.inner.pool.run(request, deadline, cancel, max_reply_bytes).await {
+            Ok(Response::Error(e)) => {
+                if e.kind == ErrorKind::DatabaseNotFound {
+                    return Err(self.database_not_found());
+                }
+                Err(e.into())
+            }
+            Ok(response) => Ok(response),
+            Err(RunError::Timeout) => Err(GatewayError::new(
+                ErrorKind::Timeout,
+                messages::timeout(deadline.as_secs().max(1)),
+            )),
+            Err(RunError::Cancelled) => Err(GatewayError::new(
+                ErrorKind::Cancelled,
+                "The call was cancelled by the client and its worker was stopped.",
+            )),
+            Err(RunError::Worker(e)) => Err(e.into()),
+        }
+    }
+}
+
+fn unexpected(response: &Response) -> GatewayError {
+    let what = match response {
+        Response::Rows(_) => "rows",
+        Response::Plan(_) => "a plan",
+        Response::Catalog(_) => "a catalog",
+        Response::Posture(_) => "a posture report",
+        Response::Probe(_) => "a probe report",
+        Response::Error(_) => "an error",
+    };
+    GatewayError::new(ErrorKind::InternalError, format!("the worker answered with {what}, which does not fit the request"))
+}
+
+/// The validator's view of the catalog: names only.
+pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
+    validate::Catalog {
+        relations: snapshot
+            .tables
+            .iter()
+            .map(|t| validate::CatalogRelation {
+                schema: t.schema.clone(),
+                name: t.name.clone(),
+                columns: t.columns.iter().map(|c| c.name.clone()).collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Parse a DuckDB-style size (`512MB`, `2GB`, `1.5GiB`) into bytes.
+pub fn parse_memory(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num.parse().ok()?;
+    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = value * mult;
+    (bytes.is_finite() && bytes >= 1.0).then_some(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_memory;
+
+    #[test]
+    fn memory_sizes_parse_like_duckdb() {
+        assert_eq!(parse_memory("2GB"), Some(2_000_000_000));
+        assert_eq!(parse_memory("512MiB"), Some(512 * 1024 * 1024));
+        assert_eq!(parse_memory("1.5gb"), Some(1_500_000_000));
+        assert_eq!(parse_memory("lots"), None);
+        assert_eq!(parse_memory("2XB"), None);
+    }
+}

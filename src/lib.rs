@@ -1,0 +1,20 @@
+//! duckgate: a sandboxed, read-only DuckDB query gateway for AI agents over MCP.
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout)]
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod error;
+pub mod validate;
+
+#[cfg(feature = "engine")]
+pub mod protocol;
+#[cfg(feature = "engine")]
+pub mod gateway;
+#[cfg(feature = "engine")]
+pub mod engine;
+#[cfg(feature = "engine")]
+pub mod sandbox;
+#[cfg(feature = "engine")]
+pub mod mcp;
+#[cfg(feature = "engine")]
+pub mod render;

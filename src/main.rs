@@ -1,0 +1,333 @@
+//! The duckgate command line: `serve` (default), `query`, `check`, `demo`, and the hidden worker mode.
+#![forbid(unsafe_code)]
+#![deny(clippy::print_stdout)]
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use duckgate::gateway::{DEFAULT_MISSING_DB_HINT, Gateway, GatewayConfig};
+use duckgate::sandbox::worker::{self, WorkerArgs};
+use tokio_util::sync::CancellationToken;
+
+/// A sandboxed, read-only DuckDB query gateway for AI agents over MCP (stdio).
+#[derive(Debug, Parser)]
+#[command(name = "duckgate", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve MCP over stdio (the default).
+    Serve(ServeArgs),
+    /// Validate and run one query through a confined worker; print a text table.
+    Query {
+        #[command(flatten)]
+        db: DbArgs,
+        /// Rows to print at most (1–10000).
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        limit: u32,
+        /// The SQL, or `-` to read it from stdin.
+        sql: String,
+    },
+    /// Say whether SQL would be accepted, without running it.
+    Check {
+        /// Resolve table names against this database's catalog (read through a confined worker).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        /// The SQL, or `-` to read it from stdin.
+        sql: String,
+    },
+    /// Write a synthetic CGM database and drive a real MCP session against it.
+    Demo {
+        /// Where to write the demo database.
+        #[arg(long, default_value = "duckgate-demo.duckdb")]
+        out: PathBuf,
+    },
+    /// Internal: a single-use confined worker (started by duckgate itself).
+    #[command(name = "__worker", hide = true)]
+    Worker {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        memory_limit: String,
+        #[arg(long)]
+        threads: u32,
+        #[arg(long)]
+        cpu_seconds: u64,
+        #[arg(long)]
+        address_space_bytes: u64,
+        #[arg(long)]
+        parent_pid: i32,
+        #[arg(long)]
+        allow_unconfined: bool,
+    },
+}
+
+/// The database and the limits every command that runs SQL shares.
+#[derive(Debug, Clone, Args)]
+struct DbArgs {
+    /// The DuckDB database file (opened read-only, only inside confined workers).
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Seconds a call may run before its worker is killed.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    timeout: u64,
+    /// DuckDB memory_limit of each worker.
+    #[arg(long, default_value = "2GB")]
+    memory_limit: String,
+    /// DuckDB threads of each worker.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    threads: u32,
+    /// Bytes of result rows (as JSON) a query returns at most.
+    #[arg(long, default_value_t = 1024 * 1024)]
+    max_result_bytes: usize,
+    /// Workers kept spawned, confined and warm ahead of need.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=16))]
+    warm_workers: u64,
+    /// Workers running at once at most; further calls wait their turn.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    max_concurrent: u64,
+    /// What to tell the user when the database file is missing.
+    #[arg(long, default_value = DEFAULT_MISSING_DB_HINT)]
+    missing_db_hint: String,
+    /// Run workers without landlock/seccomp where the kernel lacks them (NOT recommended; reported by server_info).
+    #[arg(long)]
+    allow_unconfined: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    /// A TOML file of table descriptions (`table = "text"`) that supply or override DuckDB comments.
+    #[arg(long)]
+    descriptions: Option<PathBuf>,
+}
+
+/// Human output of the CLI commands: the one place that writes to stdout outside MCP.
+mod out {
+    use std::io::Write;
+
+    /// Print one block of text and a newline; a closed stdout is not worth a panic.
+    pub(crate) fn text(s: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{s}");
+        let _ = stdout.flush();
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let command = cli.command.unwrap_or(Command::Serve(cli.serve));
+    if let Command::Worker {
+        db,
+        memory_limit,
+        threads,
+        cpu_seconds,
+        address_space_bytes,
+        parent_pid,
+        allow_unconfined,
+    } = command
+    {
+        // No tokio and no logging set-up here: the worker must stay single-threaded until it has
+        // confined itself.
+        let code = worker::run(WorkerArgs {
+            db,
+            memory_limit,
+            threads,
+            cpu_seconds,
+            address_space_bytes,
+            allow_unconfined,
+            parent_pid,
+        });
+        return ExitCode::from(code as u8);
+    }
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!("cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    runtime.block_on(run(command))
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("DUCKGATE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+}
+
+fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
+    let Some(db) = args.db.clone() else {
+        return Err("--db PATH is required: the DuckDB database file to serve".into());
+    };
+    let db = std::path::absolute(&db).map_err(|e| format!("cannot resolve --db {}: {e}", db.display()))?;
+    if args.allow_unconfined {
+        tracing::warn!("--allow-unconfined: workers will run WITHOUT landlock/seccomp where the kernel lacks them");
+    }
+    Ok(GatewayConfig {
+        db_path: db,
+        timeout: Duration::from_secs(args.timeout),
+        memory_limit: args.memory_limit.clone(),
+        threads: args.threads,
+        max_result_bytes: args.max_result_bytes,
+        warm_workers: args.warm_workers as usize,
+        max_concurrent: args.max_concurrent as usize,
+        missing_db_hint: args.missing_db_hint.clone(),
+        allow_unconfined: args.allow_unconfined,
+    })
+}
+
+fn read_sql(arg: String) -> Result<String, String> {
+    if arg != "-" {
+        return Ok(arg);
+    }
+    let mut sql = String::new();
+    std::io::stdin().read_to_string(&mut sql).map_err(|e| format!("cannot read SQL from stdin: {e}"))?;
+    Ok(sql)
+}
+
+async fn run(command: Command) -> ExitCode {
+    match command {
+        Command::Serve(args) => serve(args).await,
+        Command::Query { mut db, limit, sql } => {
+            // One call: a warm spare would only be killed unused.
+            db.warm_workers = 0;
+            query(db, limit as usize, sql).await
+        }
+        Command::Check { db, sql } => check(db, sql).await,
+        Command::Demo { out } => demo(out).await,
+        Command::Worker { .. } => ExitCode::from(2),
+    }
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    tracing::error!("{message}");
+    ExitCode::from(2)
+}
+
+async fn serve(args: ServeArgs) -> ExitCode {
+    let config = match gateway_config(&args.db) {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    let descriptions = match &args.descriptions {
+        Some(path) => match duckgate::mcp::load_descriptions(path) {
+            Ok(d) => d,
+            Err(e) => return usage_error(&e),
+        },
+        None => Default::default(),
+    };
+    let gateway = match Gateway::start(config).await {
+        Ok(g) => g,
+        Err(e) => return usage_error(&e.message),
+    };
+    let options = duckgate::mcp::ServeOptions { descriptions };
+    let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
+    gateway.shutdown().await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("server stopped: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
+    let config = match gateway_config(&args) {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    let sql = match read_sql(sql) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
+    };
+    let gateway = match Gateway::start(config).await {
+        Ok(g) => g,
+        Err(e) => return usage_error(&e.message),
+    };
+    let outcome = gateway.query(&sql, limit, CancellationToken::new()).await;
+    gateway.shutdown().await;
+    match outcome {
+        Ok(result) => {
+            out::text(&duckgate::render::query_table(&result));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let mut text = format!("{}: {}", e.kind, e.message);
+            if let Some(s) = &e.suggestion {
+                text.push_str(&format!("\nnext step: {s}"));
+            }
+            out::text(&text);
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
+    let sql = match read_sql(sql) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
+    };
+    let catalog = match db {
+        Some(db) => {
+            let mut args = DbArgs {
+                db: Some(db),
+                timeout: 30,
+                memory_limit: "512MB".into(),
+                threads: 1,
+                max_result_bytes: 1024 * 1024,
+                warm_workers: 0,
+                max_concurrent: 1,
+                missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
+                allow_unconfined: false,
+            };
+            args.warm_workers = 0;
+            let config = match gateway_config(&args) {
+                Ok(c) => c,
+                Err(e) => return usage_error(&e),
+            };
+            let gateway = match Gateway::start(config).await {
+                Ok(g) => g,
+                Err(e) => return usage_error(&e.message),
+            };
+            let snapshot = gateway.catalog().await;
+            gateway.shutdown().await;
+            match snapshot {
+                Ok(s) => duckgate::gateway::validator_catalog(&s),
+                Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
+            }
+        }
+        None => duckgate::validate::Catalog::default(),
+    };
+    match duckgate::validate::check(&sql, &catalog, &duckgate::validate::Policy::default()) {
+        Ok(accepted) => {
+            let relations = if accepted.relations.is_empty() { "none".to_string() } else { accepted.relations.join(", ") };
+            out::text(&format!("accepted ({:?}); reads: {relations}", accepted.kind));
+            ExitCode::SUCCESS
+        }
+        Err(refusal) => {
+            let mut text = format!("refused ({}): {}", refusal.kind, refusal.message);
+            if !refusal.suggestion.is_empty() {
+                text.push_str(&format!("\nnext step: {}", refusal.suggestion));
+            }
+            out::text(&text);
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn demo(out_path: PathBuf) -> ExitCode {
+    let _ = out_path;
+    usage_error("demo is not built yet")
+}

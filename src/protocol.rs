@@ -1,0 +1,213 @@
+//! What the parent and a worker say to each other, and the data the tools return.
+//!
+//! Frames on the worker's stdin/stdout are a 4-byte big-endian length followed by that many bytes
+//! of JSON. Both directions are size-capped by the reader.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::ErrorKind;
+
+/// One request to a single-use worker.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// Run one SQL statement.
+    Query {
+        /// The SQL, already accepted by the validator (unless a test bypass is on).
+        sql: String,
+        /// Rows to return at most; the worker reads one more to know about truncation.
+        limit: usize,
+        /// Bytes of JSON row data to return at most.
+        max_bytes: usize,
+    },
+    /// `EXPLAIN (FORMAT JSON)` of one SQL statement.
+    Explain {
+        /// The SQL to explain.
+        sql: String,
+    },
+    /// Read the catalog: tables, views, columns, constraints, indexes.
+    Catalog,
+    /// Report the sandbox posture actually in force.
+    Posture,
+    /// Test-only: try forbidden things from inside the confined worker and report what happened.
+    /// Honoured only when the operator's test bypass is on (see `sandbox::bypass`).
+    Probe(ProbeRequest),
+}
+
+/// What a probe should try (test-only).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    /// Files to open for reading.
+    pub read_files: Vec<String>,
+    /// Directories to list.
+    pub list_dirs: Vec<String>,
+    /// Files to create and write.
+    pub write_files: Vec<String>,
+    /// `host:port` addresses to TCP-connect to.
+    pub connect: Vec<String>,
+    /// Programs to execute.
+    pub exec: Vec<String>,
+    /// Pid to send signal 0 (existence check) and SIGTERM to.
+    pub signal_pid: Option<i32>,
+    /// Pid to ptrace-attach to.
+    pub ptrace_pid: Option<i32>,
+}
+
+/// The outcome of each probe attempt: `Ok` means the forbidden thing *succeeded*.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ProbeReport {
+    /// (what was tried, Ok(()) if it succeeded, Err(errno text) if denied)
+    pub attempts: Vec<(String, Result<(), String>)>,
+}
+
+/// A worker's one reply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "reply", rename_all = "snake_case")]
+pub enum Response {
+    /// Rows of a query.
+    Rows(QueryResult),
+    /// An `EXPLAIN` plan.
+    Plan(ExplainResult),
+    /// The catalog.
+    Catalog(CatalogSnapshot),
+    /// The posture report.
+    Posture(Posture),
+    /// Probe outcomes (test-only).
+    Probe(ProbeReport),
+    /// The request failed.
+    Error(WorkerError),
+}
+
+/// A failure with a registry kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerError {
+    /// Registry kind.
+    pub kind: ErrorKind,
+    /// Message for the agent (DuckDB's own words for syntax and binder errors).
+    pub message: String,
+}
+
+/// One result column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnMeta {
+    /// Column name.
+    pub name: String,
+    /// DuckDB type, e.g. `BIGINT`, `DECIMAL(10,2)`, `STRUCT(a INTEGER)`.
+    #[serde(rename = "type")]
+    pub data_type: String,
+}
+
+/// Rows of a query, already converted to JSON values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueryResult {
+    /// The result's columns.
+    pub columns: Vec<ColumnMeta>,
+    /// Rows, each as many values as there are columns.
+    pub rows: Vec<Vec<serde_json::Value>>,
+    /// `rows.len()`.
+    pub row_count: usize,
+    /// More rows existed than `limit`, or the byte cap was reached.
+    pub truncated: bool,
+    /// Time spent in the worker on attach + run + fetch, in milliseconds.
+    pub duration_ms: f64,
+}
+
+/// A plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainResult {
+    /// DuckDB's JSON plan.
+    pub plan: serde_json::Value,
+}
+
+/// The whole schema, as the tools and resources publish it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CatalogSnapshot {
+    /// Tables and views.
+    pub tables: Vec<TableInfo>,
+    /// Foreign keys across the database.
+    pub foreign_keys: Vec<ForeignKey>,
+}
+
+/// One table or view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableInfo {
+    /// Schema name.
+    pub schema: String,
+    /// Table name.
+    pub name: String,
+    /// `table` or `view`.
+    pub kind: String,
+    /// `COMMENT ON` text, or the operator's description.
+    pub description: Option<String>,
+    /// DuckDB's estimated row count (tables only).
+    pub estimated_rows: Option<i64>,
+    /// Columns in order.
+    pub columns: Vec<ColumnInfo>,
+    /// Indexes on the table.
+    pub indexes: Vec<IndexInfo>,
+}
+
+/// One column.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnInfo {
+    /// Column name.
+    pub name: String,
+    /// DuckDB type.
+    #[serde(rename = "type")]
+    pub data_type: String,
+    /// Whether NULL is allowed.
+    pub nullable: bool,
+    /// Default expression, if any.
+    pub default: Option<String>,
+    /// Part of the primary key.
+    pub primary_key: bool,
+    /// Has a UNIQUE constraint of its own.
+    pub unique: bool,
+    /// Foreign-key target, as `table.column`.
+    pub references: Option<String>,
+    /// `COMMENT ON COLUMN` text.
+    pub comment: Option<String>,
+}
+
+/// One index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexInfo {
+    /// Index name.
+    pub name: String,
+    /// Whether it is unique.
+    pub unique: bool,
+    /// Its SQL definition.
+    pub sql: Option<String>,
+}
+
+/// One foreign key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForeignKey {
+    /// Referencing table.
+    pub table: String,
+    /// Referencing columns.
+    pub columns: Vec<String>,
+    /// Referenced table.
+    pub referenced_table: String,
+    /// Referenced columns.
+    pub referenced_columns: Vec<String>,
+}
+
+/// What confinement was actually in force in a worker.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Posture {
+    /// `fully_enforced`, `partially_enforced`, `not_enforced` or `skipped (unconfined)`.
+    pub landlock: String,
+    /// The landlock ABI the kernel offered.
+    pub landlock_abi: Option<i32>,
+    /// Whether the seccomp filter was installed.
+    pub seccomp: bool,
+    /// `NoNewPrivs` was set.
+    pub no_new_privs: bool,
+    /// rlimits as (name, soft value) pairs.
+    pub rlimits: Vec<(String, String)>,
+    /// DuckDB settings read back after hardening, as (name, value).
+    pub duckdb_settings: Vec<(String, String)>,
+    /// Test-only bypasses in force (empty in production).
+    pub bypassed_layers: Vec<String>,
+}

@@ -1,0 +1,83 @@
+//! The test-only switch that turns layers above the sandbox off, so tests can show that each
+//! layer below still denies on its own.
+//!
+//! It is read from the environment variable [`ENV_VAR`] of the *operator's* process and nowhere
+//! else: no CLI flag and nothing on the MCP surface can reach it. When set, the server says so
+//! loudly on stderr and `server_info` reports it.
+
+/// The environment variable; a comma-separated list of [`Layer`] names.
+pub const ENV_VAR: &str = "DUCKGATE_UNSAFE_TEST_BYPASS";
+
+/// A layer a test may switch off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// The parent's sqlparser validator and the worker's DuckDB statement-type check.
+    Validator,
+    /// DuckDB's hardened configuration (external access, extensions, lock_configuration).
+    DuckdbHardening,
+    /// Allows `Request::Probe`, which tries forbidden syscalls from inside the confined worker.
+    Probe,
+}
+
+impl Layer {
+    /// Its name in [`ENV_VAR`].
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Validator => "validator",
+            Layer::DuckdbHardening => "duckdb_hardening",
+            Layer::Probe => "probe",
+        }
+    }
+}
+
+/// The layers switched off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Bypass {
+    layers: Vec<Layer>,
+}
+
+impl Bypass {
+    /// Parse a value of [`ENV_VAR`]; unknown names are an error so a typo cannot silently
+    /// leave a test testing the wrong thing.
+    pub fn parse(value: &str) -> Result<Bypass, String> {
+        let mut layers = Vec::new();
+        for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let layer = match name {
+                "validator" => Layer::Validator,
+                "duckdb_hardening" => Layer::DuckdbHardening,
+                "probe" => Layer::Probe,
+                other => return Err(format!("unknown layer {other:?} in {ENV_VAR}")),
+            };
+            layers.push(layer);
+        }
+        Ok(Bypass { layers })
+    }
+
+    /// Read [`ENV_VAR`] from this process's environment.
+    pub fn from_env() -> Result<Bypass, String> {
+        match std::env::var(ENV_VAR) {
+            Ok(v) => Bypass::parse(&v),
+            Err(_) => Ok(Bypass::default()),
+        }
+    }
+
+    /// Whether `layer` is switched off.
+    pub fn is_off(&self, layer: Layer) -> bool {
+        self.layers.contains(&layer)
+    }
+
+    /// Names of the layers switched off, for `server_info`.
+    pub fn names(&self) -> Vec<String> {
+        self.layers.iter().map(|l| l.name().to_string()).collect()
+    }
+
+    /// The value to pass on to a worker.
+    pub fn to_env_value(&self) -> String {
+        self.names().join(",")
+    }
+
+    /// No layer is switched off.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+}

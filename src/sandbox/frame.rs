@@ -1,0 +1,93 @@
+//! Length-prefixed JSON frames on a worker's stdin and stdout.
+//!
+//! A frame is a 4-byte big-endian length, then that many bytes of JSON. The reader refuses a
+//! length above its cap *before* allocating, so a confused or hostile peer cannot make the other
+//! side allocate without bound.
+
+use std::io::{self, Read, Write};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Largest request frame a worker accepts (the SQL cap is far below this).
+pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
+
+/// Why a frame could not be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The pipe closed before a whole frame arrived.
+    Closed,
+    /// The announced length is above the cap.
+    TooLarge {
+        /// Announced length.
+        announced: usize,
+        /// The cap.
+        cap: usize,
+    },
+    /// Reading or writing failed.
+    Io(io::Error),
+    /// The bytes are not the expected JSON.
+    Malformed(serde_json::Error),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Closed => f.write_str("the pipe closed before a whole frame arrived"),
+            FrameError::TooLarge { announced, cap } => {
+                write!(f, "frame of {announced} bytes is above the cap of {cap} bytes")
+            }
+            FrameError::Io(e) => write!(f, "pipe I/O failed: {e}"),
+            FrameError::Malformed(e) => write!(f, "frame is not valid JSON of the expected shape: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Encode `value` as one frame (length prefix included).
+pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    // Serializing our own protocol types cannot fail: they hold no maps with non-string keys.
+    let body = serde_json::to_vec(value).unwrap_or_else(|_| b"null".to_vec());
+    let mut out = Vec::with_capacity(body.len() + 4);
+    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Decode a frame body (without the length prefix).
+pub fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, FrameError> {
+    serde_json::from_slice(body).map_err(FrameError::Malformed)
+}
+
+/// Parse a length prefix and check it against `cap`.
+pub fn announced_len(prefix: [u8; 4], cap: usize) -> Result<usize, FrameError> {
+    let announced = u32::from_be_bytes(prefix) as usize;
+    if announced > cap {
+        return Err(FrameError::TooLarge { announced, cap });
+    }
+    Ok(announced)
+}
+
+/// Write one frame and flush (blocking; used by the worker and by tests).
+pub fn write_frame<T: Serialize, W: Write>(out: &mut W, value: &T) -> Result<(), FrameError> {
+    out.write_all(&encode(value)).map_err(FrameError::Io)?;
+    out.flush().map_err(FrameError::Io)
+}
+
+/// Read one frame of at most `cap` bytes (blocking; used by the worker and by tests).
+pub fn read_frame<T: DeserializeOwned, R: Read>(input: &mut R, cap: usize) -> Result<T, FrameError> {
+    let mut prefix = [0u8; 4];
+    read_exact_or_closed(input, &mut prefix)?;
+    let len = announced_len(prefix, cap)?;
+    let mut body = vec![0u8; len];
+    read_exact_or_closed(input, &mut body)?;
+    decode(&body)
+}
+
+fn read_exact_or_closed<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<(), FrameError> {
+    input.read_exact(buf).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => FrameError::Closed,
+        _ => FrameError::Io(e),
+    })
+}

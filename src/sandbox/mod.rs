@@ -1,0 +1,13 @@
+//! Worker processes: the parent side (spawn, pool, deadline, kill) and the child side (confine).
+//!
+//! A worker is our own binary re-executed as `duckgate __worker …` with a cleared environment.
+//! It confines itself (see [`confine`]), creates a hardened in-memory DuckDB, runs a warm-up
+//! query, then writes one `Response::Posture` frame as its "ready" signal, reads exactly one
+//! `Request` frame, writes exactly one `Response` frame and exits.
+
+pub mod bypass;
+pub mod confine;
+pub mod frame;
+pub mod pool;
+pub mod probe;
+pub mod worker;

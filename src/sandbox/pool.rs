@@ -1,0 +1,370 @@
+//! The parent side: spawn single-use workers, keep warm spares, bound concurrency, enforce the
+//! deadline and cancellation by killing the worker's whole process group.
+//!
+//! A worker is never reused: after one request it exits (or is killed), so whatever a query did
+//! to its process cannot reach the next one.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::{Mutex, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::ErrorKind;
+use crate::protocol::{Posture, Request, Response, WorkerError};
+use crate::sandbox::bypass::{self, Bypass};
+use crate::sandbox::frame;
+use crate::sandbox::worker::wal_path;
+
+/// How to start a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    /// Our own binary.
+    pub exe: PathBuf,
+    /// The database file.
+    pub db: PathBuf,
+    /// DuckDB `memory_limit`.
+    pub memory_limit: String,
+    /// DuckDB threads.
+    pub threads: u32,
+    /// RLIMIT_CPU of a worker.
+    pub cpu_seconds: u64,
+    /// RLIMIT_AS of a worker.
+    pub address_space_bytes: u64,
+    /// Carry on without landlock/seccomp where the kernel lacks them.
+    pub allow_unconfined: bool,
+    /// Test-only layer switches passed on to workers.
+    pub bypass: Bypass,
+    /// Largest reply accepted from a worker.
+    pub max_reply_bytes: usize,
+    /// How long a worker may take to confine itself and warm DuckDB up.
+    pub startup_timeout: Duration,
+}
+
+/// Why a request to a worker did not produce a reply.
+#[derive(Debug)]
+pub enum RunError {
+    /// The deadline passed; the worker was killed.
+    Timeout,
+    /// The caller cancelled; the worker was killed.
+    Cancelled,
+    /// The worker failed before or while answering (crash, malformed or oversized reply).
+    Worker(WorkerError),
+}
+
+/// A spawned, confined, DuckDB-warm worker waiting for its one request.
+#[derive(Debug)]
+struct ReadyWorker {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    posture: Posture,
+    /// The database's identity and WAL presence when the worker confined itself: its landlock
+    /// rules name those inodes, so a replaced file or a new WAL needs a fresh worker.
+    db_identity: Option<FileIdentity>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    wal: Option<(u64, u64)>,
+}
+
+fn file_identity(db: &Path) -> Option<FileIdentity> {
+    let meta = std::fs::metadata(db).ok()?;
+    let wal = std::fs::metadata(wal_path(db)).ok().map(|m| (m.dev(), m.ino()));
+    Some(FileIdentity { dev: meta.dev(), ino: meta.ino(), wal })
+}
+
+/// Single-use workers with warm spares and a concurrency bound.
+#[derive(Debug)]
+pub struct Pool {
+    spec: WorkerSpec,
+    spares: Mutex<Vec<ReadyWorker>>,
+    warm_target: usize,
+    running: Semaphore,
+    last_posture: Mutex<Option<Posture>>,
+}
+
+impl Pool {
+    /// A pool that keeps `warm_target` spares and runs at most `max_concurrent` workers.
+    pub fn new(spec: WorkerSpec, warm_target: usize, max_concurrent: usize) -> Arc<Pool> {
+        Arc::new(Pool {
+            spec,
+            spares: Mutex::new(Vec::new()),
+            warm_target,
+            running: Semaphore::new(max_concurrent.max(1)),
+            last_posture: Mutex::new(None),
+        })
+    }
+
+    /// The spec workers are started with.
+    pub fn spec(&self) -> &WorkerSpec {
+        &self.spec
+    }
+
+    /// Start filling the warm spares in the background.
+    pub fn refill(self: &Arc<Self>) {
+        let pool = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                if pool.spares.lock().await.len() >= pool.warm_target {
+                    return;
+                }
+                match spawn_worker(&pool.spec).await {
+                    Ok(worker) => {
+                        *pool.last_posture.lock().await = Some(worker.posture.clone());
+                        pool.spares.lock().await.push(worker);
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "could not start a warm worker");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// Start a worker now and return the posture it reports (used by `server_info` and at
+    /// start-up to fail early when confinement is impossible).
+    pub async fn probe_posture(&self) -> Result<Posture, WorkerError> {
+        if let Some(p) = self.last_posture.lock().await.clone() {
+            return Ok(p);
+        }
+        let mut worker = spawn_worker(&self.spec).await?;
+        let posture = worker.posture.clone();
+        kill_and_reap(&mut worker.child).await;
+        *self.last_posture.lock().await = Some(posture.clone());
+        Ok(posture)
+    }
+
+    /// Send one request to a fresh worker and wait for its reply until `deadline` or `cancel`.
+    pub async fn run(
+        self: &Arc<Self>,
+        request: &Request,
+        deadline: Duration,
+        cancel: &CancellationToken,
+        max_reply_bytes: usize,
+    ) -> Result<Response, RunError> {
+        let started = tokio::time::Instant::now();
+        let _permit = tokio::select! {
+            permit = self.running.acquire() => permit.map_err(|_| RunError::Worker(internal("the worker pool is shut down".into())))?,
+            _ = cancel.cancelled() => return Err(RunError::Cancelled),
+            _ = tokio::time::sleep(deadline) => return Err(RunError::Timeout),
+        };
+        let mut worker = tokio::select! {
+            w = self.take_worker() => w.map_err(RunError::Worker)?,
+            _ = cancel.cancelled() => return Err(RunError::Cancelled),
+            _ = tokio::time::sleep_until(started + deadline) => return Err(RunError::Timeout),
+        };
+        self.refill();
+
+        let exchange = exchange(&mut worker, request, max_reply_bytes);
+        let outcome = tokio::select! {
+            reply = exchange => Some(reply),
+            _ = cancel.cancelled() => None,
+            _ = tokio::time::sleep_until(started + deadline) => None,
+        };
+        match outcome {
+            Some(Ok(response)) => {
+                reap_soon(worker.child).await;
+                Ok(response)
+            }
+            Some(Err(read_error)) => {
+                // The worker broke its side of the protocol or died: find out how, for the message.
+                let status = wait_briefly(&mut worker.child).await;
+                kill_and_reap(&mut worker.child).await;
+                Err(RunError::Worker(describe_death(read_error, status)))
+            }
+            None => {
+                kill_and_reap(&mut worker.child).await;
+                if cancel.is_cancelled() {
+                    Err(RunError::Cancelled)
+                } else {
+                    Err(RunError::Timeout)
+                }
+            }
+        }
+    }
+
+    async fn take_worker(&self) -> Result<ReadyWorker, WorkerError> {
+        let current = file_identity(&self.spec.db);
+        let mut stale = Vec::new();
+        let taken = {
+            let mut spares = self.spares.lock().await;
+            let mut found = None;
+            while let Some(w) = spares.pop() {
+                if w.db_identity == current {
+                    found = Some(w);
+                    break;
+                }
+                stale.push(w);
+            }
+            found
+        };
+        for mut w in stale {
+            kill_and_reap(&mut w.child).await;
+        }
+        match taken {
+            Some(w) => Ok(w),
+            None => spawn_worker(&self.spec).await,
+        }
+    }
+
+    /// Kill every spare (shutdown).
+    pub async fn drain(&self) {
+        let spares: Vec<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
+        for mut w in spares {
+            kill_and_reap(&mut w.child).await;
+        }
+    }
+}
+
+async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
+    let db_identity = file_identity(&spec.db);
+    let mut cmd = Command::new(&spec.exe);
+    cmd.arg("__worker")
+        .arg("--db")
+        .arg(&spec.db)
+        .arg("--memory-limit")
+        .arg(&spec.memory_limit)
+        .arg("--threads")
+        .arg(spec.threads.to_string())
+        .arg("--cpu-seconds")
+        .arg(spec.cpu_seconds.to_string())
+        .arg("--address-space-bytes")
+        .arg(spec.address_space_bytes.to_string())
+        .arg("--parent-pid")
+        .arg(std::process::id().to_string());
+    if spec.allow_unconfined {
+        cmd.arg("--allow-unconfined");
+    }
+    // The worker sees nothing of the operator's environment but the test switch.
+    cmd.env_clear();
+    if !spec.bypass.is_empty() {
+        cmd.env(bypass::ENV_VAR, spec.bypass.to_env_value());
+    }
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| internal(format!("could not start a worker process ({}): {e}", spec.exe.display())))?;
+    let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        kill_and_reap(&mut child).await;
+        return Err(internal("worker pipes were not set up".into()));
+    };
+    let ready = tokio::time::timeout(spec.startup_timeout, read_frame_async(&mut stdout, 1024 * 1024)).await;
+    let posture = match ready {
+        Ok(Ok(Response::Posture(p))) => p,
+        Ok(Ok(Response::Error(e))) => {
+            kill_and_reap(&mut child).await;
+            return Err(e);
+        }
+        Ok(Ok(other)) => {
+            kill_and_reap(&mut child).await;
+            return Err(internal(format!("worker sent {other:?} instead of its ready report")));
+        }
+        Ok(Err(e)) => {
+            let status = wait_briefly(&mut child).await;
+            kill_and_reap(&mut child).await;
+            return Err(describe_death(e, status));
+        }
+        Err(_) => {
+            kill_and_reap(&mut child).await;
+            return Err(internal(format!(
+                "worker did not become ready within {} s",
+                spec.startup_timeout.as_secs()
+            )));
+        }
+    };
+    Ok(ReadyWorker { child, stdin, stdout, posture, db_identity })
+}
+
+async fn exchange(
+    worker: &mut ReadyWorker,
+    request: &Request,
+    max_reply_bytes: usize,
+) -> Result<Response, frame::FrameError> {
+    worker.stdin.write_all(&frame::encode(request)).await.map_err(frame::FrameError::Io)?;
+    worker.stdin.flush().await.map_err(frame::FrameError::Io)?;
+    read_frame_async(&mut worker.stdout, max_reply_bytes).await
+}
+
+async fn read_frame_async(out: &mut ChildStdout, cap: usize) -> Result<Response, frame::FrameError> {
+    let mut prefix = [0u8; 4];
+    read_exact_async(out, &mut prefix).await?;
+    let len = frame::announced_len(prefix, cap)?;
+    let mut body = vec![0u8; len];
+    read_exact_async(out, &mut body).await?;
+    frame::decode(&body)
+}
+
+async fn read_exact_async(out: &mut ChildStdout, buf: &mut [u8]) -> Result<(), frame::FrameError> {
+    out.read_exact(buf).await.map(|_| ()).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => frame::FrameError::Closed,
+        _ => frame::FrameError::Io(e),
+    })
+}
+
+/// SIGKILL the worker's whole process group (it leads its own group), then reap it.
+async fn kill_and_reap(child: &mut Child) {
+    if let Some(pid) = child.id() {
+        // ESRCH means it is already gone, which is what we want.
+        let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+    }
+    let _ = child.kill().await;
+    let _ = child.wait().await;
+}
+
+/// A worker that replied exits by itself; give it a moment, then make sure.
+async fn reap_soon(mut child: Child) {
+    tokio::spawn(async move {
+        if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+            kill_and_reap(&mut child).await;
+        }
+    });
+}
+
+async fn wait_briefly(child: &mut Child) -> Option<ExitStatus> {
+    tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(Result::ok)
+}
+
+fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> WorkerError {
+    use std::os::unix::process::ExitStatusExt;
+    let signal = status.and_then(|s| s.signal());
+    match (&read_error, signal) {
+        (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => WorkerError {
+            kind: ErrorKind::ResourceLimit,
+            message: "The query used up its CPU-time allowance and was stopped. Add filters or aggregate less data.".into(),
+        },
+        (_, Some(sig)) => WorkerError {
+            kind: ErrorKind::InternalError,
+            message: format!(
+                "The query's worker process died (signal {sig}) before answering. The server is fine; retry the call, and if it keeps happening simplify the query."
+            ),
+        },
+        (frame::FrameError::TooLarge { announced, cap }, None) => WorkerError {
+            kind: ErrorKind::ResourceLimit,
+            message: format!("The worker's reply ({announced} bytes) is above the cap of {cap} bytes. Select fewer columns or rows."),
+        },
+        _ => WorkerError {
+            kind: ErrorKind::InternalError,
+            message: format!("The query's worker process failed before answering ({read_error}). The server is fine; retry the call."),
+        },
+    }
+}
+
+fn internal(message: String) -> WorkerError {
+    WorkerError { kind: ErrorKind::InternalError, message }
+}
