@@ -1,0 +1,280 @@
+//! Step 5: landlock.
+//!
+//! The ruleset handles every access right the running kernel knows (filesystem, TCP bind and
+//! connect, signal and abstract-unix-socket scopes) as a hard requirement, and grants only
+//! `ReadFile` (not even `ReadDir`) on:
+//! - the database file and, if it existed when the worker was spawned, its `.wal`;
+//! - the few kernel files DuckDB reads at start-up, each listed in [`duckdb_runtime_files`]
+//!   with the reason.
+//!
+//! Everything else is denied: reading or listing any other path, executing anything, creating,
+//! writing, truncating, renaming or deleting any file, device ioctls, TCP bind and connect,
+//! signals to processes outside the sandbox, connecting to abstract unix sockets created outside
+//! it (and, on ABI ≥ 9 kernels, to any pathname unix socket). Landlock cannot restrict `stat` or
+//! `readlink`: a worker can still learn whether a path exists, its size and times.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
+};
+
+use super::{ConfineError, ConfinePlan};
+
+/// The oldest ABI accepted without `--allow-unconfined`: ABI 6 adds the signal and
+/// abstract-unix-socket scopes, without which a worker could signal, or talk to, any process of
+/// the same user. (ABI 4 brought TCP control, 3 truncation, 2 cross-directory renames.)
+pub(super) const MINIMUM_ABI: ABI = ABI::V6;
+
+/// ABIs this code knows, newest first. The newest the kernel accepts is used, so a newer kernel
+/// enforces more (ABI 9: connecting to pathname unix sockets) without a code change.
+const KNOWN_ABIS: [ABI; 9] = [
+    ABI::V9,
+    ABI::V8,
+    ABI::V7,
+    ABI::V6,
+    ABI::V5,
+    ABI::V4,
+    ABI::V3,
+    ABI::V2,
+    ABI::V1,
+];
+
+/// What step 5 put in force.
+pub(super) struct LandlockOutcome {
+    /// `fully_enforced`, `partially_enforced` (kernel below [`MINIMUM_ABI`], allowed by the
+    /// operator) or `not_enforced` (no landlock, allowed by the operator).
+    pub(super) status: &'static str,
+    /// The kernel's landlock ABI, when it has one.
+    pub(super) abi: Option<i32>,
+}
+
+/// A file to grant `ReadFile` on, and why.
+struct Grant {
+    path: PathBuf,
+    purpose: &'static str,
+}
+
+/// Step 5: build and enforce the ruleset.
+pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineError> {
+    let Some(abi) = newest_supported_abi() else {
+        if plan.allow_unconfined {
+            return Ok(LandlockOutcome {
+                status: "not_enforced",
+                abi: None,
+            });
+        }
+        return Err(ConfineError::LandlockUnavailable {
+            offered: "no landlock".into(),
+        });
+    };
+    if abi < MINIMUM_ABI && !plan.allow_unconfined {
+        return Err(ConfineError::LandlockUnavailable {
+            offered: format!("landlock ABI {abi}"),
+        });
+    }
+
+    let mut ruleset = handled(abi)
+        .and_then(Ruleset::create)
+        .map_err(ConfineError::Landlock)?;
+    for grant in grants(plan) {
+        let fd = PathFd::new(&grant.path).map_err(|error| ConfineError::LandlockPath {
+            path: grant.path.clone(),
+            purpose: grant.purpose,
+            error,
+        })?;
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(ConfineError::Landlock)?;
+    }
+    let status = ruleset.restrict_self().map_err(ConfineError::Landlock)?;
+    if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {
+        return Err(ConfineError::LandlockNotEnforced {
+            status: format!("{status:?}"),
+        });
+    }
+    Ok(LandlockOutcome {
+        status: if abi >= MINIMUM_ABI {
+            "fully_enforced"
+        } else {
+            "partially_enforced"
+        },
+        abi: kernel_abi(&status.landlock),
+    })
+}
+
+/// A ruleset handling everything `abi` defines, every part a hard requirement: if the running
+/// kernel cannot enforce one of them, this fails instead of silently dropping it.
+fn handled(abi: ABI) -> Result<Ruleset, RulesetError> {
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(abi))?;
+    // Below these ABIs the sets are empty, which landlock rejects as a misconfiguration.
+    if abi >= ABI::V4 {
+        // Handled with no `NetPort` rule: every TCP bind and connect is denied.
+        ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
+    }
+    if abi >= ABI::V6 {
+        ruleset = ruleset.scope(Scope::from_all(abi))?;
+    }
+    Ok(ruleset)
+}
+
+/// The newest ABI whose whole ruleset the running kernel accepts as a hard requirement, or
+/// `None` without landlock. Only checks compatibility: nothing is enforced yet.
+fn newest_supported_abi() -> Option<ABI> {
+    KNOWN_ABIS.into_iter().find(|abi| handled(*abi).is_ok())
+}
+
+/// The ABI number the kernel reported when the ruleset was enforced.
+fn kernel_abi(status: &LandlockStatus) -> Option<i32> {
+    match status {
+        LandlockStatus::Available {
+            effective_abi,
+            kernel_abi,
+        } => kernel_abi.or_else(|| effective_abi.to_string().parse().ok()),
+        LandlockStatus::NotEnabled | LandlockStatus::NotImplemented => None,
+    }
+}
+
+/// Every file the worker may read.
+fn grants(plan: &ConfinePlan) -> Vec<Grant> {
+    let mut grants = vec![Grant {
+        path: plan.db_path.clone(),
+        purpose: "the database, attached read-only",
+    }];
+    if let Some(wal) = &plan.wal_path {
+        grants.push(Grant {
+            path: wal.clone(),
+            purpose: "the database's write-ahead log, replayed in memory on a read-only attach",
+        });
+    }
+    grants.extend(duckdb_runtime_files(&read_own_cgroups()));
+    grants
+}
+
+/// `/proc/self/cgroup`, read now, before landlock hides it; empty if unreadable.
+fn read_own_cgroups() -> String {
+    std::fs::read_to_string(PROC_SELF_CGROUP).unwrap_or_default()
+}
+
+const PROC_SELF_CGROUP: &str = "/proc/self/cgroup";
+
+/// The kernel files DuckDB reads when an instance is created, found by running the worker under
+/// landlock and `strace` (see `tests/sandbox_denial.rs`). Only files that exist are returned.
+///
+/// DuckDB sizes its default memory limit and thread count from the cgroup the process is in
+/// (`duckdb/src/common/cgroups.cpp`): it reads `/proc/self/cgroup`, then, for each entry, the
+/// controller file it names. It first checks that a file exists (`stat`, which landlock does
+/// not restrict) and then opens it; a denied open is an uncaught I/O error that aborts instance
+/// creation. So exactly the files it will open are granted, computed with its own rules from
+/// the worker's `/proc/self/cgroup`; the rest of `/sys/fs/cgroup` (every other cgroup's names
+/// and statistics) stays unreadable.
+fn duckdb_runtime_files(own_cgroups: &str) -> Vec<Grant> {
+    let mut files = vec![Grant {
+        path: PROC_SELF_CGROUP.into(),
+        purpose: "DuckDB reads the worker's cgroup to find its CPU and memory limits",
+    }];
+    for candidate in cgroup_limit_files(own_cgroups) {
+        files.push(Grant {
+            path: candidate,
+            purpose: "a cgroup CPU or memory limit DuckDB reads to size itself",
+        });
+    }
+    files.retain(|grant| Path::new(&grant.path).exists());
+    files
+}
+
+/// The cgroup limit files `duckdb/src/common/cgroups.cpp` may open, given the content of
+/// `/proc/self/cgroup` (lines `hierarchy-id:controller-list:path`): for the cgroup v2 entry
+/// (`0::path`) `cpu.max` and `memory.max` under `/sys/fs/cgroup<path>` and under the root; for
+/// cgroup v1 the `cpu` and `memory` controllers' quota files, likewise.
+fn cgroup_limit_files(own_cgroups: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut add = |file: String| {
+        let file = PathBuf::from(file);
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    };
+    for line in own_cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        // DuckDB treats "/" as the root, i.e. the empty suffix.
+        let path = if path == "/" { "" } else { path };
+        let controllers: Vec<&str> = controllers.split(',').collect();
+        if id == "0" && controllers == [""] {
+            for suffix in [path, ""] {
+                add(format!("/sys/fs/cgroup{suffix}/cpu.max"));
+                add(format!("/sys/fs/cgroup{suffix}/memory.max"));
+            }
+        }
+        if controllers.contains(&"cpu") {
+            for suffix in [path, ""] {
+                add(format!("/sys/fs/cgroup/cpu{suffix}/cpu.cfs_quota_us"));
+                add(format!("/sys/fs/cgroup/cpu{suffix}/cpu.cfs_period_us"));
+            }
+        }
+        if controllers.contains(&"memory") {
+            for suffix in [path, ""] {
+                add(format!(
+                    "/sys/fs/cgroup/memory{suffix}/memory.limit_in_bytes"
+                ));
+            }
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cgroup_v2_entry_grants_its_own_and_the_root_limit_files() {
+        let files = cgroup_limit_files("0::/user.slice/app.scope\n");
+        let expected: Vec<PathBuf> = [
+            "/sys/fs/cgroup/user.slice/app.scope/cpu.max",
+            "/sys/fs/cgroup/user.slice/app.scope/memory.max",
+            "/sys/fs/cgroup/cpu.max",
+            "/sys/fs/cgroup/memory.max",
+        ]
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(files, expected);
+    }
+
+    #[test]
+    fn cgroup_root_path_is_not_doubled() {
+        let files = cgroup_limit_files("0::/\n");
+        assert_eq!(
+            files,
+            vec![
+                PathBuf::from("/sys/fs/cgroup/cpu.max"),
+                PathBuf::from("/sys/fs/cgroup/memory.max")
+            ]
+        );
+    }
+
+    #[test]
+    fn cgroup_v1_entries_grant_only_cpu_and_memory_controller_files() {
+        let files = cgroup_limit_files("12:cpu,cpuacct:/job\n7:memory:/job\n3:pids:/job\n");
+        assert!(files.contains(&PathBuf::from("/sys/fs/cgroup/cpu/job/cpu.cfs_quota_us")));
+        assert!(files.contains(&PathBuf::from("/sys/fs/cgroup/cpu/cpu.cfs_period_us")));
+        assert!(files.contains(&PathBuf::from(
+            "/sys/fs/cgroup/memory/job/memory.limit_in_bytes"
+        )));
+        assert!(files.iter().all(|f| !f.to_string_lossy().contains("pids")));
+        assert_eq!(files.len(), 6);
+    }
+
+    #[test]
+    fn malformed_cgroup_lines_grant_nothing() {
+        assert!(cgroup_limit_files("garbage\n\n1:memory\n").is_empty());
+    }
+}

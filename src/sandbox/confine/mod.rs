@@ -1,0 +1,304 @@
+//! The worker confines itself, before DuckDB exists, so every thread DuckDB starts inherits it.
+//!
+//! [`confine`] runs these steps in this order; each is one function and one [`ConfineError`]
+//! variant, and the first failure stops everything (fail closed: the worker reports the error and
+//! exits without ever opening DuckDB):
+//!
+//! 0. [`preflight`]: the process must be single-threaded (landlock below ABI 8 restricts only the
+//!    calling thread, and a thread started earlier would escape it); note whether the kernel has
+//!    seccomp at all. This reads `/proc/self/status`, which landlock will hide afterwards.
+//! 1. [`prctl::set_no_new_privs`]: `PR_SET_NO_NEW_PRIVS`, so no exec can gain privileges (set-uid,
+//!    file capabilities); landlock and seccomp also require it for unprivileged use.
+//! 2. [`prctl::die_with_parent`]: parent-death signal SIGKILL, then re-check that our parent is
+//!    still `plan.parent_pid` (it may have died between our fork and the prctl, in which case
+//!    the signal will never come).
+//! 3. [`prctl::set_not_dumpable`]: `PR_SET_DUMPABLE 0`: no core dumps, and other processes of
+//!    the same user can no longer ptrace us or read our `/proc/<pid>/mem`.
+//! 4. [`rlimits::apply`]: core 0, file size 0, address space, CPU seconds, open files (soft =
+//!    hard, so they cannot be raised again).
+//! 5. [`landlock::restrict`]: every filesystem right handled, only read-file granted on the
+//!    database, its `.wal` and the few `/proc` and `/sys` files DuckDB reads; TCP bind and
+//!    connect handled with no port allowed; signals and abstract unix sockets scoped.
+//! 6. [`seccomp::install`]: a default-allow filter returning `EPERM` for the system calls the
+//!    worker never needs (sockets, exec, fork, ptrace, mounts, namespaces, SysV IPC, io_uring,
+//!    file-metadata changes landlock does not see, kernel-surface calls). It comes last so that
+//!    it need not allow the prctl, setrlimit and landlock calls made above, and it forbids
+//!    undoing steps 2 to 4.
+//!
+//! Steps 5 and 6 depend on the kernel. When it lacks landlock (or offers an ABI older than
+//! [`landlock::MINIMUM_ABI`]) or seccomp, `confine` fails unless `plan.allow_unconfined` is set;
+//! then it carries on with whatever the kernel offers and the returned [`Posture`] says exactly
+//! what is and is not in force.
+
+mod landlock;
+mod prctl;
+mod rlimits;
+mod seccomp;
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::protocol::Posture;
+
+/// What [`confine`] needs to know about the worker it confines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfinePlan {
+    /// The database file: read-only access.
+    pub db_path: PathBuf,
+    /// Its `.wal`, only if it exists at spawn time: read-only access.
+    pub wal_path: Option<PathBuf>,
+    /// The pid the worker expects as its parent; checked after the parent-death signal is set.
+    pub parent_pid: i32,
+    /// RLIMIT_AS in bytes (the caller passes a generous value above DuckDB's `memory_limit`).
+    pub address_space_bytes: u64,
+    /// RLIMIT_CPU in seconds.
+    pub cpu_seconds: u64,
+    /// RLIMIT_NOFILE.
+    pub max_open_files: u64,
+    /// When the kernel lacks landlock or seccomp, carry on (the posture says so) instead of
+    /// failing.
+    pub allow_unconfined: bool,
+}
+
+/// Which confinement step failed, and why. Each `Display` names the step.
+#[derive(Debug)]
+pub enum ConfineError {
+    /// Step 0: `/proc/self/status` could not be read.
+    Preflight(std::io::Error),
+    /// Step 0: the process already runs other threads, which landlock would not confine.
+    NotSingleThreaded {
+        /// Threads counted in `/proc/self/status`.
+        threads: usize,
+    },
+    /// Step 1: `PR_SET_NO_NEW_PRIVS` failed or did not stick.
+    NoNewPrivs(nix::errno::Errno),
+    /// Step 2: `PR_SET_PDEATHSIG` failed.
+    ParentDeathSignal(nix::errno::Errno),
+    /// Step 2: the parent is not the expected one (it died, and we were re-parented).
+    ParentGone {
+        /// The pid the plan expected.
+        expected: i32,
+        /// `getppid()` after setting the signal.
+        actual: i32,
+    },
+    /// Step 3: `PR_SET_DUMPABLE 0` failed.
+    NotDumpable(nix::errno::Errno),
+    /// Step 4: reading or setting one resource limit failed.
+    Rlimit {
+        /// The limit, e.g. `RLIMIT_AS`.
+        resource: &'static str,
+        /// The error.
+        error: nix::errno::Errno,
+    },
+    /// Step 4: blocking SIGXFSZ (so a write past the 0-byte file-size limit fails with `EFBIG`
+    /// rather than killing the worker) failed.
+    BlockFileSizeSignal(nix::errno::Errno),
+    /// Step 5: the kernel has no usable landlock, or one older than the minimum ABI, and
+    /// `allow_unconfined` is off.
+    LandlockUnavailable {
+        /// What the kernel offers.
+        offered: String,
+    },
+    /// Step 5: a path to be granted could not be opened.
+    LandlockPath {
+        /// The path.
+        path: PathBuf,
+        /// Why it is granted.
+        purpose: &'static str,
+        /// The error.
+        error: ::landlock::PathFdError,
+    },
+    /// Step 5: building or enforcing the ruleset failed.
+    Landlock(::landlock::RulesetError),
+    /// Step 5: the kernel accepted the ruleset but reports it as not fully enforced.
+    LandlockNotEnforced {
+        /// The status the kernel reported.
+        status: String,
+    },
+    /// Step 6: the kernel has no seccomp filter support and `allow_unconfined` is off.
+    SeccompUnavailable,
+    /// Step 6: building the filter failed (a bug in our rule table).
+    SeccompBuild(seccompiler::BackendError),
+    /// Step 6: installing the filter failed.
+    SeccompInstall(seccompiler::Error),
+}
+
+impl fmt::Display for ConfineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfineError::Preflight(e) => {
+                write!(
+                    f,
+                    "confine step 0 (preflight): cannot read /proc/self/status: {e}"
+                )
+            }
+            ConfineError::NotSingleThreaded { threads } => write!(
+                f,
+                "confine step 0 (preflight): the worker already runs {threads} threads; it must \
+                 confine itself while single-threaded"
+            ),
+            ConfineError::NoNewPrivs(e) => {
+                write!(f, "confine step 1 (PR_SET_NO_NEW_PRIVS) failed: {e}")
+            }
+            ConfineError::ParentDeathSignal(e) => {
+                write!(f, "confine step 2 (PR_SET_PDEATHSIG SIGKILL) failed: {e}")
+            }
+            ConfineError::ParentGone { expected, actual } => write!(
+                f,
+                "confine step 2 (parent check): parent pid is {actual}, expected {expected}; \
+                 the server is gone"
+            ),
+            ConfineError::NotDumpable(e) => {
+                write!(f, "confine step 3 (PR_SET_DUMPABLE 0) failed: {e}")
+            }
+            ConfineError::Rlimit { resource, error } => {
+                write!(
+                    f,
+                    "confine step 4 (rlimits): setting {resource} failed: {error}"
+                )
+            }
+            ConfineError::BlockFileSizeSignal(e) => {
+                write!(f, "confine step 4 (rlimits): blocking SIGXFSZ failed: {e}")
+            }
+            ConfineError::LandlockUnavailable { offered } => write!(
+                f,
+                "confine step 5 (landlock): the kernel offers {offered}, but at least landlock \
+                 ABI {} is required; upgrade the kernel or pass --allow-unconfined to run with \
+                 weaker isolation",
+                landlock::MINIMUM_ABI
+            ),
+            ConfineError::LandlockPath {
+                path,
+                purpose,
+                error,
+            } => write!(
+                f,
+                "confine step 5 (landlock): cannot open {} ({purpose}) to grant read access: \
+                 {error}",
+                path.display()
+            ),
+            ConfineError::Landlock(e) => write!(f, "confine step 5 (landlock) failed: {e}"),
+            ConfineError::LandlockNotEnforced { status } => write!(
+                f,
+                "confine step 5 (landlock): the ruleset is not fully enforced ({status})"
+            ),
+            ConfineError::SeccompUnavailable => write!(
+                f,
+                "confine step 6 (seccomp): the kernel has no seccomp support; pass \
+                 --allow-unconfined to run without a system-call filter"
+            ),
+            ConfineError::SeccompBuild(e) => {
+                write!(
+                    f,
+                    "confine step 6 (seccomp): building the filter failed: {e}"
+                )
+            }
+            ConfineError::SeccompInstall(e) => {
+                write!(
+                    f,
+                    "confine step 6 (seccomp): installing the filter failed: {e}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfineError {}
+
+/// Confine the calling process for good (see the module documentation for the ordered steps).
+///
+/// Must be called while the process is single-threaded, before DuckDB is created. Returns what
+/// is actually in force; `duckdb_settings` and `bypassed_layers` are left for the caller.
+pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
+    let kernel = preflight()?;
+    prctl::set_no_new_privs()?;
+    prctl::die_with_parent(plan.parent_pid)?;
+    prctl::set_not_dumpable()?;
+    let rlimits = rlimits::apply(plan)?;
+    let landlock = landlock::restrict(plan)?;
+    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined)?;
+    Ok(Posture {
+        landlock: landlock.status.to_string(),
+        landlock_abi: landlock.abi,
+        seccomp,
+        no_new_privs: prctl::no_new_privs_is_set(),
+        rlimits,
+        duckdb_settings: Vec::new(),
+        bypassed_layers: Vec::new(),
+    })
+}
+
+/// What step 0 learned about the process and the kernel.
+struct Preflight {
+    /// `/proc/self/status` has a `Seccomp:` line, which the kernel prints only when built with
+    /// seccomp support.
+    has_seccomp: bool,
+}
+
+/// Step 0: single-threaded check, and whether the kernel has seccomp.
+fn preflight() -> Result<Preflight, ConfineError> {
+    let status = std::fs::read_to_string("/proc/self/status").map_err(ConfineError::Preflight)?;
+    let threads = status_field(&status, "Threads")
+        .and_then(|v| v.parse::<usize>().ok())
+        .ok_or_else(|| {
+            ConfineError::Preflight(std::io::Error::other(
+                "no Threads: line in /proc/self/status",
+            ))
+        })?;
+    if threads != 1 {
+        return Err(ConfineError::NotSingleThreaded { threads });
+    }
+    Ok(Preflight {
+        has_seccomp: status_field(&status, "Seccomp").is_some(),
+    })
+}
+
+/// The value of a `Name:\tvalue` line of a `/proc/<pid>/status` file.
+fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key == name).then(|| value.trim())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_field_reads_exact_names_only() {
+        let status = "Name:\tduckgate\nSeccomp:\t2\nSeccomp_filters:\t1\nThreads:\t1\n";
+        assert_eq!(status_field(status, "Seccomp"), Some("2"));
+        assert_eq!(status_field(status, "Threads"), Some("1"));
+        assert_eq!(status_field(status, "NoNewPrivs"), None);
+    }
+
+    #[test]
+    fn every_error_names_its_step() {
+        let errors = [
+            ConfineError::NotSingleThreaded { threads: 3 },
+            ConfineError::NoNewPrivs(nix::errno::Errno::EPERM),
+            ConfineError::ParentGone {
+                expected: 10,
+                actual: 1,
+            },
+            ConfineError::NotDumpable(nix::errno::Errno::EINVAL),
+            ConfineError::Rlimit {
+                resource: "RLIMIT_AS",
+                error: nix::errno::Errno::EPERM,
+            },
+            ConfineError::LandlockUnavailable {
+                offered: "no landlock".into(),
+            },
+            ConfineError::SeccompUnavailable,
+        ];
+        for (error, step) in errors.iter().zip([
+            "step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6",
+        ]) {
+            assert!(
+                error.to_string().contains(step),
+                "{error} should name {step}"
+            );
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! Step 6: the system-call filter.
+//!
+//! Default allow: DuckDB's needs (memory, threads, futexes, file reads, clocks) are broad and
+//! change between releases, while what the worker must never do is a short list. Landlock
+//! already decides *which files*; this filter removes whole kernel facilities the worker has no
+//! use for and which landlock does not cover (sockets of every family, SysV IPC, io_uring,
+//! namespaces, keyrings, process creation, file *metadata*: landlock lets a sandboxed process
+//! chmod, chown, re-time and set extended attributes on any file its user owns, which was
+//! verified on this machine), and keeps the worker from undoing steps 2 to 4.
+//!
+//! A listed call returns `EPERM` rather than killing the process: a denied call fails closed
+//! either way, an error keeps DuckDB's own error path (and the test probes) working, and the
+//! worker is single-use, so there is no state worth protecting by killing it. `clone3` is the
+//! exception: it returns `ENOSYS` so that glibc falls back to `clone`, whose flags (unlike
+//! `clone3`'s, which sit in memory) the filter can inspect.
+//!
+//! On x86_64 every rule also covers the call's x32 number (`nr | 0x4000_0000`) and the x32-only
+//! numbers of `execve`, `execveat`, `ptrace`, `kexec_load` and `process_vm_*`: x32 calls carry
+//! the same audit architecture as native ones, so a filter keyed on native numbers alone would
+//! let them through on kernels built with x32 support. Foreign architectures (i386 `int 0x80`)
+//! are killed by seccompiler's architecture check.
+
+use std::collections::BTreeMap;
+
+use nix::libc;
+use seccompiler::{
+    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
+    SeccompFilter, SeccompRule, TargetArch,
+};
+
+use super::ConfineError;
+
+/// Calls denied whatever their arguments, each with the reason.
+fn always_denied() -> Vec<(i64, &'static str)> {
+    let mut calls = vec![
+        // Running programs.
+        (libc::SYS_execve, "run another program"),
+        (libc::SYS_execveat, "run another program"),
+        // Reaching into other processes (landlock also forbids these across its boundary).
+        (libc::SYS_ptrace, "inspect or control another process"),
+        (libc::SYS_process_vm_readv, "read another process's memory"),
+        (
+            libc::SYS_process_vm_writev,
+            "write another process's memory",
+        ),
+        (libc::SYS_process_madvise, "act on another process's memory"),
+        (
+            libc::SYS_pidfd_getfd,
+            "copy a file descriptor out of another process",
+        ),
+        (libc::SYS_kcmp, "probe other processes' open files"),
+        // Networking and IPC: none is needed. AF_UNIX is denied too: landlock below ABI 9 does
+        // not control connecting to pathname unix sockets (a container runtime's or D-Bus's).
+        (libc::SYS_socket, "open a socket of any family"),
+        (libc::SYS_socketpair, "open a socket pair"),
+        // SysV and POSIX IPC objects are not files, so landlock does not see them; attaching
+        // another process's shared memory segment would read or write its memory.
+        (libc::SYS_shmget, "SysV shared memory"),
+        (libc::SYS_shmat, "SysV shared memory"),
+        (libc::SYS_shmctl, "SysV shared memory"),
+        (libc::SYS_msgget, "SysV message queues"),
+        (libc::SYS_msgsnd, "SysV message queues"),
+        (libc::SYS_msgrcv, "SysV message queues"),
+        (libc::SYS_msgctl, "SysV message queues"),
+        (libc::SYS_semget, "SysV semaphores"),
+        (libc::SYS_semop, "SysV semaphores"),
+        (libc::SYS_semtimedop, "SysV semaphores"),
+        (libc::SYS_semctl, "SysV semaphores"),
+        (libc::SYS_mq_open, "POSIX message queues"),
+        (libc::SYS_mq_unlink, "POSIX message queues"),
+        (libc::SYS_mq_timedsend, "POSIX message queues"),
+        (libc::SYS_mq_timedreceive, "POSIX message queues"),
+        (libc::SYS_mq_notify, "POSIX message queues"),
+        (libc::SYS_mq_getsetattr, "POSIX message queues"),
+        (
+            libc::SYS_inotify_init1,
+            "watch file activity outside the sandbox",
+        ),
+        (
+            libc::SYS_fanotify_init,
+            "watch file activity outside the sandbox",
+        ),
+        // Namespaces: a user namespace hands out capabilities inside it, opening a large part
+        // of the kernel to an unprivileged process.
+        (libc::SYS_unshare, "enter new namespaces"),
+        (libc::SYS_setns, "join other namespaces"),
+        // Mounts (landlock already forbids changing the mount topology; this keeps the code
+        // unreachable).
+        (libc::SYS_mount, "mount"),
+        (libc::SYS_umount2, "unmount"),
+        (libc::SYS_pivot_root, "change the root mount"),
+        (libc::SYS_chroot, "change the root directory"),
+        (libc::SYS_move_mount, "mount"),
+        (libc::SYS_open_tree, "clone a mount tree"),
+        (libc::SYS_fsopen, "mount"),
+        (libc::SYS_fsmount, "mount"),
+        (libc::SYS_fsconfig, "mount"),
+        (libc::SYS_fspick, "reconfigure a mount"),
+        (libc::SYS_mount_setattr, "change mount attributes"),
+        // Kernel attack surface the worker never needs.
+        (libc::SYS_bpf, "load BPF programs"),
+        (
+            libc::SYS_perf_event_open,
+            "performance counters (side channels, kernel surface)",
+        ),
+        (
+            libc::SYS_userfaultfd,
+            "userfaultfd (a classic exploit primitive)",
+        ),
+        (
+            libc::SYS_io_uring_setup,
+            "io_uring runs operations in the kernel beyond this filter",
+        ),
+        (libc::SYS_io_uring_enter, "io_uring"),
+        (libc::SYS_io_uring_register, "io_uring"),
+        (
+            libc::SYS_keyctl,
+            "the user's kernel keyrings may hold secrets",
+        ),
+        (libc::SYS_add_key, "the user's kernel keyrings"),
+        (libc::SYS_request_key, "the user's kernel keyrings"),
+        (libc::SYS_kexec_load, "load a new kernel"),
+        (libc::SYS_kexec_file_load, "load a new kernel"),
+        (libc::SYS_init_module, "load a kernel module"),
+        (libc::SYS_finit_module, "load a kernel module"),
+        (libc::SYS_delete_module, "unload a kernel module"),
+        (libc::SYS_reboot, "reboot"),
+        (libc::SYS_swapon, "swap"),
+        (libc::SYS_swapoff, "swap"),
+        (
+            libc::SYS_syslog,
+            "read the kernel log (addresses, other users' activity)",
+        ),
+        (libc::SYS_acct, "process accounting"),
+        (libc::SYS_quotactl, "disk quotas"),
+        (
+            libc::SYS_open_by_handle_at,
+            "open a file by handle, bypassing path checks",
+        ),
+        (libc::SYS_name_to_handle_at, "file handles"),
+        (libc::SYS_vhangup, "hang up the terminal"),
+        // File metadata, which landlock does not control (see the module documentation).
+        (libc::SYS_fchmod, "change a file's mode"),
+        (libc::SYS_fchmodat, "change a file's mode"),
+        (libc::SYS_fchmodat2, "change a file's mode"),
+        (libc::SYS_fchown, "change a file's owner"),
+        (libc::SYS_fchownat, "change a file's owner"),
+        (
+            libc::SYS_utimensat,
+            "change a file's times (the server watches the database's mtime)",
+        ),
+        (libc::SYS_setxattr, "set extended attributes"),
+        (libc::SYS_lsetxattr, "set extended attributes"),
+        (libc::SYS_fsetxattr, "set extended attributes"),
+        (SYS_SETXATTRAT, "set extended attributes"),
+        (libc::SYS_removexattr, "remove extended attributes"),
+        (libc::SYS_lremovexattr, "remove extended attributes"),
+        (libc::SYS_fremovexattr, "remove extended attributes"),
+        (SYS_REMOVEXATTRAT, "remove extended attributes"),
+        (
+            SYS_FILE_SETATTR,
+            "set inode flags (immutable, append-only, project)",
+        ),
+        (SYS_OPEN_TREE_ATTR, "clone a mount tree"),
+        // Resource limits may only be read from now on: a process with CAP_SYS_RESOURCE (a
+        // server run as root) could otherwise raise them again.
+        (libc::SYS_setrlimit, "change resource limits"),
+        // Machine-wide settings a server run as root could otherwise change.
+        (libc::SYS_settimeofday, "set the clock"),
+        (libc::SYS_clock_settime, "set the clock"),
+        (libc::SYS_clock_adjtime, "adjust the clock"),
+        (libc::SYS_adjtimex, "adjust the clock"),
+        (libc::SYS_sethostname, "set the host name"),
+        (libc::SYS_setdomainname, "set the domain name"),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.extend([
+        // The worker never creates processes (threads use `clone` with CLONE_THREAD): no fork
+        // bomb, and exec would be pointless anyway.
+        (libc::SYS_fork, "create a process"),
+        (libc::SYS_vfork, "create a process"),
+        (
+            libc::SYS_inotify_init,
+            "watch file activity outside the sandbox",
+        ),
+        (libc::SYS_uselib, "load a library the pre-ELF way"),
+        (libc::SYS_modify_ldt, "modify the LDT (kernel surface)"),
+        (libc::SYS_iopl, "raw I/O port access"),
+        (libc::SYS_ioperm, "raw I/O port access"),
+        (libc::SYS_chmod, "change a file's mode"),
+        (libc::SYS_chown, "change a file's owner"),
+        (libc::SYS_lchown, "change a file's owner"),
+        (libc::SYS_utime, "change a file's times"),
+        (libc::SYS_utimes, "change a file's times"),
+        (libc::SYS_futimesat, "change a file's times"),
+    ]);
+    calls
+}
+
+// Calls too new for the `libc` crate. Since Linux 5.1 new calls have one number on every
+// architecture (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h);
+// 463 and 466 were checked on this machine's 6.18 kernel with a small C program.
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
+const SYS_OPEN_TREE_ATTR: i64 = 467;
+const SYS_FILE_SETATTR: i64 = 469;
+
+const PR_SET_PTRACER: u64 = 0x5961_6d61;
+/// `_IOW('f', 2, long)` and its 32-bit twin `_IOW('f', 2, int)`: set inode flags (immutable,
+/// append-only, …) on an open file, e.g. the database.
+const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
+const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
+/// `_IOW('X', 32, struct fsxattr)`: likewise, plus project ids.
+const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
+
+/// A call denied only with some arguments: (call, rules (any may match), reason).
+type ConditionalDenial = (i64, Vec<SeccompRule>, &'static str);
+
+/// Calls denied only with some arguments.
+fn denied_with_arguments() -> Result<Vec<ConditionalDenial>, BackendError> {
+    let clone_without_thread = SeccompRule::new(vec![SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
+        0,
+    )?])?;
+    Ok(vec![
+        // A thread is `clone` with CLONE_THREAD (glibc's pthread_create, after `clone3` got
+        // ENOSYS); without it, `clone` creates a process. Namespace flags need a new process
+        // or CLONE_NEWUSER, which the kernel refuses together with CLONE_THREAD.
+        (
+            libc::SYS_clone,
+            vec![clone_without_thread],
+            "create a process or namespace",
+        ),
+        (
+            libc::SYS_prctl,
+            vec![
+                arg_eq(0, libc::PR_SET_DUMPABLE as u64)?,
+                arg_eq(0, libc::PR_SET_PDEATHSIG as u64)?,
+                arg_eq(0, PR_SET_PTRACER)?,
+            ],
+            "undo confinement steps 2 and 3, or invite a tracer",
+        ),
+        (
+            libc::SYS_ioctl,
+            vec![
+                arg_eq(1, libc::TIOCSTI)?,
+                arg_eq(1, libc::TIOCLINUX)?,
+                arg_eq(1, FS_IOC_SETFLAGS)?,
+                arg_eq(1, FS_IOC32_SETFLAGS)?,
+                arg_eq(1, FS_IOC_FSSETXATTR)?,
+            ],
+            // stderr is inherited and may be a terminal; landlock's ioctl right is only checked
+            // when a device file is opened, so it covers neither inherited descriptors nor
+            // regular files such as the database.
+            "inject input into the operator's terminal, or set inode flags",
+        ),
+        (
+            libc::SYS_prlimit64,
+            // Reading our own limits (pid 0, no new limit) is what glibc's getrlimit does.
+            // Another pid: same-user processes may change each other's limits, and the
+            // server's must stay; a new limit: see `setrlimit` above.
+            vec![arg_ne(0, 0)?, ptr_not_null(2)?],
+            "change resource limits",
+        ),
+        (
+            libc::SYS_setpriority,
+            vec![arg_ne(0, libc::PRIO_PROCESS as u64)?, arg_ne(1, 0)?],
+            "lower the priority of other processes of the user",
+        ),
+        (
+            libc::SYS_personality,
+            // 0xffffffff only queries; any other value changes the execution domain, e.g.
+            // READ_IMPLIES_EXEC would make later readable mappings executable.
+            vec![arg_ne(0, 0xffff_ffff)?],
+            "change the execution domain",
+        ),
+    ])
+}
+
+fn arg_eq(index: u8, value: u64) -> Result<SeccompRule, BackendError> {
+    SeccompRule::new(vec![SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        value,
+    )?])
+}
+
+fn arg_ne(index: u8, value: u64) -> Result<SeccompRule, BackendError> {
+    SeccompRule::new(vec![SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        value,
+    )?])
+}
+
+fn ptr_not_null(index: u8) -> Result<SeccompRule, BackendError> {
+    SeccompRule::new(vec![SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::Ne,
+        0,
+    )?])
+}
+
+/// The x32 system-call bit (x86_64 only).
+#[cfg(target_arch = "x86_64")]
+const X32_SYSCALL_BIT: i64 = 0x4000_0000;
+
+/// x32-only numbers of calls in [`always_denied`] (arch/x86/entry/syscalls/syscall_64.tbl,
+/// 512–547): execve 520, ptrace 521, kexec_load 528, process_vm_readv 539,
+/// process_vm_writev 540, execveat 545.
+#[cfg(target_arch = "x86_64")]
+const X32_ONLY_DENIED: [i64; 6] = [520, 521, 528, 539, 540, 545];
+
+/// The rule map of the `EPERM` filter: syscall number → rules (empty: always).
+fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    for (nr, _why) in always_denied() {
+        rules.insert(nr, Vec::new());
+    }
+    for (nr, conditional, _why) in denied_with_arguments()? {
+        rules.insert(nr, conditional);
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        let native: Vec<(i64, Vec<SeccompRule>)> =
+            rules.iter().map(|(nr, r)| (*nr, r.clone())).collect();
+        for (nr, r) in native {
+            rules.insert(nr | X32_SYSCALL_BIT, r);
+        }
+        for nr in X32_ONLY_DENIED {
+            rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
+        }
+    }
+    Ok(rules)
+}
+
+/// The rule map of the `ENOSYS` filter: `clone3` only.
+fn enosys_rules() -> BTreeMap<i64, Vec<SeccompRule>> {
+    let mut rules = BTreeMap::new();
+    rules.insert(libc::SYS_clone3, Vec::new());
+    #[cfg(target_arch = "x86_64")]
+    rules.insert(libc::SYS_clone3 | X32_SYSCALL_BIT, Vec::new());
+    rules
+}
+
+/// Compile both filters for the running architecture.
+fn compile() -> Result<[BpfProgram; 2], BackendError> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
+    let compile_one = |rules, errno: i32| -> Result<BpfProgram, BackendError> {
+        let filter = SeccompFilter::new(
+            rules,
+            SeccompAction::Allow,
+            SeccompAction::Errno(errno as u32),
+            arch,
+        )?;
+        filter.try_into()
+    };
+    Ok([
+        compile_one(eperm_rules()?, libc::EPERM)?,
+        compile_one(enosys_rules(), libc::ENOSYS)?,
+    ])
+}
+
+/// Step 6: install the filters on every thread (there is only one; TSYNC makes sure).
+///
+/// Returns whether a filter is in force: `false` only when the kernel has no seccomp and the
+/// operator allowed running unconfined.
+pub(super) fn install(
+    kernel_has_seccomp: bool,
+    allow_unconfined: bool,
+) -> Result<bool, ConfineError> {
+    if !kernel_has_seccomp {
+        return if allow_unconfined {
+            Ok(false)
+        } else {
+            Err(ConfineError::SeccompUnavailable)
+        };
+    }
+    let programs = compile().map_err(ConfineError::SeccompBuild)?;
+    for program in &programs {
+        seccompiler::apply_filter_all_threads(program).map_err(ConfineError::SeccompInstall)?;
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_compile_for_this_architecture() {
+        let [eperm, enosys] = compile().expect("filters compile");
+        assert!(eperm.len() > always_denied().len());
+        assert!(!enosys.is_empty());
+    }
+
+    #[test]
+    fn exec_socket_ptrace_and_mounts_are_denied_unconditionally() {
+        let rules = eperm_rules().unwrap();
+        for nr in [
+            libc::SYS_execve,
+            libc::SYS_execveat,
+            libc::SYS_socket,
+            libc::SYS_socketpair,
+            libc::SYS_ptrace,
+            libc::SYS_process_vm_readv,
+            libc::SYS_mount,
+            libc::SYS_bpf,
+            libc::SYS_io_uring_setup,
+            libc::SYS_unshare,
+        ] {
+            assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "syscall {nr}");
+        }
+    }
+
+    #[test]
+    fn file_metadata_changes_are_denied() {
+        let rules = eperm_rules().unwrap();
+        for nr in [
+            libc::SYS_fchmodat,
+            libc::SYS_fchownat,
+            libc::SYS_utimensat,
+            libc::SYS_setxattr,
+            SYS_SETXATTRAT,
+            libc::SYS_setrlimit,
+        ] {
+            assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "syscall {nr}");
+        }
+    }
+
+    #[test]
+    fn threads_are_not_denied_but_processes_are() {
+        let rules = eperm_rules().unwrap();
+        assert_eq!(rules.get(&libc::SYS_clone).map(Vec::len), Some(1));
+        assert!(
+            !rules.contains_key(&libc::SYS_clone3),
+            "clone3 belongs to the ENOSYS filter"
+        );
+        assert!(enosys_rules().contains_key(&libc::SYS_clone3));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn x32_numbers_are_denied_too() {
+        let rules = eperm_rules().unwrap();
+        for nr in [libc::SYS_execve, libc::SYS_socket, libc::SYS_clone] {
+            assert_eq!(
+                rules.get(&(nr | X32_SYSCALL_BIT)),
+                rules.get(&nr),
+                "syscall {nr}"
+            );
+        }
+        for nr in X32_ONLY_DENIED {
+            assert!(rules.contains_key(&(nr | X32_SYSCALL_BIT)));
+        }
+    }
+}

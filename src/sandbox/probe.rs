@@ -1,0 +1,173 @@
+//! Test-only: from inside a confined worker, try each forbidden thing for real.
+//!
+//! The worker calls [`run`] only when the operator's test bypass allows probes (see
+//! [`super::bypass`]). Each attempt is recorded as `Ok(())` when the forbidden thing
+//! *succeeded* (a breach) or `Err(text)` with the operating system's error when it was denied.
+//!
+//! Two attempts cannot report their own success in the usual way, and say so: a successful
+//! in-place `execve` replaces the worker, so the reply never comes (the caller sees the pipe
+//! close, which a test must treat as a breach); a successful SIGTERM to the given pid reaches
+//! that process, which a test sees when the process is its own.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use nix::sys::ptrace;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::{Pid, execv};
+
+use crate::protocol::{ProbeReport, ProbeRequest};
+
+/// How long a TCP connect may take before it counts as denied (a listener the test opened on
+/// loopback answers at once).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Try everything `req` asks for, in order, and report each outcome.
+///
+/// An entry of `req.connect` is either `host:port` (a numeric socket address: no name
+/// resolution, which would itself need the network) or `unix:/path` for a pathname unix socket.
+pub fn run(req: &ProbeRequest) -> ProbeReport {
+    let mut attempts = Vec::new();
+    for path in &req.read_files {
+        attempts.push((format!("read file {path}"), read_file(path)));
+    }
+    for dir in &req.list_dirs {
+        attempts.push((format!("list directory {dir}"), list_dir(dir)));
+    }
+    for path in &req.write_files {
+        attempts.push((format!("create and write file {path}"), write_file(path)));
+    }
+    for target in &req.connect {
+        attempts.push((format!("connect to {target}"), connect(target)));
+    }
+    for program in &req.exec {
+        attempts.push((format!("spawn {program}"), spawn(program)));
+        attempts.push((format!("execve {program} in place"), exec_in_place(program)));
+    }
+    if let Some(pid) = req.signal_pid {
+        attempts.push((format!("signal 0 to pid {pid}"), signal(pid, None)));
+        attempts.push((
+            format!("SIGTERM to pid {pid}"),
+            signal(pid, Some(Signal::SIGTERM)),
+        ));
+    }
+    if let Some(pid) = req.ptrace_pid {
+        attempts.push((format!("ptrace attach to pid {pid}"), ptrace_attach(pid)));
+    }
+    ProbeReport { attempts }
+}
+
+fn read_file(path: &str) -> Result<(), String> {
+    let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut first = [0u8; 1];
+    file.read(&mut first).map(|_| ()).map_err(|e| e.to_string())
+}
+
+fn list_dir(dir: &str) -> Result<(), String> {
+    let mut entries = std::fs::read_dir(dir).map_err(|e| e.to_string())?;
+    match entries.next() {
+        Some(Err(e)) => Err(e.to_string()),
+        Some(Ok(_)) | None => Ok(()),
+    }
+}
+
+fn write_file(path: &str) -> Result<(), String> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    file.write_all(b"written from inside the sandbox\n")
+        .map_err(|e| e.to_string())
+}
+
+fn connect(target: &str) -> Result<(), String> {
+    if let Some(path) = target.strip_prefix("unix:") {
+        return UnixStream::connect(path)
+            .map(drop)
+            .map_err(|e| e.to_string());
+    }
+    let addr: SocketAddr = target
+        .parse()
+        .map_err(|e| format!("not a numeric host:port ({e})"))?;
+    TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+fn spawn(program: &str) -> Result<(), String> {
+    std::process::Command::new(program)
+        .arg("-c")
+        .arg("exit 0")
+        .status()
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+/// `execve` straight from the worker, without creating a process first, so the attempt reaches
+/// the exec rules even if process creation is refused earlier.
+fn exec_in_place(program: &str) -> Result<(), String> {
+    let path = CString::new(program).map_err(|e| e.to_string())?;
+    let argv = [path.clone(), c"-c".into(), c"exit 0".into()];
+    match execv(&path, &argv) {
+        Err(errno) => Err(errno.to_string()),
+        // `execv` only returns on failure; its Ok type is uninhabited.
+        Ok(never) => match never {},
+    }
+}
+
+fn signal(pid: i32, signal: Option<Signal>) -> Result<(), String> {
+    kill(Pid::from_raw(pid), signal).map_err(|e| e.to_string())
+}
+
+fn ptrace_attach(pid: i32) -> Result<(), String> {
+    let pid = Pid::from_raw(pid);
+    ptrace::attach(pid).map_err(|e| e.to_string())?;
+    // A breach: let go at once so the traced process carries on.
+    let _ = ptrace::detach(pid, None);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unconfined, the probe must see the forbidden things succeed: otherwise a denial test
+    /// built on it could pass without any sandbox.
+    #[test]
+    fn unconfined_probe_reports_success_for_reads_writes_listing_and_connects() {
+        let dir = std::env::temp_dir().join(format!("duckgate-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let secret = dir.join("secret.txt");
+        std::fs::write(&secret, "secret").unwrap();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let request = ProbeRequest {
+            read_files: vec![secret.display().to_string()],
+            list_dirs: vec![dir.display().to_string()],
+            write_files: vec![dir.join("new.txt").display().to_string()],
+            connect: vec![listener.local_addr().unwrap().to_string()],
+            ..ProbeRequest::default()
+        };
+        let report = run(&request);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(report.attempts.len(), 4);
+        for (what, outcome) in &report.attempts {
+            assert_eq!(outcome, &Ok(()), "{what}");
+        }
+    }
+
+    #[test]
+    fn missing_file_and_bad_address_are_reported_as_errors() {
+        let request = ProbeRequest {
+            read_files: vec!["/nonexistent/duckgate/secret".into()],
+            connect: vec!["not-an-address".into()],
+            ..ProbeRequest::default()
+        };
+        let report = run(&request);
+        assert!(report.attempts.iter().all(|(_, outcome)| outcome.is_err()));
+    }
+}
