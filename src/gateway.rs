@@ -39,6 +39,9 @@ pub struct GatewayConfig {
     pub missing_db_hint: String,
     /// Run workers without landlock/seccomp where the kernel lacks them (loud).
     pub allow_unconfined: bool,
+    /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
+    /// `duckgate` binary.
+    pub worker_exe: Option<PathBuf>,
 }
 
 impl GatewayConfig {
@@ -54,6 +57,7 @@ impl GatewayConfig {
             max_concurrent: 4,
             missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
             allow_unconfined: false,
+            worker_exe: None,
         }
     }
 }
@@ -149,9 +153,15 @@ impl Gateway {
                 "TEST-ONLY LAYER BYPASS IS ON: security layers are switched off. Never run like this outside the test suite."
             );
         }
-        let exe = std::env::current_exe().map_err(|e| {
-            GatewayError::new(ErrorKind::InternalError, format!("cannot find our own binary to start workers: {e}"))
-        })?;
+        let exe = match &config.worker_exe {
+            Some(exe) => exe.clone(),
+            None => std::env::current_exe().map_err(|e| {
+                GatewayError::new(
+                    ErrorKind::InternalError,
+                    format!("cannot find our own binary to start workers: {e}"),
+                )
+            })?,
+        };
         let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
             GatewayError::new(
                 ErrorKind::InvalidArgument,

@@ -184,6 +184,7 @@ fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
         max_concurrent: args.max_concurrent as usize,
         missing_db_hint: args.missing_db_hint.clone(),
         allow_unconfined: args.allow_unconfined,
+        worker_exe: None,
     })
 }
 
@@ -281,7 +282,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
     };
     let catalog = match db {
         Some(db) => {
-            let mut args = DbArgs {
+            let args = DbArgs {
                 db: Some(db),
                 timeout: 30,
                 memory_limit: "512MB".into(),
@@ -292,7 +293,6 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
                 allow_unconfined: false,
             };
-            args.warm_workers = 0;
             let config = match gateway_config(&args) {
                 Ok(c) => c,
                 Err(e) => return usage_error(&e),
