@@ -1,0 +1,269 @@
+//! The status envelope every tool returns as `structuredContent`, and its JSON Schema.
+//!
+//! `{status, data, error: {kind, message, construct, recovery} | null, follow_up_hints | null}`.
+//! The schema is written by hand (not derived) so that it says exactly what the wire carries,
+//! including each tool's own `data` shape.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::ErrorKind;
+use crate::gateway::GatewayError;
+
+/// The outcome of one tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The call did what was asked and there is data.
+    Success,
+    /// The call worked but matched nothing (zero rows, no tables, no matches).
+    Empty,
+    /// The call worked but the data was cut at the row limit or the byte cap.
+    Partial,
+    /// The call failed.
+    Error,
+    /// The request was refused by policy before anything ran.
+    Refused,
+}
+
+impl Status {
+    /// Every status, for the schema.
+    pub const ALL: [Status; 5] = [
+        Status::Success,
+        Status::Empty,
+        Status::Partial,
+        Status::Error,
+        Status::Refused,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Empty => "empty",
+            Status::Partial => "partial",
+            Status::Error => "error",
+            Status::Refused => "refused",
+        }
+    }
+
+    /// Whether the result must carry `isError: true`.
+    pub fn is_error(self) -> bool {
+        match self {
+            Status::Error | Status::Refused => true,
+            Status::Success | Status::Empty | Status::Partial => false,
+        }
+    }
+
+    /// `refused` for what policy stops before anything runs, `error` for everything else.
+    pub fn for_error(kind: ErrorKind) -> Status {
+        match kind {
+            ErrorKind::PolicyBlocked | ErrorKind::MultipleStatements => Status::Refused,
+            ErrorKind::SyntaxError
+            | ErrorKind::UnknownName
+            | ErrorKind::InvalidArgument
+            | ErrorKind::Timeout
+            | ErrorKind::Cancelled
+            | ErrorKind::ResourceLimit
+            | ErrorKind::DatabaseNotFound
+            | ErrorKind::DatabaseLocked
+            | ErrorKind::DatabaseError
+            | ErrorKind::InternalError => Status::Error,
+        }
+    }
+}
+
+/// What the agent should do next after an error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Recovery {
+    /// The tool to call next, if one helps.
+    pub suggested_tool: Option<String>,
+    /// Arguments for that tool, if they can be worked out.
+    pub suggested_args: Option<Value>,
+    /// Catalog names close to an unknown name, closest first.
+    pub fuzzy_matches: Vec<String>,
+    /// A sentence on what to change.
+    pub hint: Option<String>,
+}
+
+/// An error as the envelope publishes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// Registry kind.
+    pub kind: ErrorKind,
+    /// What happened.
+    pub message: String,
+    /// The offending construct (a statement type, function, name or argument), if known.
+    pub construct: Option<String>,
+    /// What to do next (boxed: it is the bulk of the error, and errors travel in `Result`s).
+    pub recovery: Box<Recovery>,
+}
+
+/// The structured result of every tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Outcome.
+    pub status: Status,
+    /// The tool's data (`null` on error).
+    pub data: Value,
+    /// The error, or `null`.
+    pub error: Option<ErrorBody>,
+    /// Tools that usually come next, or `null`.
+    pub follow_up_hints: Option<Vec<String>>,
+}
+
+impl Envelope {
+    /// A result with data.
+    pub fn ok(status: Status, data: Value, follow_up_hints: &[&str]) -> Envelope {
+        Envelope {
+            status,
+            data,
+            error: None,
+            follow_up_hints: hints(follow_up_hints),
+        }
+    }
+
+    /// A failed call.
+    pub fn failed(error: ErrorBody) -> Envelope {
+        let follow_up_hints = error
+            .recovery
+            .suggested_tool
+            .as_deref()
+            .map(|t| vec![t.to_string()]);
+        Envelope {
+            status: Status::for_error(error.kind),
+            data: Value::Null,
+            error: Some(error),
+            follow_up_hints,
+        }
+    }
+}
+
+fn hints(tools: &[&str]) -> Option<Vec<String>> {
+    if tools.is_empty() {
+        None
+    } else {
+        Some(tools.iter().map(|t| t.to_string()).collect())
+    }
+}
+
+impl ErrorBody {
+    /// An error with no recovery beyond a hint.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            kind,
+            message: message.into(),
+            construct: None,
+            recovery: Box::default(),
+        }
+    }
+
+    /// Carry the gateway's error over; the caller adds tool-specific recovery.
+    pub fn from_gateway(error: GatewayError) -> ErrorBody {
+        ErrorBody {
+            kind: error.kind,
+            message: error.message,
+            construct: error.construct,
+            recovery: Box::new(Recovery {
+                hint: error.suggestion,
+                ..Recovery::default()
+            }),
+        }
+    }
+
+    /// Set the suggested next tool and its arguments.
+    pub fn suggest(mut self, tool: &str, args: Option<Value>) -> ErrorBody {
+        self.recovery.suggested_tool = Some(tool.to_string());
+        self.recovery.suggested_args = args;
+        self
+    }
+
+    /// Set the offending construct.
+    pub fn construct(mut self, construct: impl Into<String>) -> ErrorBody {
+        self.construct = Some(construct.into());
+        self
+    }
+
+    /// Set the hint (keeps an existing one from the gateway if this is `None`).
+    pub fn hint(mut self, hint: impl Into<String>) -> ErrorBody {
+        self.recovery.hint = Some(hint.into());
+        self
+    }
+}
+
+/// The envelope's JSON Schema with `data` described by `data_schema`.
+pub fn output_schema(data_schema: Value) -> Value {
+    let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+    let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+    json!({
+        "type": "object",
+        "properties": {
+            "status": { "type": "string", "enum": statuses },
+            "data": { "anyOf": [data_schema, { "type": "null" }] },
+            "error": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "kind": { "type": "string", "enum": kinds },
+                            "message": { "type": "string" },
+                            "construct": { "type": ["string", "null"] },
+                            "recovery": {
+                                "type": "object",
+                                "properties": {
+                                    "suggested_tool": { "type": ["string", "null"] },
+                                    "suggested_args": { "type": ["object", "null"] },
+                                    "fuzzy_matches": { "type": "array", "items": { "type": "string" } },
+                                    "hint": { "type": ["string", "null"] }
+                                },
+                                "required": ["suggested_tool", "suggested_args", "fuzzy_matches"]
+                            }
+                        },
+                        "required": ["kind", "message", "recovery"]
+                    },
+                    { "type": "null" }
+                ]
+            },
+            "follow_up_hints": {
+                "anyOf": [
+                    { "type": "array", "items": { "type": "string" } },
+                    { "type": "null" }
+                ]
+            }
+        },
+        "required": ["status", "data", "error", "follow_up_hints"]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_only_the_policy_kinds_and_both_error_statuses_set_is_error() {
+        let refused: Vec<ErrorKind> = ErrorKind::ALL
+            .into_iter()
+            .filter(|k| Status::for_error(*k) == Status::Refused)
+            .collect();
+        assert_eq!(
+            refused,
+            vec![ErrorKind::PolicyBlocked, ErrorKind::MultipleStatements]
+        );
+        assert!(Status::Error.is_error() && Status::Refused.is_error());
+        assert!(
+            !Status::Success.is_error() && !Status::Empty.is_error() && !Status::Partial.is_error()
+        );
+    }
+
+    #[test]
+    fn failed_envelope_serialises_with_null_data_and_the_suggested_tool_as_hint() {
+        let body =
+            ErrorBody::new(ErrorKind::UnknownName, "no table x").suggest("list_tables", None);
+        let value = serde_json::to_value(Envelope::failed(body)).unwrap();
+        assert_eq!(value["status"], "error");
+        assert_eq!(value["data"], Value::Null);
+        assert_eq!(value["error"]["kind"], "unknown_name");
+        assert_eq!(value["error"]["recovery"]["fuzzy_matches"], json!([]));
+        assert_eq!(value["follow_up_hints"], json!(["list_tables"]));
+    }
+}

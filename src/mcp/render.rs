@@ -1,0 +1,269 @@
+//! The human-readable `content[0].text` of each tool result.
+//!
+//! Structured data is never clipped; only this text is, so a huge cell cannot flood a chat window.
+
+use serde_json::Value;
+
+use crate::protocol::{ColumnInfo, ForeignKey, QueryResult, TableInfo};
+
+/// Longest cell shown in text, in characters; longer cells end with `…`.
+pub const MAX_CELL_CHARS: usize = 80;
+
+/// The truncation notice, word for word from the seeds.
+pub const TRUNCATED_SUFFIX: &str =
+    "(results truncated — set a higher limit or add a WHERE clause to narrow results)";
+
+/// One cell as text: NULL, strings bare, everything else as compact JSON.
+fn cell_text(value: &Value) -> String {
+    match value {
+        Value::Null => "NULL".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => value.to_string(),
+    }
+}
+
+/// Clip to `MAX_CELL_CHARS` characters and flatten line breaks so rows stay one line each.
+pub fn clip(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if c == '\n' || c == '\r' || c == '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    if flat.chars().count() <= MAX_CELL_CHARS {
+        flat
+    } else {
+        let mut clipped: String = flat.chars().take(MAX_CELL_CHARS - 1).collect();
+        clipped.push('…');
+        clipped
+    }
+}
+
+/// Aligned columns with a header, then `N rows returned.` (and the truncation notice).
+pub fn query_text(result: &QueryResult) -> String {
+    let headers: Vec<String> = result.columns.iter().map(|c| clip(&c.name)).collect();
+    let cells: Vec<Vec<String>> = result
+        .rows
+        .iter()
+        .map(|row| row.iter().map(|v| clip(&cell_text(v))).collect())
+        .collect();
+    // Numbers read best right-aligned; a column is numeric when every non-null cell is a number.
+    let numeric: Vec<bool> = (0..headers.len())
+        .map(|i| {
+            result
+                .rows
+                .iter()
+                .all(|row| matches!(row.get(i), Some(Value::Number(_) | Value::Null) | None))
+                && result
+                    .rows
+                    .iter()
+                    .any(|row| matches!(row.get(i), Some(Value::Number(_))))
+        })
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in &cells {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(width) = widths.get_mut(i) {
+                *width = (*width).max(cell.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    if !headers.is_empty() {
+        let line = |values: &[String], out: &mut String| {
+            let parts: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let width = widths.get(i).copied().unwrap_or(0);
+                    let pad = width.saturating_sub(v.chars().count());
+                    if numeric.get(i).copied().unwrap_or(false) {
+                        format!("{}{}", " ".repeat(pad), v)
+                    } else {
+                        format!("{}{}", v, " ".repeat(pad))
+                    }
+                })
+                .collect();
+            out.push_str(parts.join(" | ").trim_end());
+            out.push('\n');
+        };
+        line(&headers, &mut out);
+        let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        out.push_str(&rule.join("-+-"));
+        out.push('\n');
+        for row in &cells {
+            line(row, &mut out);
+        }
+    }
+    out.push_str(&rows_returned(result.row_count, result.truncated));
+    out
+}
+
+/// `N rows returned.` or the truncated form.
+pub fn rows_returned(count: usize, truncated: bool) -> String {
+    if truncated {
+        format!("{count} rows returned {TRUNCATED_SUFFIX}.")
+    } else {
+        format!("{count} rows returned.")
+    }
+}
+
+/// One line per table: `schema.name (kind, ~rows rows, N columns) — description`.
+pub fn tables_text(tables: &[TableInfo]) -> String {
+    if tables.is_empty() {
+        return "No tables or views found.".to_string();
+    }
+    let mut out = format!("{} tables and views:\n", tables.len());
+    for table in tables {
+        out.push_str(&format!(
+            "- {}.{} ({}",
+            table.schema, table.name, table.kind
+        ));
+        if let Some(rows) = table.estimated_rows {
+            out.push_str(&format!(", ~{rows} rows"));
+        }
+        out.push_str(&format!(", {} columns)", table.columns.len()));
+        if let Some(description) = &table.description {
+            out.push_str(&format!(" — {}", clip(description)));
+        }
+        out.push('\n');
+    }
+    out.push_str("Next: describe_table for columns, then query.");
+    out
+}
+
+fn column_line(column: &ColumnInfo) -> String {
+    let mut flags: Vec<String> = Vec::new();
+    if column.primary_key {
+        flags.push("PRIMARY KEY".into());
+    }
+    if column.unique {
+        flags.push("UNIQUE".into());
+    }
+    if !column.nullable {
+        flags.push("NOT NULL".into());
+    }
+    if let Some(default) = &column.default {
+        flags.push(format!("DEFAULT {}", clip(default)));
+    }
+    if let Some(reference) = &column.references {
+        flags.push(format!("→ {reference}"));
+    }
+    let mut line = format!("- {} {}", column.name, column.data_type);
+    if !flags.is_empty() {
+        line.push_str(&format!(" [{}]", flags.join(", ")));
+    }
+    if let Some(comment) = &column.comment {
+        line.push_str(&format!(" — {}", clip(comment)));
+    }
+    line
+}
+
+/// A table's columns, indexes and foreign keys.
+pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
+    let mut out = format!("{}.{} ({}", table.schema, table.name, table.kind);
+    if let Some(rows) = table.estimated_rows {
+        out.push_str(&format!(", ~{rows} rows"));
+    }
+    out.push(')');
+    if let Some(description) = &table.description {
+        out.push_str(&format!(" — {description}"));
+    }
+    out.push_str(&format!("\nColumns ({}):\n", table.columns.len()));
+    for column in &table.columns {
+        out.push_str(&column_line(column));
+        out.push('\n');
+    }
+    if !table.indexes.is_empty() {
+        out.push_str("Indexes:\n");
+        for index in &table.indexes {
+            let unique = if index.unique { " (unique)" } else { "" };
+            out.push_str(&format!("- {}{}\n", index.name, unique));
+        }
+    }
+    if !foreign_keys.is_empty() {
+        out.push_str("Foreign keys:\n");
+        for key in foreign_keys {
+            out.push_str(&format!("- {}\n", foreign_key_text(key)));
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// `table(a, b) → other(x, y)`.
+pub fn foreign_key_text(key: &ForeignKey) -> String {
+    format!(
+        "{}({}) → {}({})",
+        key.table,
+        key.columns.join(", "),
+        key.referenced_table,
+        key.referenced_columns.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ColumnMeta;
+    use serde_json::json;
+
+    fn result(rows: Vec<Vec<Value>>, truncated: bool) -> QueryResult {
+        QueryResult {
+            columns: vec![
+                ColumnMeta {
+                    name: "id".into(),
+                    data_type: "INTEGER".into(),
+                },
+                ColumnMeta {
+                    name: "note".into(),
+                    data_type: "VARCHAR".into(),
+                },
+            ],
+            row_count: rows.len(),
+            rows,
+            truncated,
+            duration_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn query_text_aligns_columns_under_a_header_and_counts_rows() {
+        let text = query_text(&result(
+            vec![vec![json!(1), json!("a")], vec![json!(100), Value::Null]],
+            false,
+        ));
+        assert_eq!(
+            text,
+            " id | note\n----+-----\n  1 | a\n100 | NULL\n2 rows returned."
+        );
+    }
+
+    #[test]
+    fn truncated_results_say_so_in_the_seed_words() {
+        let text = query_text(&result(vec![vec![json!(1), json!("a")]], true));
+        assert!(text.ends_with(
+            "1 rows returned (results truncated — set a higher limit or add a WHERE clause to narrow results)."
+        ));
+    }
+
+    #[test]
+    fn long_cells_are_clipped_in_text_only() {
+        let long = "x".repeat(500);
+        let data = result(vec![vec![json!(1), json!(long.clone())]], false);
+        let text = query_text(&data);
+        assert!(text.contains(&format!("{}…", "x".repeat(MAX_CELL_CHARS - 1))));
+        assert!(!text.contains(&"x".repeat(MAX_CELL_CHARS)));
+        assert_eq!(data.rows[0][1], json!(long));
+    }
+
+    #[test]
+    fn zero_rows_still_show_the_header() {
+        let text = query_text(&result(vec![], false));
+        assert!(text.starts_with("id | note\n"));
+        assert!(text.ends_with("0 rows returned."));
+    }
+}

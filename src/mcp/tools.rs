@@ -1,0 +1,769 @@
+//! The eight tools: names, descriptions, argument schemas and parsing, and each one's data schema.
+//!
+//! Schemas are written out by hand so that the limits an agent sees (`minimum`, `maximum`) are the
+//! ones the server enforces, and so that `outputSchema` describes every field the wire carries.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::error::ErrorKind;
+use crate::mcp::envelope::{ErrorBody, output_schema};
+
+/// Rows `query` returns when no limit is given.
+pub const QUERY_DEFAULT_LIMIT: i64 = 1000;
+/// Most rows `query` returns.
+pub const QUERY_MAX_LIMIT: i64 = 10_000;
+/// Rows `sample_rows` returns when no limit is given.
+pub const SAMPLE_DEFAULT_LIMIT: i64 = 10;
+/// Most rows `sample_rows` returns.
+pub const SAMPLE_MAX_LIMIT: i64 = 100;
+/// Matches `search_schema` returns when no limit is given.
+pub const SEARCH_DEFAULT_LIMIT: i64 = 20;
+/// Most matches `search_schema` returns.
+pub const SEARCH_MAX_LIMIT: i64 = 50;
+
+/// One of the eight tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    /// Tables and views.
+    ListTables,
+    /// One table's columns and indexes.
+    DescribeTable,
+    /// Run SQL.
+    Query,
+    /// First rows of a table.
+    SampleRows,
+    /// A plan.
+    ExplainQuery,
+    /// Find tables and columns by text.
+    SearchSchema,
+    /// Foreign keys.
+    ListRelationships,
+    /// Server, limits, sandbox posture.
+    ServerInfo,
+}
+
+impl ToolName {
+    /// All tools, in the order `tools/list` gives them.
+    pub const ALL: [ToolName; 8] = [
+        ToolName::ListTables,
+        ToolName::DescribeTable,
+        ToolName::Query,
+        ToolName::SampleRows,
+        ToolName::ExplainQuery,
+        ToolName::SearchSchema,
+        ToolName::ListRelationships,
+        ToolName::ServerInfo,
+    ];
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolName::ListTables => "list_tables",
+            ToolName::DescribeTable => "describe_table",
+            ToolName::Query => "query",
+            ToolName::SampleRows => "sample_rows",
+            ToolName::ExplainQuery => "explain_query",
+            ToolName::SearchSchema => "search_schema",
+            ToolName::ListRelationships => "list_relationships",
+            ToolName::ServerInfo => "server_info",
+        }
+    }
+
+    /// The tool of that wire name.
+    pub fn parse(name: &str) -> Option<ToolName> {
+        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// A short title.
+    pub fn title(self) -> &'static str {
+        match self {
+            ToolName::ListTables => "List tables",
+            ToolName::DescribeTable => "Describe a table",
+            ToolName::Query => "Run a read-only SQL query",
+            ToolName::SampleRows => "Sample rows of a table",
+            ToolName::ExplainQuery => "Explain a query plan",
+            ToolName::SearchSchema => "Search the schema",
+            ToolName::ListRelationships => "List foreign keys",
+            ToolName::ServerInfo => "Server info and sandbox posture",
+        }
+    }
+
+    /// "Use this when … / Use X instead when … / Common compositions", under 500 characters.
+    pub fn description(self) -> &'static str {
+        match self {
+            ToolName::ListTables => {
+                "List the tables and views with their descriptions and estimated row counts. \
+                 Use this when you start exploring or need exact table names. \
+                 Use search_schema instead when you look for a column or topic by keyword. \
+                 Common compositions: list_tables → describe_table → query; \
+                 list_tables → list_relationships to plan joins."
+            }
+            ToolName::DescribeTable => {
+                "Show one table's columns (name, type, nullable, default, keys, foreign-key \
+                 references, comments) and indexes. \
+                 Use this when you are about to write SQL and need exact column names and types. \
+                 Use sample_rows instead when you want to see actual values. \
+                 Common compositions: list_tables → describe_table → query; \
+                 describe_table → sample_rows."
+            }
+            ToolName::Query => {
+                "Run one read-only SQL statement (DuckDB dialect: SELECT, WITH, VALUES, DESCRIBE, \
+                 SUMMARIZE) and get columns and rows; limit caps rows (1–10000, default 1000). \
+                 Use this when you know the tables and columns you need. \
+                 Use sample_rows instead when you only want a peek at a table. \
+                 Common compositions: describe_table → query; query (aggregate) → query (drill \
+                 down); query timed out → explain_query."
+            }
+            ToolName::SampleRows => {
+                "Return the first rows of a table (limit 1–100, default 10), optionally only the \
+                 named columns. \
+                 Use this when you want to see what values look like before writing a query. \
+                 Use query instead when you need filters, ordering or aggregates. \
+                 Common compositions: describe_table → sample_rows → query."
+            }
+            ToolName::ExplainQuery => {
+                "Show DuckDB's plan for a read-only query without running it, with a short \
+                 summary of operators and scanned tables; the SQL is checked like query's. \
+                 Use this when a query timed out or you want to check a join first. \
+                 Use query instead when you want the results. \
+                 Common compositions: query (timeout) → explain_query → query with filters."
+            }
+            ToolName::SearchSchema => {
+                "Find tables and columns whose name, description or comment contains a text \
+                 (case-insensitive; limit 1–50, default 20). \
+                 Use this when you know the topic (e.g. glucose, bolus) but not the table or \
+                 column name. Use list_tables instead when you want every table. \
+                 Common compositions: search_schema → describe_table → query."
+            }
+            ToolName::ListRelationships => {
+                "List the foreign keys across the database: table(columns) → referenced \
+                 table(columns). \
+                 Use this when you join tables and need the right join columns. \
+                 Use describe_table instead when you care about one table only. \
+                 Common compositions: list_tables → list_relationships → query with JOIN."
+            }
+            ToolName::ServerInfo => {
+                "Report the server name, version, database path, limits (rows, timeout, result \
+                 size) and the sandbox actually in force (landlock, seccomp, rlimits, DuckDB \
+                 settings). \
+                 Use this when a limit surprised you or the user asks how data is protected. \
+                 Use list_tables instead when you want the data. \
+                 Common compositions: server_info → query within the limits."
+            }
+        }
+    }
+
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(self) -> Value {
+        let table_name = json!({
+            "type": "string", "minLength": 1,
+            "description": "Table or view name as list_tables shows it."
+        });
+        let schema = json!({
+            "type": "string", "minLength": 1,
+            "description": "Schema name (default: the only schema that has the table, else main)."
+        });
+        let sql = json!({
+            "type": "string", "minLength": 1,
+            "description": "One read-only SQL statement in DuckDB's dialect."
+        });
+        let (properties, required) = match self {
+            ToolName::ListTables => (
+                json!({ "schema": { "type": "string", "minLength": 1, "description": "Only tables of this schema." } }),
+                json!([]),
+            ),
+            ToolName::DescribeTable => (
+                json!({ "table_name": table_name, "schema": schema }),
+                json!(["table_name"]),
+            ),
+            ToolName::Query => (
+                json!({
+                    "sql": sql,
+                    "limit": {
+                        "type": "integer", "minimum": 1, "maximum": QUERY_MAX_LIMIT,
+                        "default": QUERY_DEFAULT_LIMIT,
+                        "description": "Most rows to return; more rows mark the result partial."
+                    }
+                }),
+                json!(["sql"]),
+            ),
+            ToolName::SampleRows => (
+                json!({
+                    "table_name": table_name,
+                    "schema": schema,
+                    "limit": {
+                        "type": "integer", "minimum": 1, "maximum": SAMPLE_MAX_LIMIT,
+                        "default": SAMPLE_DEFAULT_LIMIT, "description": "Rows to return."
+                    },
+                    "columns": {
+                        "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1,
+                        "description": "Only these columns (default: all)."
+                    }
+                }),
+                json!(["table_name"]),
+            ),
+            ToolName::ExplainQuery => (json!({ "sql": sql }), json!(["sql"])),
+            ToolName::SearchSchema => (
+                json!({
+                    "query": {
+                        "type": "string", "minLength": 1,
+                        "description": "Text to look for in table/column names, descriptions and comments."
+                    },
+                    "limit": {
+                        "type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT,
+                        "default": SEARCH_DEFAULT_LIMIT, "description": "Most matches to return."
+                    }
+                }),
+                json!(["query"]),
+            ),
+            ToolName::ListRelationships | ToolName::ServerInfo => (json!({}), json!([])),
+        };
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": false
+        })
+    }
+
+    /// The JSON Schema of the envelope's `data` for this tool.
+    pub fn data_schema(self) -> Value {
+        match self {
+            ToolName::ListTables => json!({
+                "type": "object",
+                "properties": { "tables": { "type": "array", "items": table_summary_schema() } },
+                "required": ["tables"]
+            }),
+            ToolName::DescribeTable => table_detail_schema(),
+            ToolName::Query => rows_schema(false),
+            ToolName::SampleRows => rows_schema(true),
+            ToolName::ExplainQuery => json!({
+                "type": "object",
+                "properties": {
+                    "plan": {},
+                    "summary": { "type": "string" }
+                },
+                "required": ["plan", "summary"]
+            }),
+            ToolName::SearchSchema => json!({
+                "type": "object",
+                "properties": {
+                    "query": { "type": "string" },
+                    "matches": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "kind": { "type": "string", "enum": ["table", "column"] },
+                                "schema": { "type": "string" },
+                                "table": { "type": "string" },
+                                "column": { "type": ["string", "null"] },
+                                "type": { "type": ["string", "null"] },
+                                "matched_in": { "type": "string", "enum": ["name", "description", "comment"] },
+                                "text": { "type": ["string", "null"] }
+                            },
+                            "required": ["kind", "schema", "table", "column", "type", "matched_in", "text"]
+                        }
+                    },
+                    "truncated": { "type": "boolean" },
+                    "did_you_mean": { "type": "array", "items": { "type": "string" } }
+                },
+                "required": ["query", "matches", "truncated", "did_you_mean"]
+            }),
+            ToolName::ListRelationships => json!({
+                "type": "object",
+                "properties": { "foreign_keys": { "type": "array", "items": foreign_key_schema() } },
+                "required": ["foreign_keys"]
+            }),
+            ToolName::ServerInfo => server_info_schema(),
+        }
+    }
+
+    /// The tool as `tools/list` publishes it.
+    pub fn to_tool(self) -> Tool {
+        Tool::new(
+            self.as_str(),
+            self.description(),
+            as_object(self.input_schema()),
+        )
+        .with_title(self.title())
+        .with_raw_output_schema(as_object(output_schema(self.data_schema())))
+        .with_annotations(
+            ToolAnnotations::with_title(self.title())
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+    }
+
+    /// One line naming the arguments, for argument errors.
+    pub fn signature(self) -> &'static str {
+        match self {
+            ToolName::ListTables => "list_tables(schema?: string)",
+            ToolName::DescribeTable => "describe_table(table_name: string, schema?: string)",
+            ToolName::Query => "query(sql: string, limit?: integer 1–10000, default 1000)",
+            ToolName::SampleRows => {
+                "sample_rows(table_name: string, schema?: string, limit?: integer 1–100, default 10, columns?: [string])"
+            }
+            ToolName::ExplainQuery => "explain_query(sql: string)",
+            ToolName::SearchSchema => {
+                "search_schema(query: string, limit?: integer 1–50, default 20)"
+            }
+            ToolName::ListRelationships => "list_relationships() — no arguments",
+            ToolName::ServerInfo => "server_info() — no arguments",
+        }
+    }
+}
+
+fn as_object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            unreachable!("tool schemas are objects")
+        }
+    }
+}
+
+fn nullable(kind: &str) -> Value {
+    json!({ "type": [kind, "null"] })
+}
+
+fn table_summary_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "schema": { "type": "string" },
+            "name": { "type": "string" },
+            "kind": { "type": "string" },
+            "description": nullable("string"),
+            "estimated_rows": nullable("integer"),
+            "column_count": { "type": "integer", "minimum": 0 }
+        },
+        "required": ["schema", "name", "kind", "description", "estimated_rows", "column_count"]
+    })
+}
+
+fn foreign_key_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "table": { "type": "string" },
+            "columns": { "type": "array", "items": { "type": "string" } },
+            "referenced_table": { "type": "string" },
+            "referenced_columns": { "type": "array", "items": { "type": "string" } }
+        },
+        "required": ["table", "columns", "referenced_table", "referenced_columns"]
+    })
+}
+
+fn table_detail_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "schema": { "type": "string" },
+            "name": { "type": "string" },
+            "kind": { "type": "string" },
+            "description": nullable("string"),
+            "estimated_rows": nullable("integer"),
+            "columns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string" },
+                        "type": { "type": "string" },
+                        "nullable": { "type": "boolean" },
+                        "default": nullable("string"),
+                        "primary_key": { "type": "boolean" },
+                        "unique": { "type": "boolean" },
+                        "references": nullable("string"),
+                        "comment": nullable("string")
+                    },
+                    "required": ["name", "type", "nullable", "default", "primary_key", "unique", "references", "comment"]
+                }
+            },
+            "indexes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string" },
+                        "unique": { "type": "boolean" },
+                        "sql": nullable("string")
+                    },
+                    "required": ["name", "unique", "sql"]
+                }
+            },
+            "foreign_keys": { "type": "array", "items": foreign_key_schema() },
+            "referenced_by": { "type": "array", "items": foreign_key_schema() }
+        },
+        "required": ["schema", "name", "kind", "description", "estimated_rows", "columns", "indexes", "foreign_keys", "referenced_by"]
+    })
+}
+
+fn rows_schema(with_sql: bool) -> Value {
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "columns": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": { "name": { "type": "string" }, "type": { "type": "string" } },
+                    "required": ["name", "type"]
+                }
+            },
+            "rows": { "type": "array", "items": { "type": "array" } },
+            "row_count": { "type": "integer", "minimum": 0 },
+            "truncated": { "type": "boolean" },
+            "duration_ms": { "type": "number", "minimum": 0 }
+        },
+        "required": ["columns", "rows", "row_count", "truncated", "duration_ms"]
+    });
+    if with_sql {
+        schema["properties"]["sql"] = json!({ "type": "string" });
+        schema["required"] = json!([
+            "columns",
+            "rows",
+            "row_count",
+            "truncated",
+            "duration_ms",
+            "sql"
+        ]);
+    }
+    schema
+}
+
+fn server_info_schema() -> Value {
+    let pairs = json!({
+        "type": "array",
+        "items": { "type": "array", "items": { "type": "string" }, "minItems": 2, "maxItems": 2 }
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string" },
+            "version": { "type": "string" },
+            "database_path": { "type": "string" },
+            "limits": {
+                "type": "object",
+                "properties": {
+                    "query_default_rows": { "type": "integer" },
+                    "query_max_rows": { "type": "integer" },
+                    "sample_max_rows": { "type": "integer" },
+                    "search_max_matches": { "type": "integer" },
+                    "timeout_seconds": { "type": "number" },
+                    "max_result_bytes": { "type": "integer" },
+                    "memory_limit": { "type": "string" },
+                    "threads": { "type": "integer" },
+                    "max_concurrent_queries": { "type": "integer" },
+                    "warm_workers": { "type": "integer" }
+                },
+                "required": [
+                    "query_default_rows", "query_max_rows", "sample_max_rows", "search_max_matches",
+                    "timeout_seconds", "max_result_bytes", "memory_limit", "threads",
+                    "max_concurrent_queries", "warm_workers"
+                ]
+            },
+            "posture": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "landlock": { "type": "string" },
+                            "landlock_abi": nullable("integer"),
+                            "seccomp": { "type": "boolean" },
+                            "no_new_privs": { "type": "boolean" },
+                            "rlimits": pairs.clone(),
+                            "duckdb_settings": pairs,
+                            "bypassed_layers": { "type": "array", "items": { "type": "string" } }
+                        },
+                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers"]
+                    },
+                    { "type": "null" }
+                ]
+            },
+            "posture_error": nullable("string")
+        },
+        "required": ["name", "version", "database_path", "limits", "posture", "posture_error"]
+    })
+}
+
+/// `list_tables` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListTablesArgs {
+    /// Only this schema.
+    pub schema: Option<String>,
+}
+
+/// `describe_table` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DescribeTableArgs {
+    /// The table.
+    pub table_name: String,
+    /// Its schema.
+    pub schema: Option<String>,
+}
+
+/// `query` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryArgs {
+    /// The SQL.
+    pub sql: String,
+    /// Row limit (checked against 1–10000 after parsing, so the error can name the range).
+    pub limit: Option<i64>,
+}
+
+/// `sample_rows` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SampleRowsArgs {
+    /// The table.
+    pub table_name: String,
+    /// Its schema.
+    pub schema: Option<String>,
+    /// Rows (1–100).
+    pub limit: Option<i64>,
+    /// Only these columns.
+    pub columns: Option<Vec<String>>,
+}
+
+/// `explain_query` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplainArgs {
+    /// The SQL.
+    pub sql: String,
+}
+
+/// `search_schema` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The text.
+    pub query: String,
+    /// Matches (1–50).
+    pub limit: Option<i64>,
+}
+
+/// Arguments of the tools that take none.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Parse a tool's arguments; a wrong type, a missing or an unknown field is `invalid_argument`.
+pub fn parse_args<T: DeserializeOwned>(
+    tool: ToolName,
+    arguments: Option<JsonObject>,
+) -> Result<T, ErrorBody> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|error| {
+        ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "Invalid arguments for {}: {error}. Expected {}.",
+                tool.as_str(),
+                tool.signature()
+            ),
+        )
+        .hint(format!(
+            "Call {} again with arguments of the documented types.",
+            tool.signature()
+        ))
+    })
+}
+
+/// `limit` defaulted and checked against `1..=max`; out of range is `invalid_argument` naming it.
+pub fn check_limit(
+    tool: ToolName,
+    limit: Option<i64>,
+    default: i64,
+    max: i64,
+    retry_args: impl FnOnce(i64) -> Value,
+) -> Result<usize, ErrorBody> {
+    let limit = limit.unwrap_or(default);
+    if (1..=max).contains(&limit) {
+        // In range, so it fits in usize.
+        Ok(usize::try_from(limit).unwrap_or(1))
+    } else {
+        let clamped = limit.clamp(1, max);
+        Err(ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!("limit must be between 1 and {max} (got {limit})."),
+        )
+        .construct("limit")
+        .suggest(tool.as_str(), Some(retry_args(clamped)))
+        .hint(format!(
+            "Use a limit from 1 to {max}; for more data, aggregate or filter in SQL."
+        )))
+    }
+}
+
+/// Reject empty or whitespace-only text arguments.
+pub fn check_not_blank(tool: ToolName, field: &str, value: &str) -> Result<(), ErrorBody> {
+    if value.trim().is_empty() {
+        Err(ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!("{field} must not be empty. Expected {}.", tool.signature()),
+        )
+        .construct(field))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_description_has_the_three_parts_and_stays_under_500_characters() {
+        for tool in ToolName::ALL {
+            let description = tool.description();
+            let length = description.chars().count();
+            assert!(
+                length < 500,
+                "{} description is {length} characters",
+                tool.as_str()
+            );
+            assert!(
+                description.contains("Use this when "),
+                "{}: no 'Use this when'",
+                tool.as_str()
+            );
+            let instead = description
+                .split("Use ")
+                .skip(1)
+                .find(|part| part.contains(" instead when "))
+                .unwrap_or_else(|| panic!("{}: no 'Use X instead when'", tool.as_str()));
+            let alternative = instead.split(' ').next().unwrap_or_default();
+            assert!(
+                ToolName::parse(alternative).is_some(),
+                "{}: 'Use {alternative} instead' names no tool",
+                tool.as_str()
+            );
+            let compositions = description
+                .split("Common compositions: ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{}: no 'Common compositions'", tool.as_str()));
+            assert!(
+                compositions.contains('→'),
+                "{}: compositions show no chain",
+                tool.as_str()
+            );
+            assert!(
+                !description.contains("  "),
+                "{}: double space",
+                tool.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn tool_names_round_trip_and_are_unique() {
+        for tool in ToolName::ALL {
+            assert_eq!(ToolName::parse(tool.as_str()), Some(tool));
+        }
+        assert_eq!(ToolName::parse("drop_table"), None);
+    }
+
+    #[test]
+    fn every_tool_is_annotated_read_only_and_closed_world_with_an_envelope_output_schema() {
+        for tool in ToolName::ALL {
+            let published = tool.to_tool();
+            let annotations = published.annotations.expect("annotations");
+            assert_eq!(annotations.read_only_hint, Some(true));
+            assert_eq!(annotations.destructive_hint, Some(false));
+            assert_eq!(annotations.idempotent_hint, Some(true));
+            assert_eq!(annotations.open_world_hint, Some(false));
+            let output = published.output_schema.expect("output schema");
+            assert_eq!(
+                output["required"],
+                json!(["status", "data", "error", "follow_up_hints"])
+            );
+            assert_eq!(published.input_schema["type"], "object");
+            assert_eq!(published.input_schema["additionalProperties"], false);
+        }
+    }
+
+    #[test]
+    fn limits_outside_the_range_name_the_range_and_suggest_a_clamped_retry() {
+        let error = check_limit(
+            ToolName::Query,
+            Some(0),
+            1000,
+            10_000,
+            |l| json!({ "limit": l }),
+        )
+        .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidArgument);
+        assert_eq!(error.message, "limit must be between 1 and 10000 (got 0).");
+        assert_eq!(error.recovery.suggested_args, Some(json!({ "limit": 1 })));
+        let error = check_limit(
+            ToolName::Query,
+            Some(10_001),
+            1000,
+            10_000,
+            |l| json!({ "limit": l }),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.recovery.suggested_args,
+            Some(json!({ "limit": 10_000 }))
+        );
+        assert_eq!(
+            check_limit(ToolName::Query, None, 1000, 10_000, |_| json!({})).unwrap(),
+            1000
+        );
+        assert_eq!(
+            check_limit(ToolName::Query, Some(10_000), 1000, 10_000, |_| json!({})).unwrap(),
+            10_000
+        );
+    }
+
+    #[test]
+    fn wrong_types_missing_and_unknown_fields_are_invalid_arguments() {
+        let object = |v: Value| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let wrong_type =
+            parse_args::<QueryArgs>(ToolName::Query, object(json!({ "sql": 5 }))).unwrap_err();
+        assert_eq!(wrong_type.kind, ErrorKind::InvalidArgument);
+        assert!(
+            wrong_type.message.contains("invalid type"),
+            "{}",
+            wrong_type.message
+        );
+        let missing = parse_args::<QueryArgs>(ToolName::Query, None).unwrap_err();
+        assert!(
+            missing.message.contains("missing field `sql`"),
+            "{}",
+            missing.message
+        );
+        let unknown = parse_args::<QueryArgs>(
+            ToolName::Query,
+            object(json!({ "sql": "SELECT 1", "rows": 5 })),
+        )
+        .unwrap_err();
+        assert!(
+            unknown.message.contains("unknown field `rows`"),
+            "{}",
+            unknown.message
+        );
+        let fine = parse_args::<QueryArgs>(
+            ToolName::Query,
+            object(json!({ "sql": "SELECT 1", "limit": null })),
+        )
+        .unwrap();
+        assert_eq!(fine.limit, None);
+    }
+}
