@@ -1,0 +1,126 @@
+//! Entry points for the fuzz targets (and the property tests), so each target is one line.
+//!
+//! Invariants checked, by panicking when they fail:
+//! - `check` never panics, on any input;
+//! - whatever `check` accepts re-parses (with sqlparser's plain statement splitter) to exactly
+//!   one statement of the accepted kind;
+//! - queries built by the grammar ([`QuerySpec`]) are accepted; with a forbidden construct
+//!   planted in any slot they are refused; with `; <write>` appended they are refused.
+
+use arbitrary::Arbitrary;
+use sqlparser::ast::Statement;
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::parser::Parser;
+
+use super::generate::{Plant, QuerySpec, WRITES};
+use super::{Accepted, Policy, StatementKind, check, corpus};
+use crate::error::ErrorKind;
+
+/// Raw bytes: any UTF-8 string goes through `check`; an acceptance must re-parse cleanly.
+pub fn bytes(data: &[u8]) {
+    if let Ok(sql) = std::str::from_utf8(data) {
+        check_and_verify(sql);
+    }
+}
+
+/// A grammar-built query, optionally with a planted forbidden construct or an appended write.
+#[derive(Debug, Clone, Arbitrary)]
+pub struct StructuredInput {
+    /// The query.
+    pub query: QuerySpec,
+    /// Where to plant what (slot index modulo the number of slots).
+    pub plant: Option<(u16, Plant)>,
+    /// Which write to append after `;`.
+    pub append: Option<u8>,
+}
+
+/// Structured: generated queries are accepted, planted ones refused, appended writes refused.
+pub fn structured(input: StructuredInput) {
+    let catalog = corpus::catalog();
+    let policy = Policy::default();
+    let plain = input.query.render();
+    let accepted = check_and_verify(&plain);
+    assert!(
+        accepted.is_some(),
+        "a generated read-only query was refused: {plain}\n{:?}",
+        check(&plain, &catalog, &policy)
+    );
+    if let Some((at, plant)) = input.plant {
+        let (planted, _) = input.query.render_planted(Some((usize::from(at), plant)));
+        assert!(
+            check_and_verify(&planted).is_none(),
+            "a planted {plant:?} was accepted: {planted}"
+        );
+    }
+    if let Some(which) = input.append {
+        let write = WRITES[usize::from(which) % WRITES.len()];
+        // A newline first: the grammar may end the query with a `--` comment.
+        let joined = format!("{plain}\n; {write}");
+        let refusal = check(&joined, &catalog, &policy);
+        assert!(
+            matches!(&refusal, Err(r) if r.kind == ErrorKind::MultipleStatements),
+            "an appended write was not refused as a second statement: {joined}\n{refusal:?}"
+        );
+    }
+}
+
+/// Run `check`; if it accepts, verify the acceptance independently and return it.
+pub fn check_and_verify(sql: &str) -> Option<Accepted> {
+    let accepted = check(sql, &corpus::catalog(), &Policy::default()).ok()?;
+    verify_single_statement(sql, &accepted);
+    Some(accepted)
+}
+
+/// An accepted text is one statement of the accepted kind, as sqlparser's own splitter sees it.
+fn verify_single_statement(sql: &str, accepted: &Accepted) {
+    let dialect = DuckDbDialect {};
+    let text = match accepted.kind {
+        StatementKind::Summarize => {
+            // `SUMMARIZE` + a name or a query; the query part must stand alone.
+            let start = sql
+                .to_ascii_lowercase()
+                .find("summarize")
+                .expect("SUMMARIZE was accepted")
+                + "summarize".len();
+            let rest = &sql[start..];
+            let significant: Vec<&str> = rest
+                .split(|c: char| c.is_whitespace() || c == ';')
+                .filter(|w| !w.is_empty())
+                .collect();
+            if significant.len() == 1 {
+                return;
+            }
+            rest
+        }
+        StatementKind::Query
+        | StatementKind::Describe
+        | StatementKind::Show
+        | StatementKind::Explain => sql,
+    };
+    let statements = Parser::parse_sql(&dialect, text)
+        .unwrap_or_else(|e| panic!("accepted SQL does not re-parse ({e}): {sql}"));
+    assert_eq!(
+        statements.len(),
+        1,
+        "accepted SQL re-parses to {} statements: {sql}",
+        statements.len()
+    );
+    let kind_matches = matches!(
+        (&statements[0], accepted.kind),
+        (
+            Statement::Query(_),
+            StatementKind::Query | StatementKind::Summarize
+        ) | (
+            Statement::Explain { .. } | Statement::ExplainTable { .. },
+            StatementKind::Describe | StatementKind::Explain
+        ) | (
+            Statement::ShowTables { .. } | Statement::ShowVariable { .. },
+            StatementKind::Show
+        )
+    );
+    assert!(
+        kind_matches,
+        "accepted as {:?} but re-parses as {}: {sql}",
+        accepted.kind, statements[0]
+    );
+}

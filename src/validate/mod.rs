@@ -1,0 +1,386 @@
+//! The validator: a pure function from agent-written SQL to "one read-only query over this
+//! database" or a refusal. No I/O, no DuckDB. See DESIGN.md, "Validator policy".
+//!
+//! [`check`] runs, in order:
+//! 1. caps and characters: SQL length (before anything else), control characters;
+//! 2. tokens ([`lexical`]): sqlparser's tokens must cut the text exactly where DuckDB's lexer
+//!    would (strings, quoted identifiers, comments), identifiers under the length cap, no
+//!    parameters or exotic literals;
+//! 3. statement count, on tokens: a `;` followed by anything but comments is refused;
+//! 4. parse exactly one statement with the nesting cap (sqlparser's recursion limit), and demand
+//!    that it ends where the text ends (sqlparser alone would silently stop at, e.g., `END`);
+//! 5. statement kind ([`statements`]) and the full walk ([`walk`]): relations resolve to the
+//!    catalog or to CTEs, table functions are allowlisted, dangerous functions are refused
+//!    ([`functions`]) wherever they appear.
+//!
+//! `SUMMARIZE`, which sqlparser does not parse, is handled by a strict pre-parser: `SUMMARIZE`
+//! followed by a table name, or by a query that itself goes through steps 4–5.
+
+use serde::{Deserialize, Serialize};
+use sqlparser::ast::{Ident, ObjectName};
+use sqlparser::dialect::DuckDbDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
+
+use crate::error::{ErrorKind, messages};
+
+#[doc(hidden)]
+pub mod corpus;
+mod functions;
+#[doc(hidden)]
+pub mod fuzz_entry;
+#[doc(hidden)]
+pub mod generate;
+mod lexical;
+mod statements;
+mod walk;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+/// The relations the validator resolves names against, as read from the database by a worker.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Catalog {
+    /// Tables and views of the attached database.
+    pub relations: Vec<CatalogRelation>,
+}
+
+impl Catalog {
+    /// The relation `schema.name` (case-insensitive) as `schema.name`; without a schema, the
+    /// relation in `main` (DuckDB's default schema), as DuckDB would resolve it.
+    fn find(&self, schema: Option<&str>, name: &str) -> Option<String> {
+        self.relations
+            .iter()
+            .find(|r| {
+                let schema_matches = match schema {
+                    Some(s) => r.schema.eq_ignore_ascii_case(s),
+                    None => r.schema.is_empty() || r.schema.eq_ignore_ascii_case("main"),
+                };
+                schema_matches && r.name.eq_ignore_ascii_case(name)
+            })
+            .map(|r| {
+                let schema = if r.schema.is_empty() {
+                    "main"
+                } else {
+                    &r.schema
+                };
+                format!("{schema}.{}", r.name)
+            })
+    }
+}
+
+/// One table or view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogRelation {
+    /// Schema name, usually `main`.
+    pub schema: String,
+    /// Table or view name.
+    pub name: String,
+    /// Column names, in order.
+    pub columns: Vec<String>,
+}
+
+/// Limits and switches the operator controls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    /// Longest SQL accepted, in bytes.
+    pub max_sql_bytes: usize,
+    /// Deepest expression/query nesting accepted by the parser (sqlparser's recursion limit).
+    pub max_depth: usize,
+    /// Longest identifier accepted, in bytes.
+    pub max_identifier_bytes: usize,
+    /// Deepest nesting the walk follows. Long operator chains (`a + b + …`, `x OR y OR …`) nest
+    /// without parser recursion, so they get their own cap (DuckDB's `max_expression_depth`
+    /// defaults to 1000 as well).
+    pub max_expression_depth: usize,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            max_sql_bytes: 100 * 1024,
+            max_depth: 50,
+            max_identifier_bytes: 255,
+            max_expression_depth: 1000,
+        }
+    }
+}
+
+/// The shape of an accepted statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatementKind {
+    /// SELECT / WITH / VALUES / set operation / FROM-first.
+    Query,
+    /// DESCRIBE of a relation or query.
+    Describe,
+    /// SHOW TABLES and friends.
+    Show,
+    /// SUMMARIZE of a relation or query.
+    Summarize,
+    /// EXPLAIN of an allowed query.
+    Explain,
+}
+
+/// What an accepted statement touches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    /// Its kind.
+    pub kind: StatementKind,
+    /// Catalog relations it reads, as `schema.name`.
+    pub relations: Vec<String>,
+    /// Functions it calls (lower-case names).
+    pub functions: Vec<String>,
+}
+
+/// Why the SQL was refused, and what to do instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refusal {
+    /// Registry kind: `policy_blocked`, `multiple_statements`, `syntax_error`, `unknown_name`, `invalid_argument`.
+    pub kind: ErrorKind,
+    /// A sentence for the agent.
+    pub message: String,
+    /// The offending construct, e.g. `read_csv` or `INSERT`.
+    pub construct: String,
+    /// What to do instead.
+    pub suggestion: String,
+}
+
+/// The seed refusal for any write or other non-query statement.
+pub(crate) fn write_refused(construct: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::PolicyBlocked,
+        message: messages::WRITE_REFUSED.into(),
+        construct: construct.into(),
+        suggestion: "Send a single read-only query (SELECT, WITH, VALUES, DESCRIBE, SHOW TABLES, SUMMARIZE, EXPLAIN).".into(),
+    }
+}
+
+fn multiple_statements() -> Refusal {
+    Refusal {
+        kind: ErrorKind::MultipleStatements,
+        message: messages::MULTIPLE_STATEMENTS.into(),
+        construct: ";".into(),
+        suggestion: "Send one statement per call.".into(),
+    }
+}
+
+fn syntax_error(error: &ParserError, policy: &Policy) -> Refusal {
+    match error {
+        ParserError::RecursionLimitExceeded => Refusal {
+            kind: ErrorKind::InvalidArgument,
+            message: format!("The query nests deeper than {} levels.", policy.max_depth),
+            construct: "nesting".into(),
+            suggestion: "Flatten it, for example with CTEs (WITH ...).".into(),
+        },
+        ParserError::TokenizerError(_) | ParserError::ParserError(_) => Refusal {
+            kind: ErrorKind::SyntaxError,
+            message: error.to_string(),
+            construct: String::new(),
+            suggestion: "Fix the syntax (DuckDB SQL) and try again.".into(),
+        },
+    }
+}
+
+/// Keywords that start a DuckDB statement other than a query. A statement that starts with one
+/// is refused with the seed message even when sqlparser cannot parse it (e.g. `CHECKPOINT`,
+/// `EXPORT DATABASE`, `SET VARIABLE`).
+const NON_QUERY_KEYWORDS: &[&str] = &[
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "MERGE",
+    "UPSERT",
+    "REPLACE",
+    "CREATE",
+    "DROP",
+    "ALTER",
+    "TRUNCATE",
+    "COPY",
+    "EXPORT",
+    "IMPORT",
+    "ATTACH",
+    "DETACH",
+    "INSTALL",
+    "LOAD",
+    "FORCE",
+    "SET",
+    "RESET",
+    "PRAGMA",
+    "CALL",
+    "BEGIN",
+    "START",
+    "COMMIT",
+    "ROLLBACK",
+    "ABORT",
+    "END",
+    "PREPARE",
+    "EXECUTE",
+    "DEALLOCATE",
+    "CHECKPOINT",
+    "VACUUM",
+    "ANALYZE",
+    "USE",
+    "COMMENT",
+    "GRANT",
+    "REVOKE",
+    "SAVEPOINT",
+    "RELEASE",
+    "LOCK",
+    "UNLOCK",
+    "KILL",
+    "CACHE",
+    "UNCACHE",
+    "DECLARE",
+    "FETCH",
+    "CLOSE",
+    "OPEN",
+    "LISTEN",
+    "NOTIFY",
+    "UNLISTEN",
+    "DISCARD",
+    "MSCK",
+    "FLUSH",
+    "UNLOAD",
+    "OPTIMIZE",
+];
+
+/// Decide whether `sql` is one read-only query over `catalog`.
+pub fn check(sql: &str, catalog: &Catalog, policy: &Policy) -> Result<Accepted, Refusal> {
+    if sql.len() > policy.max_sql_bytes {
+        return Err(Refusal {
+            kind: ErrorKind::InvalidArgument,
+            message: format!(
+                "The SQL is {} bytes long; the limit is {} bytes.",
+                sql.len(),
+                policy.max_sql_bytes
+            ),
+            construct: "SQL length".into(),
+            suggestion: "Send a shorter query.".into(),
+        });
+    }
+    lexical::check_characters(sql)?;
+    let dialect = DuckDbDialect {};
+    let tokens = Tokenizer::new(&dialect, sql)
+        .tokenize_with_location()
+        .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), policy))?;
+    lexical::check(sql, &tokens, policy)?;
+    if lexical::has_several_statements(&tokens) {
+        return Err(multiple_statements());
+    }
+    let first = match lexical::first_significant(&tokens) {
+        Some(Token::SemiColon) | None => {
+            return Err(Refusal {
+                kind: ErrorKind::SyntaxError,
+                message: "The SQL is empty.".into(),
+                construct: String::new(),
+                suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
+            });
+        }
+        Some(token) => token.clone(),
+    };
+    let mut walker = walk::Walker::new(catalog, policy);
+    let kind = match &first {
+        Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("summarize") => {
+            summarize(tokens, &mut walker, policy)?
+        }
+        _ => {
+            let statement = parse_one(tokens, policy).map_err(|e| match &first {
+                Token::Word(w)
+                    if w.quote_style.is_none()
+                        && matches!(w.keyword, Keyword::PIVOT | Keyword::UNPIVOT) =>
+                {
+                    walk::pivot_refused()
+                }
+                Token::Word(w)
+                    if w.quote_style.is_none()
+                        && NON_QUERY_KEYWORDS.contains(&w.value.to_ascii_uppercase().as_str()) =>
+                {
+                    write_refused(&w.value.to_ascii_uppercase())
+                }
+                _ => syntax_error(&e, policy),
+            })?;
+            statements::check(&statement, &mut walker)?
+        }
+    };
+    Ok(Accepted {
+        kind,
+        relations: walker.relations,
+        functions: walker.functions,
+    })
+}
+
+/// Parse exactly one statement from `tokens`, allowing only trailing `;` after it.
+fn parse_one(
+    tokens: Vec<TokenWithSpan>,
+    policy: &Policy,
+) -> Result<sqlparser::ast::Statement, ParserError> {
+    let dialect = DuckDbDialect {};
+    let mut parser = Parser::new(&dialect)
+        .with_recursion_limit(policy.max_depth)
+        .with_tokens_with_locations(tokens);
+    let statement = parser.parse_statement()?;
+    while parser.consume_token(&Token::SemiColon) {}
+    let next = parser.peek_token();
+    if next.token != Token::EOF {
+        return Err(ParserError::ParserError(format!(
+            "Expected: end of statement, found: {}{}",
+            next.token, next.span.start
+        )));
+    }
+    Ok(statement)
+}
+
+/// `SUMMARIZE name` or `SUMMARIZE <query>` (DuckDB syntax sqlparser does not parse).
+fn summarize(
+    tokens: Vec<TokenWithSpan>,
+    walker: &mut walk::Walker<'_>,
+    policy: &Policy,
+) -> Result<StatementKind, Refusal> {
+    let keyword_at = tokens
+        .iter()
+        .position(
+            |t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("summarize")),
+        )
+        .unwrap_or(0);
+    let rest: Vec<TokenWithSpan> = tokens[keyword_at + 1..].to_vec();
+    let significant: Vec<&Token> = rest
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF | Token::SemiColon))
+        .collect();
+    // The name form: `t` or `schema.t`, identifiers only (a string here would be a file).
+    let name_part = |t: &Token| match t {
+        Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => {
+            Some(Ident {
+                value: w.value.clone(),
+                quote_style: w.quote_style,
+                span: Span::empty(),
+            })
+        }
+        _ => None,
+    };
+    let name = match significant.as_slice() {
+        [table] => name_part(table).map(|t| vec![t]),
+        [schema, Token::Period, table] => name_part(schema)
+            .zip(name_part(table))
+            .map(|(s, t)| vec![s, t]),
+        _ => None,
+    };
+    if let Some(parts) = name {
+        walker.relation(&ObjectName::from(parts))?;
+        return Ok(StatementKind::Summarize);
+    }
+    if let [Token::SingleQuotedString(file)] = significant.as_slice() {
+        return Err(walk::file_relation(file));
+    }
+    let statement = parse_one(rest, policy).map_err(|e| syntax_error(&e, policy))?;
+    match &statement {
+        sqlparser::ast::Statement::Query(query) => walker.query(query)?,
+        other => return Err(write_refused(statements::name(other))),
+    }
+    Ok(StatementKind::Summarize)
+}

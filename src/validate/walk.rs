@@ -1,0 +1,1282 @@
+//! The syntax-tree walk: every query, relation, function and expression of an accepted statement.
+//!
+//! Matches are exhaustive (no `_ =>`) over every enum that can carry a relation, a function or a
+//! sub-query, and structs are destructured field by field, so a sqlparser upgrade that adds a
+//! variant or a field stops the build here instead of slipping through. Constructs DuckDB does not
+//! have (other dialects' syntax) are refused rather than walked: fewer paths, fewer surprises.
+//!
+//! Besides deciding, the walk records what the statement touches (catalog relations, functions).
+//! Each `SELECT`'s `FROM` is walked before its expressions, so a later privacy pass can bind every
+//! column reference and `*` expansion to the relations in scope.
+
+use sqlparser::ast::{
+    AccessExpr, Cte, Distinct, Expr, Fetch, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr,
+    GroupByWithModifier, Ident, Join, JoinConstraint, JoinOperator, JsonPathElem, LambdaFunction,
+    LimitClause, ListAggOnOverflow, NamedWindowDefinition, NamedWindowExpr, ObjectName,
+    ObjectNamePart, Offset, OrderBy, OrderByExpr, OrderByKind, Query, ReplaceSelectItem, Select,
+    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Subscript, TableAlias, TableFactor,
+    TableFunctionArgs, TableSample, TableSampleKind, TableWithJoins, Value, Values,
+    WildcardAdditionalOptions, WindowFrame, WindowFrameBound, WindowSpec, WindowType, With,
+};
+
+use super::functions::{self, Denial};
+use super::{Catalog, Policy, Refusal};
+use crate::error::ErrorKind;
+
+/// Walks one statement, deciding and recording.
+pub(crate) struct Walker<'a> {
+    catalog: &'a Catalog,
+    max_depth: usize,
+    depth: usize,
+    /// CTE names visible at this point (lower case), innermost last.
+    ctes: Vec<String>,
+    /// Relations read, as `schema.name`, in first-seen order.
+    pub(crate) relations: Vec<String>,
+    /// Functions called (lower case), in first-seen order.
+    pub(crate) functions: Vec<String>,
+}
+
+type Walk = Result<(), Refusal>;
+
+fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::PolicyBlocked,
+        message,
+        construct: construct.into(),
+        suggestion: suggestion.into(),
+    }
+}
+
+/// A construct duckgate does not accept (mostly other dialects' syntax).
+pub(crate) fn unsupported(construct: &str, instead: &str) -> Refusal {
+    policy_blocked(
+        construct,
+        format!("{construct} is not supported by duckgate; {instead}."),
+        &capitalized(instead),
+    )
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
+        None => String::new(),
+    }
+}
+
+fn denied(name: &str, denial: Denial) -> Refusal {
+    policy_blocked(
+        name,
+        format!("{name} {}; {}.", denial.reason, denial.instead),
+        &capitalized(denial.instead),
+    )
+}
+
+pub(crate) fn file_relation(name: &str) -> Refusal {
+    policy_blocked(
+        name,
+        format!(
+            "'{name}' names a file or URL, not a table: duckgate reads only the database's own tables."
+        ),
+        "Query the database's tables instead (see list_tables).",
+    )
+}
+
+fn unknown_relation(name: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::UnknownName,
+        message: format!("Table or view {name} does not exist in this database."),
+        construct: name.into(),
+        suggestion: "Check the name with list_tables.".into(),
+    }
+}
+
+/// Whether a single name part looks like a file path, glob or URL rather than a table name.
+fn looks_like_path(name: &str) -> bool {
+    name.contains(['/', '\\', '.', ':', '*', '?', '~']) || name.is_empty()
+}
+
+fn lower(ident: &Ident) -> String {
+    ident.value.to_lowercase()
+}
+
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+impl<'a> Walker<'a> {
+    pub(crate) fn new(catalog: &'a Catalog, policy: &Policy) -> Walker<'a> {
+        Walker {
+            catalog,
+            max_depth: policy.max_expression_depth,
+            depth: 0,
+            ctes: Vec::new(),
+            relations: Vec::new(),
+            functions: Vec::new(),
+        }
+    }
+
+    fn descend(&mut self) -> Walk {
+        self.depth += 1;
+        if self.depth > self.max_depth {
+            return Err(Refusal {
+                kind: ErrorKind::InvalidArgument,
+                message: format!(
+                    "The query's expressions nest deeper than {} levels.",
+                    self.max_depth
+                ),
+                construct: "nesting".into(),
+                suggestion: "Simplify the expression, e.g. use IN (...) instead of long OR chains."
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    // ----- queries -------------------------------------------------------------------------
+
+    pub(crate) fn query(&mut self, query: &Query) -> Walk {
+        self.descend()?;
+        let Query {
+            with,
+            body,
+            order_by,
+            limit_clause,
+            fetch,
+            locks,
+            for_clause,
+            settings,
+            format_clause,
+            pipe_operators,
+        } = query;
+        if !locks.is_empty() {
+            return Err(unsupported(
+                "FOR UPDATE / FOR SHARE",
+                "remove the locking clause",
+            ));
+        }
+        if for_clause.is_some() {
+            return Err(unsupported(
+                "FOR XML / FOR JSON",
+                "use DuckDB's to_json() instead",
+            ));
+        }
+        if settings.is_some() {
+            return Err(unsupported("SETTINGS", "remove the SETTINGS clause"));
+        }
+        if format_clause.is_some() {
+            return Err(unsupported("FORMAT", "remove the FORMAT clause"));
+        }
+        if !pipe_operators.is_empty() {
+            return Err(unsupported("|> pipe syntax", "write a plain SELECT"));
+        }
+        let scope_mark = self.ctes.len();
+        if let Some(with) = with {
+            self.with(with)?;
+        }
+        self.set_expr(body)?;
+        if let Some(order_by) = order_by {
+            self.order_by(order_by)?;
+        }
+        if let Some(limit) = limit_clause {
+            self.limit(limit)?;
+        }
+        if let Some(Fetch {
+            with_ties: _,
+            percent: _,
+            quantity,
+        }) = fetch
+        {
+            self.opt_expr(quantity.as_ref())?;
+        }
+        self.ctes.truncate(scope_mark);
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn with(&mut self, with: &With) -> Walk {
+        let With {
+            with_token: _,
+            recursive,
+            cte_tables,
+        } = with;
+        for cte in cte_tables {
+            let Cte {
+                alias,
+                query,
+                from,
+                materialized: _,
+                closing_paren_token: _,
+            } = cte;
+            if from.is_some() {
+                return Err(unsupported("CTE ... FROM", "remove the FROM after the CTE"));
+            }
+            let name = lower(&alias.name);
+            // A recursive CTE sees itself; a plain one only the CTEs before it (DuckDB would
+            // otherwise look its own name up in the catalog, or as a file).
+            if *recursive {
+                self.ctes.push(name);
+                self.query(query)?;
+            } else {
+                self.query(query)?;
+                self.ctes.push(name);
+            }
+        }
+        Ok(())
+    }
+
+    fn set_expr(&mut self, body: &SetExpr) -> Walk {
+        self.descend()?;
+        match body {
+            SetExpr::Select(select) => self.select(select)?,
+            SetExpr::Query(query) => self.query(query)?,
+            SetExpr::SetOperation {
+                left,
+                op: _,
+                set_quantifier: _,
+                right,
+            } => {
+                self.set_expr(left)?;
+                self.set_expr(right)?;
+            }
+            SetExpr::Values(Values {
+                explicit_row: _,
+                value_keyword: _,
+                rows,
+            }) => {
+                for row in rows {
+                    self.exprs(&row.content)?;
+                }
+            }
+            SetExpr::Insert(_) => return Err(super::write_refused("INSERT")),
+            SetExpr::Update(_) => return Err(super::write_refused("UPDATE")),
+            SetExpr::Delete(_) => return Err(super::write_refused("DELETE")),
+            SetExpr::Merge(_) => return Err(super::write_refused("MERGE")),
+            SetExpr::Table(table) => {
+                let name = match &table.table_name {
+                    Some(name) => name,
+                    None => return Err(unsupported("TABLE without a name", "name a table")),
+                };
+                let mut parts = Vec::new();
+                if let Some(schema) = &table.schema_name {
+                    parts.push(Ident::new(schema));
+                }
+                parts.push(Ident::new(name));
+                self.relation(&ObjectName::from(parts))?;
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn select(&mut self, select: &Select) -> Walk {
+        let Select {
+            select_token: _,
+            optimizer_hints,
+            distinct,
+            select_modifiers,
+            top,
+            top_before_distinct: _,
+            projection,
+            exclude,
+            into,
+            from,
+            lateral_views,
+            prewhere,
+            selection,
+            connect_by,
+            group_by,
+            cluster_by,
+            distribute_by,
+            sort_by,
+            having,
+            named_window,
+            qualify,
+            window_before_qualify: _,
+            value_table_mode,
+            flavor: _,
+        } = select;
+        if into.is_some() {
+            return Err(policy_blocked(
+                "SELECT ... INTO",
+                "SELECT ... INTO creates a table, and duckgate is read-only.".into(),
+                "Remove the INTO clause; the result is returned to you directly.",
+            ));
+        }
+        if !optimizer_hints.is_empty() {
+            return Err(unsupported("optimizer hints", "remove the hint comment"));
+        }
+        if select_modifiers.is_some() {
+            return Err(unsupported("MySQL SELECT modifiers", "remove them"));
+        }
+        if top.is_some() {
+            return Err(unsupported("TOP", "use LIMIT instead"));
+        }
+        if exclude.is_some() {
+            return Err(unsupported(
+                "EXCLUDE after the select list",
+                "write * EXCLUDE (...)",
+            ));
+        }
+        if !lateral_views.is_empty() {
+            return Err(unsupported("LATERAL VIEW", "use unnest() instead"));
+        }
+        if prewhere.is_some() {
+            return Err(unsupported("PREWHERE", "use WHERE instead"));
+        }
+        if !connect_by.is_empty() {
+            return Err(unsupported("CONNECT BY", "use WITH RECURSIVE instead"));
+        }
+        if !cluster_by.is_empty() || !distribute_by.is_empty() || !sort_by.is_empty() {
+            return Err(unsupported(
+                "CLUSTER/DISTRIBUTE/SORT BY",
+                "use ORDER BY instead",
+            ));
+        }
+        if value_table_mode.is_some() {
+            return Err(unsupported(
+                "SELECT AS STRUCT/VALUE",
+                "use a struct literal instead",
+            ));
+        }
+        for table in from {
+            self.table_with_joins(table)?;
+        }
+        match distinct {
+            None | Some(Distinct::All) | Some(Distinct::Distinct) => {}
+            Some(Distinct::On(exprs)) => self.exprs(exprs)?,
+        }
+        for item in projection {
+            self.select_item(item)?;
+        }
+        self.opt_expr(selection.as_ref())?;
+        self.group_by(group_by)?;
+        self.opt_expr(having.as_ref())?;
+        for NamedWindowDefinition(_, window) in named_window {
+            match window {
+                NamedWindowExpr::NamedWindow(_) => {}
+                NamedWindowExpr::WindowSpec(spec) => self.window_spec(spec)?,
+            }
+        }
+        self.opt_expr(qualify.as_ref())?;
+        Ok(())
+    }
+
+    fn select_item(&mut self, item: &SelectItem) -> Walk {
+        match item {
+            SelectItem::UnnamedExpr(expr) => self.expr(expr),
+            SelectItem::ExprWithAlias { expr, alias: _ } => self.expr(expr),
+            SelectItem::ExprWithAliases { .. } => Err(unsupported(
+                "AS (alias, ...)",
+                "alias each column separately",
+            )),
+            SelectItem::QualifiedWildcard(kind, options) => {
+                match kind {
+                    SelectItemQualifiedWildcardKind::ObjectName(_) => {}
+                    SelectItemQualifiedWildcardKind::Expr(expr) => self.expr(expr)?,
+                }
+                self.wildcard_options(options)
+            }
+            SelectItem::Wildcard(options) => self.wildcard_options(options),
+        }
+    }
+
+    fn wildcard_options(&mut self, options: &WildcardAdditionalOptions) -> Walk {
+        let WildcardAdditionalOptions {
+            wildcard_token: _,
+            opt_ilike: _,
+            opt_exclude: _,
+            opt_except: _,
+            opt_replace,
+            opt_rename: _,
+            opt_alias: _,
+        } = options;
+        if let Some(ReplaceSelectItem { items }) = opt_replace {
+            for item in items {
+                self.expr(&item.expr)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn group_by(&mut self, group_by: &GroupByExpr) -> Walk {
+        let modifiers = match group_by {
+            GroupByExpr::All(modifiers) => modifiers,
+            GroupByExpr::Expressions(exprs, modifiers) => {
+                self.exprs(exprs)?;
+                modifiers
+            }
+        };
+        for modifier in modifiers {
+            match modifier {
+                GroupByWithModifier::GroupingSets(expr) => self.expr(expr)?,
+                GroupByWithModifier::Rollup
+                | GroupByWithModifier::Cube
+                | GroupByWithModifier::Totals => {
+                    return Err(unsupported(
+                        "GROUP BY ... WITH ROLLUP/CUBE/TOTALS",
+                        "use GROUP BY ROLLUP (...) or CUBE (...)",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn order_by(&mut self, order_by: &OrderBy) -> Walk {
+        let OrderBy { kind, interpolate } = order_by;
+        if interpolate.is_some() {
+            return Err(unsupported("INTERPOLATE", "remove it"));
+        }
+        match kind {
+            OrderByKind::All(_) => Ok(()),
+            OrderByKind::Expressions(exprs) => self.order_by_exprs(exprs),
+        }
+    }
+
+    fn order_by_exprs(&mut self, exprs: &[OrderByExpr]) -> Walk {
+        for OrderByExpr {
+            expr,
+            options: _,
+            with_fill,
+        } in exprs
+        {
+            if with_fill.is_some() {
+                return Err(unsupported("WITH FILL", "remove it"));
+            }
+            self.expr(expr)?;
+        }
+        Ok(())
+    }
+
+    fn limit(&mut self, limit: &LimitClause) -> Walk {
+        match limit {
+            LimitClause::LimitOffset {
+                limit,
+                offset,
+                limit_by,
+            } => {
+                if !limit_by.is_empty() {
+                    return Err(unsupported(
+                        "LIMIT ... BY",
+                        "use a window function with QUALIFY",
+                    ));
+                }
+                self.opt_expr(limit.as_ref())?;
+                if let Some(Offset { value, rows: _ }) = offset {
+                    self.expr(value)?;
+                }
+                Ok(())
+            }
+            LimitClause::OffsetCommaLimit { offset, limit } => {
+                self.expr(offset)?;
+                self.expr(limit)
+            }
+        }
+    }
+
+    // ----- FROM ----------------------------------------------------------------------------
+
+    fn table_with_joins(&mut self, table: &TableWithJoins) -> Walk {
+        let TableWithJoins { relation, joins } = table;
+        self.table_factor(relation)?;
+        for Join {
+            relation,
+            global: _,
+            join_operator,
+        } in joins
+        {
+            self.table_factor(relation)?;
+            let constraint = match join_operator {
+                JoinOperator::Join(c)
+                | JoinOperator::Inner(c)
+                | JoinOperator::Left(c)
+                | JoinOperator::LeftOuter(c)
+                | JoinOperator::Right(c)
+                | JoinOperator::RightOuter(c)
+                | JoinOperator::FullOuter(c)
+                | JoinOperator::CrossJoin(c)
+                | JoinOperator::Semi(c)
+                | JoinOperator::LeftSemi(c)
+                | JoinOperator::RightSemi(c)
+                | JoinOperator::Anti(c)
+                | JoinOperator::LeftAnti(c)
+                | JoinOperator::RightAnti(c) => c,
+                JoinOperator::AsOf { .. } => {
+                    return Err(unsupported(
+                        "ASOF JOIN ... MATCH_CONDITION",
+                        "use DuckDB's ASOF JOIN ... ON syntax or a window function",
+                    ));
+                }
+                JoinOperator::CrossApply
+                | JoinOperator::OuterApply
+                | JoinOperator::StraightJoin(_)
+                | JoinOperator::ArrayJoin
+                | JoinOperator::LeftArrayJoin
+                | JoinOperator::InnerArrayJoin => {
+                    return Err(unsupported(
+                        "this join type",
+                        "use JOIN, LEFT JOIN or LATERAL",
+                    ));
+                }
+            };
+            match constraint {
+                JoinConstraint::On(expr) => self.expr(expr)?,
+                JoinConstraint::Using(_) | JoinConstraint::Natural | JoinConstraint::None => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn table_factor(&mut self, factor: &TableFactor) -> Walk {
+        self.descend()?;
+        match factor {
+            TableFactor::Table {
+                name,
+                alias,
+                args,
+                with_hints,
+                version,
+                with_ordinality: _,
+                partitions,
+                json_path,
+                sample,
+                index_hints,
+            } => {
+                if !with_hints.is_empty() || !index_hints.is_empty() {
+                    return Err(unsupported("table hints", "remove them"));
+                }
+                if version.is_some() {
+                    return Err(unsupported(
+                        "time travel (AT / FOR SYSTEM_TIME)",
+                        "remove it",
+                    ));
+                }
+                if !partitions.is_empty() {
+                    return Err(unsupported("PARTITION (...)", "filter with WHERE instead"));
+                }
+                if json_path.is_some() {
+                    return Err(unsupported(
+                        "a JSON path on a table",
+                        "use -> / ->> instead",
+                    ));
+                }
+                match args {
+                    None => self.relation(name)?,
+                    Some(TableFunctionArgs { args, settings }) => {
+                        if settings.is_some() {
+                            return Err(unsupported("SETTINGS", "remove the SETTINGS clause"));
+                        }
+                        self.table_function(name, args)?;
+                    }
+                }
+                self.table_alias(alias.as_ref())?;
+                self.sample(sample.as_ref())?;
+            }
+            TableFactor::Derived {
+                lateral: _,
+                subquery,
+                alias,
+                sample,
+            } => {
+                self.query(subquery)?;
+                self.table_alias(alias.as_ref())?;
+                self.sample(sample.as_ref())?;
+            }
+            TableFactor::Function {
+                lateral: _,
+                name,
+                args,
+                with_ordinality: _,
+                alias,
+            } => {
+                self.table_function(name, args)?;
+                self.table_alias(alias.as_ref())?;
+            }
+            TableFactor::UNNEST {
+                alias,
+                array_exprs,
+                with_offset: _,
+                with_offset_alias: _,
+                with_ordinality: _,
+            } => {
+                push_unique(&mut self.functions, "unnest".into());
+                self.exprs(array_exprs)?;
+                self.table_alias(alias.as_ref())?;
+            }
+            TableFactor::NestedJoin {
+                table_with_joins,
+                alias,
+            } => {
+                self.table_with_joins(table_with_joins)?;
+                self.table_alias(alias.as_ref())?;
+            }
+            TableFactor::TableFunction { .. } => {
+                return Err(unsupported(
+                    "TABLE(...)",
+                    "call the table function directly in FROM",
+                ));
+            }
+            TableFactor::Pivot { .. } | TableFactor::Unpivot { .. } => {
+                return Err(pivot_refused());
+            }
+            TableFactor::JsonTable { .. }
+            | TableFactor::OpenJsonTable { .. }
+            | TableFactor::XmlTable { .. } => {
+                return Err(unsupported(
+                    "JSON_TABLE / OPENJSON / XMLTABLE",
+                    "use json_each() or ->> instead",
+                ));
+            }
+            TableFactor::MatchRecognize { .. } => {
+                return Err(unsupported(
+                    "MATCH_RECOGNIZE",
+                    "use window functions instead",
+                ));
+            }
+            TableFactor::UnpivotExpr { .. } | TableFactor::SemanticView { .. } => {
+                return Err(unsupported(
+                    "this FROM clause",
+                    "select from a table, a CTE or a subquery",
+                ));
+            }
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn table_alias(&mut self, alias: Option<&TableAlias>) -> Walk {
+        if let Some(TableAlias {
+            explicit: _,
+            name: _,
+            columns: _,
+            at,
+        }) = alias
+            && at.is_some()
+        {
+            return Err(unsupported("AT in a table alias", "remove it"));
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, sample: Option<&TableSampleKind>) -> Walk {
+        let sample = match sample {
+            None => return Ok(()),
+            Some(TableSampleKind::BeforeTableAlias(s) | TableSampleKind::AfterTableAlias(s)) => s,
+        };
+        let TableSample {
+            modifier: _,
+            name: _,
+            quantity,
+            seed: _,
+            bucket,
+            offset,
+        } = sample.as_ref();
+        if bucket.is_some() {
+            return Err(unsupported(
+                "TABLESAMPLE BUCKET",
+                "sample by percentage or rows",
+            ));
+        }
+        if let Some(quantity) = quantity {
+            self.expr(&quantity.value)?;
+        }
+        self.opt_expr(offset.as_ref())
+    }
+
+    /// A table function call in `FROM`: allowlisted names only.
+    fn table_function(&mut self, name: &ObjectName, args: &[FunctionArg]) -> Walk {
+        let called = self.function_name(name)?;
+        if let Some(denial) = functions::denial(&called) {
+            return Err(denied(&called, denial));
+        }
+        if !functions::table_function_allowed(&called) {
+            return Err(policy_blocked(
+                &called,
+                format!(
+                    "{called}() is not an allowed table function; allowed: {}.",
+                    functions::allowed_table_function_list()
+                ),
+                "Select from the database's tables (see list_tables) or use an allowed table function.",
+            ));
+        }
+        push_unique(&mut self.functions, called);
+        self.function_args(args)
+    }
+
+    /// A relation named in `FROM` (or `TABLE t`): a CTE in scope, a catalog table or view, or
+    /// one of DuckDB's catalog views. Never a file.
+    pub(crate) fn relation(&mut self, name: &ObjectName) -> Walk {
+        let mut parts = Vec::with_capacity(name.0.len());
+        for part in &name.0 {
+            match part {
+                ObjectNamePart::Identifier(ident) => {
+                    if ident.quote_style == Some('\'') {
+                        return Err(file_relation(&ident.value));
+                    }
+                    parts.push(ident);
+                }
+                ObjectNamePart::Function(_) => {
+                    return Err(unsupported(
+                        "a function call inside a table name",
+                        "name a table",
+                    ));
+                }
+            }
+        }
+        let written = name.to_string();
+        match parts.as_slice() {
+            [table] => {
+                let table_name = lower(table);
+                if self.ctes.contains(&table_name) {
+                    return Ok(());
+                }
+                if let Some(found) = self.catalog.find(None, &table.value) {
+                    push_unique(&mut self.relations, found);
+                    return Ok(());
+                }
+                if functions::is_catalog_view(&table_name) {
+                    push_unique(&mut self.relations, format!("main.{table_name}"));
+                    return Ok(());
+                }
+                if looks_like_path(&table.value) {
+                    return Err(file_relation(&table.value));
+                }
+                Err(unknown_relation(&written))
+            }
+            [schema, table] => {
+                if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
+                    push_unique(&mut self.relations, found);
+                    return Ok(());
+                }
+                let schema_name = lower(schema);
+                let table_name = lower(table);
+                if schema_name == "information_schema" && !looks_like_path(&table.value) {
+                    push_unique(
+                        &mut self.relations,
+                        format!("information_schema.{table_name}"),
+                    );
+                    return Ok(());
+                }
+                if schema_name == "main" && functions::is_catalog_view(&table_name) {
+                    push_unique(&mut self.relations, format!("main.{table_name}"));
+                    return Ok(());
+                }
+                if looks_like_path(&schema.value) || looks_like_path(&table.value) {
+                    return Err(file_relation(&written));
+                }
+                Err(unknown_relation(&written))
+            }
+            _ => {
+                if parts.iter().any(|p| looks_like_path(&p.value)) {
+                    return Err(file_relation(&written));
+                }
+                Err(unknown_relation(&written))
+            }
+        }
+    }
+
+    // ----- functions -----------------------------------------------------------------------
+
+    /// The called name (last part, lower case), refusing names built from function calls.
+    fn function_name(&self, name: &ObjectName) -> Result<String, Refusal> {
+        let mut last = None;
+        for part in &name.0 {
+            match part {
+                ObjectNamePart::Identifier(ident) => last = Some(ident),
+                ObjectNamePart::Function(_) => {
+                    return Err(unsupported(
+                        "a function call inside a function name",
+                        "call the function by name",
+                    ));
+                }
+            }
+        }
+        match last {
+            Some(ident) => Ok(lower(ident)),
+            None => Err(unsupported(
+                "a function without a name",
+                "call the function by name",
+            )),
+        }
+    }
+
+    fn function(&mut self, function: &Function) -> Walk {
+        let Function {
+            name,
+            uses_odbc_syntax,
+            parameters,
+            args,
+            within_group,
+            filter,
+            null_treatment: _,
+            over,
+        } = function;
+        let called = self.function_name(name)?;
+        if let Some(denial) = functions::denial(&called) {
+            return Err(denied(&called, denial));
+        }
+        if *uses_odbc_syntax {
+            return Err(unsupported(
+                "{fn ...} escapes",
+                "call the function directly",
+            ));
+        }
+        match parameters {
+            FunctionArguments::None => {}
+            FunctionArguments::Subquery(_) | FunctionArguments::List(_) => {
+                return Err(unsupported(
+                    "parametric functions f(...)(...)",
+                    "call the function with one argument list",
+                ));
+            }
+        }
+        push_unique(&mut self.functions, called);
+        self.function_arguments(args)?;
+        self.order_by_exprs(within_group)?;
+        if let Some(filter) = filter {
+            self.expr(filter)?;
+        }
+        match over {
+            None | Some(WindowType::NamedWindow(_)) => Ok(()),
+            Some(WindowType::WindowSpec(spec)) => self.window_spec(spec),
+        }
+    }
+
+    fn function_arguments(&mut self, args: &FunctionArguments) -> Walk {
+        match args {
+            FunctionArguments::None => Ok(()),
+            FunctionArguments::Subquery(query) => self.query(query),
+            FunctionArguments::List(FunctionArgumentList {
+                duplicate_treatment: _,
+                args,
+                clauses,
+            }) => {
+                self.function_args(args)?;
+                for clause in clauses {
+                    match clause {
+                        FunctionArgumentClause::IgnoreOrRespectNulls(_)
+                        | FunctionArgumentClause::Separator(_)
+                        | FunctionArgumentClause::JsonNullClause(_)
+                        | FunctionArgumentClause::JsonReturningClause(_) => {}
+                        FunctionArgumentClause::Where(expr)
+                        | FunctionArgumentClause::Limit(expr) => self.expr(expr)?,
+                        FunctionArgumentClause::OrderBy(exprs) => self.order_by_exprs(exprs)?,
+                        FunctionArgumentClause::Having(bound) => self.expr(&bound.1)?,
+                        FunctionArgumentClause::OnOverflow(overflow) => match overflow {
+                            ListAggOnOverflow::Error => {}
+                            ListAggOnOverflow::Truncate {
+                                filler,
+                                with_count: _,
+                            } => {
+                                if let Some(filler) = filler {
+                                    self.expr(filler)?;
+                                }
+                            }
+                        },
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn function_args(&mut self, args: &[FunctionArg]) -> Walk {
+        for arg in args {
+            let value = match arg {
+                FunctionArg::Named {
+                    name: _,
+                    arg,
+                    operator: _,
+                } => arg,
+                FunctionArg::ExprNamed {
+                    name,
+                    arg,
+                    operator: _,
+                } => {
+                    self.expr(name)?;
+                    arg
+                }
+                FunctionArg::Unnamed(arg) => arg,
+            };
+            match value {
+                FunctionArgExpr::Expr(expr) => self.expr(expr)?,
+                FunctionArgExpr::QualifiedWildcard(_) | FunctionArgExpr::Wildcard => {}
+                FunctionArgExpr::WildcardWithOptions(options) => self.wildcard_options(options)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn window_spec(&mut self, spec: &WindowSpec) -> Walk {
+        let WindowSpec {
+            window_name: _,
+            partition_by,
+            order_by,
+            window_frame,
+        } = spec;
+        self.exprs(partition_by)?;
+        self.order_by_exprs(order_by)?;
+        if let Some(WindowFrame {
+            units: _,
+            start_bound,
+            end_bound,
+        }) = window_frame
+        {
+            for bound in std::iter::once(start_bound).chain(end_bound.as_ref()) {
+                match bound {
+                    WindowFrameBound::CurrentRow => {}
+                    WindowFrameBound::Preceding(e) | WindowFrameBound::Following(e) => {
+                        if let Some(e) = e {
+                            self.expr(e)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ----- expressions ---------------------------------------------------------------------
+
+    fn exprs(&mut self, exprs: &[Expr]) -> Walk {
+        for expr in exprs {
+            self.expr(expr)?;
+        }
+        Ok(())
+    }
+
+    fn opt_expr(&mut self, expr: Option<&Expr>) -> Walk {
+        match expr {
+            Some(expr) => self.expr(expr),
+            None => Ok(()),
+        }
+    }
+
+    fn boxed(&mut self, expr: &Option<Box<Expr>>) -> Walk {
+        self.opt_expr(expr.as_deref())
+    }
+
+    fn expr(&mut self, expr: &Expr) -> Walk {
+        self.descend()?;
+        self.expr_inner(expr)?;
+        self.depth -= 1;
+        Ok(())
+    }
+
+    fn expr_inner(&mut self, expr: &Expr) -> Walk {
+        match expr {
+            // Column references and `*`: nothing to decide yet (issue 6 binds them to relations).
+            Expr::Identifier(_)
+            | Expr::CompoundIdentifier(_)
+            | Expr::Wildcard(_)
+            | Expr::QualifiedWildcard(..) => Ok(()),
+            Expr::CompoundFieldAccess { root, access_chain } => {
+                self.expr(root)?;
+                for access in access_chain {
+                    match access {
+                        AccessExpr::Dot(expr) => self.expr(expr)?,
+                        AccessExpr::Subscript(subscript) => self.subscript(subscript)?,
+                    }
+                }
+                Ok(())
+            }
+            Expr::JsonAccess { value, path } => {
+                self.expr(value)?;
+                for element in &path.path {
+                    match element {
+                        JsonPathElem::Dot { key: _, quoted: _ } => {}
+                        JsonPathElem::Bracket { key } | JsonPathElem::ColonBracket { key } => {
+                            self.expr(key)?
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Expr::IsFalse(e)
+            | Expr::IsNotFalse(e)
+            | Expr::IsTrue(e)
+            | Expr::IsNotTrue(e)
+            | Expr::IsNull(e)
+            | Expr::IsNotNull(e)
+            | Expr::IsUnknown(e)
+            | Expr::IsNotUnknown(e)
+            | Expr::Nested(e)
+            | Expr::UnaryOp { op: _, expr: e }
+            | Expr::Collate {
+                expr: e,
+                collation: _,
+            }
+            | Expr::Ceil { expr: e, field: _ }
+            | Expr::Floor { expr: e, field: _ }
+            | Expr::Extract {
+                field: _,
+                syntax: _,
+                expr: e,
+            }
+            | Expr::Cast {
+                kind: _,
+                expr: e,
+                data_type: _,
+                format: _,
+            }
+            | Expr::IsJson {
+                expr: e,
+                kind: _,
+                unique_keys: _,
+                negated: _,
+            }
+            | Expr::IsNormalized {
+                expr: e,
+                form: _,
+                negated: _,
+            }
+            | Expr::Named { expr: e, name: _ } => self.expr(e),
+            Expr::IsDistinctFrom(a, b)
+            | Expr::IsNotDistinctFrom(a, b)
+            | Expr::BinaryOp {
+                left: a,
+                op: _,
+                right: b,
+            }
+            | Expr::AnyOp {
+                left: a,
+                compare_op: _,
+                right: b,
+                is_some: _,
+            }
+            | Expr::AllOp {
+                left: a,
+                compare_op: _,
+                right: b,
+            }
+            | Expr::AtTimeZone {
+                timestamp: a,
+                time_zone: b,
+            }
+            | Expr::Position { expr: a, r#in: b }
+            | Expr::RLike {
+                negated: _,
+                expr: a,
+                pattern: b,
+                regexp: _,
+            }
+            | Expr::InUnnest {
+                expr: a,
+                array_expr: b,
+                negated: _,
+            } => {
+                self.expr(a)?;
+                self.expr(b)
+            }
+            Expr::Like {
+                negated: _,
+                any: _,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | Expr::ILike {
+                negated: _,
+                any: _,
+                expr,
+                pattern,
+                escape_char,
+            }
+            | Expr::SimilarTo {
+                negated: _,
+                expr,
+                pattern,
+                escape_char,
+            } => {
+                self.expr(expr)?;
+                self.expr(pattern)?;
+                self.boxed(escape_char)
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: _,
+            } => {
+                self.expr(expr)?;
+                self.exprs(list)
+            }
+            Expr::InSubquery {
+                expr,
+                subquery,
+                negated: _,
+            } => {
+                self.expr(expr)?;
+                self.query(subquery)
+            }
+            Expr::Between {
+                expr,
+                negated: _,
+                low,
+                high,
+            } => {
+                self.expr(expr)?;
+                self.expr(low)?;
+                self.expr(high)
+            }
+            Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                special: _,
+                shorthand: _,
+            } => {
+                self.expr(expr)?;
+                self.boxed(substring_from)?;
+                self.boxed(substring_for)
+            }
+            Expr::Trim {
+                trim_where: _,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                self.expr(expr)?;
+                self.boxed(trim_what)?;
+                if let Some(chars) = trim_characters {
+                    self.exprs(chars)?;
+                }
+                Ok(())
+            }
+            Expr::Overlay {
+                expr,
+                overlay_what,
+                overlay_from,
+                overlay_for,
+            } => {
+                self.expr(expr)?;
+                self.expr(overlay_what)?;
+                self.expr(overlay_from)?;
+                self.boxed(overlay_for)
+            }
+            Expr::Value(value) => check_value(&value.value),
+            Expr::TypedString(typed) => check_value(&typed.value.value),
+            Expr::Function(function) => self.function(function),
+            Expr::Case {
+                case_token: _,
+                end_token: _,
+                operand,
+                conditions,
+                else_result,
+            } => {
+                self.boxed(operand)?;
+                for when in conditions {
+                    self.expr(&when.condition)?;
+                    self.expr(&when.result)?;
+                }
+                self.boxed(else_result)
+            }
+            Expr::Exists {
+                subquery,
+                negated: _,
+            } => self.query(subquery),
+            Expr::Subquery(query) => self.query(query),
+            Expr::GroupingSets(sets) | Expr::Cube(sets) | Expr::Rollup(sets) => {
+                for set in sets {
+                    self.exprs(set)?;
+                }
+                Ok(())
+            }
+            Expr::Tuple(exprs) => self.exprs(exprs),
+            Expr::Struct { values, fields: _ } => self.exprs(values),
+            Expr::Dictionary(fields) => {
+                for field in fields {
+                    self.expr(&field.value)?;
+                }
+                Ok(())
+            }
+            Expr::Map(map) => {
+                for entry in &map.entries {
+                    self.expr(&entry.key)?;
+                    self.expr(&entry.value)?;
+                }
+                Ok(())
+            }
+            Expr::Array(array) => self.exprs(&array.elem),
+            Expr::Interval(interval) => self.expr(&interval.value),
+            Expr::Lambda(LambdaFunction {
+                params: _,
+                body,
+                syntax: _,
+            }) => self.expr(body),
+            Expr::Convert { .. } => Err(unsupported("CONVERT(...)", "use CAST(... AS type)")),
+            Expr::Prefixed { .. } => Err(unsupported("prefixed literals", "use a plain literal")),
+            Expr::MatchAgainst { .. } => Err(unsupported(
+                "MATCH ... AGAINST",
+                "use LIKE or regexp_matches()",
+            )),
+            Expr::OuterJoin(_) => Err(unsupported("(+) outer joins", "use LEFT JOIN")),
+            Expr::Prior(_) => Err(unsupported("PRIOR", "use WITH RECURSIVE")),
+            Expr::MemberOf(_) => Err(unsupported("MEMBER OF", "use list_contains()")),
+        }
+    }
+
+    fn subscript(&mut self, subscript: &Subscript) -> Walk {
+        match subscript {
+            Subscript::Index { index } => self.expr(index),
+            Subscript::Slice {
+                lower_bound,
+                upper_bound,
+                stride,
+            } => {
+                self.opt_expr(lower_bound.as_ref())?;
+                self.opt_expr(upper_bound.as_ref())?;
+                self.opt_expr(stride.as_ref())
+            }
+        }
+    }
+}
+
+/// Literals: plain strings, numbers, booleans and NULL. Parameters are refused (nothing binds
+/// them); other dialects' string forms are refused (DuckDB lexes them differently).
+fn check_value(value: &Value) -> Walk {
+    match value {
+        Value::Number(..)
+        | Value::SingleQuotedString(_)
+        | Value::DollarQuotedString(_)
+        | Value::Boolean(_)
+        | Value::Null => Ok(()),
+        Value::Placeholder(p) => Err(unsupported(
+            &format!("the parameter {p}"),
+            "write the value into the query as a literal",
+        )),
+        Value::TripleSingleQuotedString(_)
+        | Value::TripleDoubleQuotedString(_)
+        | Value::EscapedStringLiteral(_)
+        | Value::UnicodeStringLiteral(_)
+        | Value::SingleQuotedByteStringLiteral(_)
+        | Value::DoubleQuotedByteStringLiteral(_)
+        | Value::TripleSingleQuotedByteStringLiteral(_)
+        | Value::TripleDoubleQuotedByteStringLiteral(_)
+        | Value::SingleQuotedRawStringLiteral(_)
+        | Value::DoubleQuotedRawStringLiteral(_)
+        | Value::TripleSingleQuotedRawStringLiteral(_)
+        | Value::TripleDoubleQuotedRawStringLiteral(_)
+        | Value::NationalStringLiteral(_)
+        | Value::QuoteDelimitedStringLiteral(_)
+        | Value::NationalQuoteDelimitedStringLiteral(_)
+        | Value::HexStringLiteral(_)
+        | Value::DoubleQuotedString(_) => Err(unsupported(
+            "this kind of string literal",
+            "use a plain '...' string",
+        )),
+    }
+}
+
+/// PIVOT / UNPIVOT, as statements or in FROM.
+pub(crate) fn pivot_refused() -> Refusal {
+    policy_blocked(
+        "PIVOT",
+        "PIVOT and UNPIVOT are not supported: DuckDB can expand them into several statements."
+            .into(),
+        "Use conditional aggregation instead, e.g. sum(CASE WHEN k = 'a' THEN v END) ... GROUP BY.",
+    )
+}
