@@ -1,0 +1,150 @@
+//! MCP round trips against the real `duckgate serve` binary, through the same client as the tests.
+//!
+//! Measures: spawn → initialized; `tools/call query` for `SELECT 1` and for 1,000 rows × 4
+//! columns, both back to back and with a 150 ms pause before each call (the warm spare ready).
+//! Targets (issue 4): initialize ≤ 50 ms; `SELECT 1` ≤ 5 ms p50; 1,000 rows ≤ 15 ms p50.
+//!
+//! Run: `cargo bench --bench mcp_roundtrip` (release profile). `MCP_BENCH_ROUNDS` sets the
+//! number of calls per series (default 40).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use duckgate::mcp::client::{McpClient, envelope_of};
+use serde_json::json;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    runtime.block_on(run());
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let index = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[index.min(sorted.len() - 1)]
+}
+
+fn report(label: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{label:<44} n={:<3} p50 {:>7.2} ms  p90 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms",
+        samples.len(),
+        ms(percentile(&samples, 0.5)),
+        ms(percentile(&samples, 0.9)),
+        ms(samples[0]),
+        ms(samples[samples.len() - 1]),
+    );
+}
+
+fn make_db(dir: &Path) -> PathBuf {
+    let db = dir.join("bench.duckdb");
+    let _ = std::fs::remove_file(&db);
+    let conn = duckdb::Connection::open(&db).expect("open bench db");
+    conn.execute_batch(
+        "CREATE TABLE readings AS SELECT i AS id, TIMESTAMP '2026-01-01' + i * INTERVAL 5 MINUTE AS ts, \
+         (80 + (i * 37) % 150)::DOUBLE AS glucose, CASE WHEN i % 3 = 0 THEN 'flat' ELSE 'rising' END AS trend \
+         FROM range(1000) t(i);",
+    )
+    .expect("fill bench db");
+    drop(conn);
+    db
+}
+
+async fn spawn(exe: &Path, db: &Path) -> McpClient {
+    let mut command = tokio::process::Command::new(exe);
+    command.arg("serve").arg("--db").arg(db);
+    McpClient::spawn_command(command, Stdio::null())
+        .await
+        .expect("spawn duckgate serve")
+}
+
+async fn call_series(
+    client: &McpClient,
+    sql: &str,
+    rows: usize,
+    rounds: usize,
+    pause: Duration,
+) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
+        let start = Instant::now();
+        let result = client
+            .call("query", json!({ "sql": sql, "limit": 10_000 }))
+            .await
+            .expect("tools/call");
+        samples.push(start.elapsed());
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["status"], "success", "{envelope}");
+        assert_eq!(envelope["data"]["row_count"], rows, "{envelope}");
+    }
+    samples
+}
+
+async fn run() {
+    let exe = PathBuf::from(env!("CARGO_BIN_EXE_duckgate"));
+    let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let dir = std::env::temp_dir().join(format!("duckgate-mcp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    let db = make_db(&dir);
+
+    let mut startups = Vec::new();
+    for _ in 0..10 {
+        let start = Instant::now();
+        let client = spawn(&exe, &db).await;
+        startups.push(start.elapsed());
+        client.close().await.expect("close");
+    }
+    report("spawn → initialized", startups);
+
+    let client = spawn(&exe, &db).await;
+    // Warm-up: the first calls pay for the catalog read and page-cache misses.
+    call_series(&client, "SELECT 1", 1, 5, Duration::from_millis(100)).await;
+    call_series(
+        &client,
+        "SELECT * FROM readings",
+        1000,
+        3,
+        Duration::from_millis(100),
+    )
+    .await;
+
+    let pause = Duration::from_millis(150);
+    report(
+        "tools/call SELECT 1 (warm spare ready)",
+        call_series(&client, "SELECT 1", 1, rounds, pause).await,
+    );
+    report(
+        "tools/call 1,000 rows × 4 cols (warm spare)",
+        call_series(&client, "SELECT * FROM readings", 1000, rounds, pause).await,
+    );
+    report(
+        "tools/call SELECT 1 (back to back)",
+        call_series(&client, "SELECT 1", 1, rounds, Duration::ZERO).await,
+    );
+    report(
+        "tools/call 1,000 rows × 4 cols (back to back)",
+        call_series(
+            &client,
+            "SELECT * FROM readings",
+            1000,
+            rounds,
+            Duration::ZERO,
+        )
+        .await,
+    );
+    client.close().await.expect("close");
+    let _ = std::fs::remove_dir_all(&dir);
+}
