@@ -15,10 +15,11 @@
 //! `clone3`'s, which sit in memory) the filter can inspect.
 //!
 //! On x86_64 every rule also covers the call's x32 number (`nr | 0x4000_0000`) and the x32-only
-//! numbers of `execve`, `execveat`, `ptrace`, `kexec_load` and `process_vm_*`: x32 calls carry
-//! the same audit architecture as native ones, so a filter keyed on native numbers alone would
-//! let them through on kernels built with x32 support. Foreign architectures (i386 `int 0x80`)
-//! are killed by seccompiler's architecture check.
+//! numbers of `execve`, `execveat`, `ptrace`, `ioctl`, `mq_notify`, `kexec_load` and
+//! `process_vm_*`: x32 calls carry the same audit architecture as native ones, so a filter keyed
+//! on native numbers alone would let them through on kernels built with x32 support (this
+//! machine's is not, so that part is checked by unit tests only). Foreign architectures (i386
+//! `int 0x80`) are killed by seccompiler's architecture check.
 
 use std::collections::BTreeMap;
 
@@ -311,10 +312,14 @@ fn ptr_not_null(index: u8) -> Result<SeccompRule, BackendError> {
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
 /// x32-only numbers of calls in [`always_denied`] (arch/x86/entry/syscalls/syscall_64.tbl,
-/// 512–547): execve 520, ptrace 521, kexec_load 528, process_vm_readv 539,
+/// 512–547): execve 520, ptrace 521, mq_notify 527, kexec_load 528, process_vm_readv 539,
 /// process_vm_writev 540, execveat 545.
 #[cfg(target_arch = "x86_64")]
-const X32_ONLY_DENIED: [i64; 6] = [520, 521, 528, 539, 540, 545];
+const X32_ONLY_DENIED: [i64; 7] = [520, 521, 527, 528, 539, 540, 545];
+
+/// The x32-only number of `ioctl`, which gets the same argument rules as the native one.
+#[cfg(target_arch = "x86_64")]
+const X32_IOCTL: i64 = 514;
 
 /// The rule map of the `EPERM` filter: syscall number → rules (empty: always).
 fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
@@ -335,6 +340,8 @@ fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
         for nr in X32_ONLY_DENIED {
             rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
         }
+        let ioctl_rules = rules.get(&libc::SYS_ioctl).cloned().unwrap_or_default();
+        rules.insert(X32_IOCTL | X32_SYSCALL_BIT, ioctl_rules);
     }
     Ok(rules)
 }
@@ -458,5 +465,10 @@ mod tests {
         for nr in X32_ONLY_DENIED {
             assert!(rules.contains_key(&(nr | X32_SYSCALL_BIT)));
         }
+        assert_eq!(
+            rules.get(&(X32_IOCTL | X32_SYSCALL_BIT)),
+            rules.get(&libc::SYS_ioctl)
+        );
+        assert_eq!(rules.get(&libc::SYS_ioctl).map(Vec::len), Some(5));
     }
 }
