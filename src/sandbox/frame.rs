@@ -91,3 +91,38 @@ fn read_exact_or_closed<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<(), Fr
         _ => FrameError::Io(e),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Request, Response};
+
+    #[test]
+    fn a_frame_round_trips() {
+        let request = Request::Query { sql: "SELECT 1".into(), limit: 5, max_bytes: 100 };
+        let bytes = encode(&request);
+        let back: Request = read_frame(&mut bytes.as_slice(), MAX_REQUEST_BYTES).unwrap();
+        assert!(matches!(back, Request::Query { ref sql, limit: 5, max_bytes: 100 } if sql == "SELECT 1"));
+    }
+
+    #[test]
+    fn an_oversized_length_is_refused_before_allocating() {
+        let mut bytes = (u32::MAX).to_be_bytes().to_vec();
+        bytes.extend_from_slice(b"{}");
+        let err = read_frame::<Response, _>(&mut bytes.as_slice(), 1024).unwrap_err();
+        assert!(matches!(err, FrameError::TooLarge { announced, cap: 1024 } if announced == u32::MAX as usize));
+    }
+
+    #[test]
+    fn a_truncated_frame_is_closed_and_garbage_is_malformed() {
+        let mut short = 10u32.to_be_bytes().to_vec();
+        short.extend_from_slice(b"{\"a\"");
+        assert!(matches!(read_frame::<Response, _>(&mut short.as_slice(), 1024), Err(FrameError::Closed)));
+        let mut garbage = 3u32.to_be_bytes().to_vec();
+        garbage.extend_from_slice(b"abc");
+        assert!(matches!(
+            read_frame::<Response, _>(&mut garbage.as_slice(), 1024),
+            Err(FrameError::Malformed(_))
+        ));
+    }
+}

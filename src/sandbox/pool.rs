@@ -201,8 +201,10 @@ impl Pool {
         let taken = {
             let mut spares = self.spares.lock().await;
             let mut found = None;
-            while let Some(w) = spares.pop() {
-                if w.db_identity == current {
+            while let Some(mut w) = spares.pop() {
+                // A spare that died while waiting (killed from outside, OOM) is not handed out.
+                let alive = matches!(w.child.try_wait(), Ok(None));
+                if alive && w.db_identity == current {
                     found = Some(w);
                     break;
                 }
