@@ -53,7 +53,7 @@ fn make_db(dir: &Path) -> PathBuf {
          FROM range(1000) t(i);",
     )
     .expect("fill bench db");
-    drop(conn);
+    conn.close().map_err(|(_, e)| e).expect("close bench db");
     db
 }
 

@@ -1,0 +1,263 @@
+//! Shared by the `tests/mcp_*.rs` suites: a real DuckDB file, the real `duckgate serve` binary,
+//! the MCP client, outputSchema validation and a look at the server's worker processes.
+#![allow(dead_code, unreachable_pub)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use rmcp::model::CallToolResult;
+use serde_json::Value;
+
+/// A directory removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("mcp-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Readings every 5 minutes for two weeks (4032 rows), with comments, keys and odd names.
+pub const CGM_SCHEMA: &str = r#"
+CREATE TABLE cgm_readings (
+    id BIGINT PRIMARY KEY,
+    ts TIMESTAMP NOT NULL,
+    glucose_mg_dl SMALLINT,
+    trend VARCHAR,
+    note VARCHAR
+);
+INSERT INTO cgm_readings
+SELECT i, TIMESTAMP '2026-01-01' + i * INTERVAL 5 MINUTE, 80 + (i * 37) % 150,
+       CASE WHEN i % 3 = 0 THEN 'flat' ELSE 'rising' END,
+       CASE WHEN i = 7 THEN repeat('very long note ', 40) ELSE NULL END
+FROM range(4032) t(i);
+COMMENT ON TABLE cgm_readings IS 'Continuous glucose monitor readings every 5 minutes';
+COMMENT ON COLUMN cgm_readings.glucose_mg_dl IS 'Sensor glucose in mg/dL';
+CREATE TABLE events (
+    id BIGINT PRIMARY KEY,
+    reading_id BIGINT REFERENCES cgm_readings(id),
+    kind VARCHAR,
+    units DOUBLE
+);
+INSERT INTO events VALUES (1, 10, 'bolus', 2.5), (2, 20, 'carbs', NULL), (3, 30, 'bolus', 1.0);
+COMMENT ON COLUMN events.units IS 'Insulin units delivered by a bolus';
+CREATE TABLE basal_deliveries (ts TIMESTAMP, rate_u_per_h DOUBLE);
+INSERT INTO basal_deliveries VALUES (TIMESTAMP '2026-01-01', 0.8);
+CREATE TABLE empty_table (x INTEGER);
+CREATE TABLE "odd ""name" ("sp ace" INTEGER, "quo""te" VARCHAR);
+INSERT INTO "odd ""name" VALUES (1, 'a'), (2, 'b');
+CREATE VIEW daily_glucose AS SELECT ts::DATE AS day, avg(glucose_mg_dl) AS avg_glucose FROM cgm_readings GROUP BY 1;
+"#;
+
+/// Write a DuckDB file with `sql` and close it (so no lock is held).
+pub fn make_db(path: &Path, sql: &str) {
+    let conn = duckdb::Connection::open(path).unwrap();
+    conn.execute_batch(sql).unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+}
+
+/// A temp dir holding `cgm.duckdb` with [`CGM_SCHEMA`].
+pub fn cgm_db(tag: &str) -> (TempDir, PathBuf) {
+    let dir = TempDir::new(tag);
+    let db = dir.path().join("cgm.duckdb");
+    make_db(&db, CGM_SCHEMA);
+    (dir, db)
+}
+
+pub fn exe() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_duckgate"))
+}
+
+/// `duckgate serve --db DB extra…`, initialised. Server logs go to the test's stderr only when
+/// `DUCKGATE_TEST_LOGS` is set.
+pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {
+    let mut command = tokio::process::Command::new(exe());
+    command.arg("serve").arg("--db").arg(db).args(extra);
+    let stderr = if std::env::var_os("DUCKGATE_TEST_LOGS").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    };
+    McpClient::spawn_command(command, stderr)
+        .await
+        .expect("duckgate serve initialises")
+}
+
+/// Every tool's outputSchema, compiled.
+pub struct OutputSchemas(HashMap<String, jsonschema::Validator>);
+
+impl OutputSchemas {
+    pub async fn fetch(client: &McpClient) -> OutputSchemas {
+        let mut validators = HashMap::new();
+        for tool in client.list_tools().await.unwrap() {
+            let schema = Value::Object(
+                tool.output_schema
+                    .expect("every tool has an outputSchema")
+                    .as_ref()
+                    .clone(),
+            );
+            let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| {
+                panic!(
+                    "{}: outputSchema is not a valid JSON Schema: {e}",
+                    tool.name
+                )
+            });
+            validators.insert(tool.name.to_string(), validator);
+        }
+        OutputSchemas(validators)
+    }
+
+    /// Panic unless `result.structuredContent` validates against `tool`'s outputSchema.
+    pub fn check(&self, tool: &str, result: &CallToolResult) {
+        let validator = self.0.get(tool).unwrap_or_else(|| panic!("no tool {tool}"));
+        let envelope = envelope_of(result);
+        let errors: Vec<String> = validator
+            .iter_errors(envelope)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool}: structuredContent does not match outputSchema: {errors:?}\n{envelope}"
+        );
+    }
+}
+
+/// The envelope's status.
+pub fn status(result: &CallToolResult) -> &str {
+    envelope_of(result)["status"]
+        .as_str()
+        .unwrap_or("<no status>")
+}
+
+/// The envelope's error kind.
+pub fn error_kind(result: &CallToolResult) -> &str {
+    envelope_of(result)["error"]["kind"]
+        .as_str()
+        .unwrap_or("<no error>")
+}
+
+/// Assert a failed call's status, kind, `isError` and that the text starts with the message.
+pub fn assert_failed(result: &CallToolResult, expected_status: &str, expected_kind: &str) -> Value {
+    let envelope = envelope_of(result).clone();
+    assert_eq!(status(result), expected_status, "{envelope}");
+    assert_eq!(error_kind(result), expected_kind, "{envelope}");
+    assert_eq!(result.is_error, Some(true), "{envelope}");
+    assert_eq!(envelope["data"], Value::Null, "{envelope}");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(
+        text_of(result).starts_with(message),
+        "text {:?} does not start with {message:?}",
+        text_of(result)
+    );
+    envelope
+}
+
+/// Processes on this machine: (pid, parent pid).
+fn process_table() -> Vec<(u32, u32)> {
+    let mut table = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return table;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some(ppid) = stat_field(pid, 1).and_then(|f| f.parse().ok()) {
+            table.push((pid, ppid));
+        }
+    }
+    table
+}
+
+/// Field `index` of /proc/PID/stat counted after the `(comm)` field (0 = state, 1 = ppid, …).
+fn stat_field(pid: u32, index: usize) -> Option<String> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_comm = stat.rsplit_once(')')?.1;
+    after_comm.split_whitespace().nth(index).map(str::to_string)
+}
+
+/// All descendants of `root`.
+pub fn descendants(root: u32) -> Vec<u32> {
+    let table = process_table();
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        for (pid, ppid) in &table {
+            if *ppid == parent && !found.contains(pid) {
+                found.push(*pid);
+            }
+        }
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Worker processes (`duckgate __worker …`) under the server.
+pub fn workers_of(server: u32) -> Vec<u32> {
+    descendants(server)
+        .into_iter()
+        .filter(|pid| cmdline(*pid).contains("__worker"))
+        .collect()
+}
+
+/// User + system CPU clock ticks a process has used.
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let utime = stat_field(pid, 11)
+        .and_then(|f| f.parse::<u64>().ok())
+        .unwrap_or(0);
+    let stime = stat_field(pid, 12)
+        .and_then(|f| f.parse::<u64>().ok())
+        .unwrap_or(0);
+    utime + stime
+}
+
+/// Whether the process no longer runs (gone, or a zombie waiting to be reaped).
+pub fn is_dead(pid: u32) -> bool {
+    match stat_field(pid, 0) {
+        None => true,
+        Some(state) => state == "Z" || state == "X",
+    }
+}
+
+/// Poll `condition` every 20 ms until it holds or `timeout` passes; returns the time it took.
+pub async fn wait_until(
+    timeout: Duration,
+    mut condition: impl FnMut() -> bool,
+) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if condition() {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
