@@ -2,21 +2,30 @@
 
 use crate::protocol::CatalogSnapshot;
 
-/// Edit distance (insertions, deletions, substitutions) between two strings, by characters.
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b_chars: Vec<char> = b.chars().collect();
-    // One row of the dynamic-programming table at a time.
-    let mut previous: Vec<usize> = (0..=b_chars.len()).collect();
-    let mut current = vec![0; b_chars.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
+/// Levenshtein distance (insertions, deletions, substitutions) by characters, with a swap of two
+/// adjacent characters also counted as one edit (optimal string alignment), since `mian` for
+/// `main` is the commonest typo of all.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows of the dynamic-programming table: two back (for swaps), one back, current.
+    let mut before_previous: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for i in 0..a.len() {
         current[0] = i + 1;
-        for (j, cb) in b_chars.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        for j in 0..b.len() {
+            let substitution = previous[j] + usize::from(a[i] != b[j]);
+            let mut best = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                best = best.min(before_previous[j - 1] + 1);
+            }
+            current[j + 1] = best;
         }
+        std::mem::swap(&mut before_previous, &mut previous);
         std::mem::swap(&mut previous, &mut current);
     }
-    previous[b_chars.len()]
+    previous[b.len()]
 }
 
 /// How many edits still count as "close" for a name of this length (short names get one).
@@ -33,7 +42,7 @@ fn word_distance(wanted: &str, candidate: &str) -> Option<usize> {
     candidate
         .split('_')
         .filter(|word| word.chars().count() >= 4 && word.len() != candidate.len())
-        .map(|word| levenshtein(wanted, word))
+        .map(|word| edit_distance(wanted, word))
         .min()
 }
 
@@ -54,7 +63,7 @@ pub fn closest<'a>(
     let mut scored: Vec<(usize, String)> = Vec::new();
     for candidate in candidates {
         let candidate_lower = candidate.to_lowercase();
-        let whole = levenshtein(&wanted_lower, &candidate_lower);
+        let whole = edit_distance(&wanted_lower, &candidate_lower);
         let word = word_distance(&wanted_lower, &candidate_lower);
         let contains = candidate_lower.contains(&wanted_lower)
             || (candidate_lower.len() >= 3 && wanted_lower.contains(&candidate_lower));
@@ -125,14 +134,18 @@ mod tests {
     use crate::protocol::{ColumnInfo, TableInfo};
 
     #[test]
-    fn levenshtein_counts_single_edits() {
-        assert_eq!(levenshtein("", ""), 0);
-        assert_eq!(levenshtein("abc", ""), 3);
-        assert_eq!(levenshtein("", "abc"), 3);
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("cgm_reading", "cgm_readings"), 1);
-        assert_eq!(levenshtein("events", "evnets"), 2);
-        assert_eq!(levenshtein("glücose", "glucose"), 1);
+    fn edit_distance_counts_single_edits_and_swaps() {
+        assert_eq!(edit_distance("", ""), 0);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("cgm_reading", "cgm_readings"), 1);
+        assert_eq!(edit_distance("events", "evnets"), 1);
+        assert_eq!(edit_distance("events", "evtns"), 2);
+        assert_eq!(edit_distance("glücose", "glucose"), 1);
+        assert_eq!(edit_distance("mian", "main"), 1);
+        assert_eq!(edit_distance("ab", "ba"), 1);
+        assert_eq!(edit_distance("abc", "ca"), 3);
     }
 
     #[test]

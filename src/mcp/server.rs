@@ -198,10 +198,9 @@ impl DuckgateServer {
                     body.recovery.hint = Some(self.gateway.config().missing_db_hint.clone());
                 }
             }
-            ErrorKind::UnknownName => {
-                body = body.suggest(ToolName::ListTables.as_str(), None);
-            }
-            ErrorKind::SyntaxError
+            // Left without a suggestion on purpose: `with_fuzzy_matches` fills it in.
+            ErrorKind::UnknownName
+            | ErrorKind::SyntaxError
             | ErrorKind::InvalidArgument
             | ErrorKind::Cancelled
             | ErrorKind::DatabaseError
@@ -210,9 +209,10 @@ impl DuckgateServer {
         body
     }
 
-    /// Fill `fuzzy_matches` for an unknown name and point at list_tables or search_schema.
+    /// Fill `fuzzy_matches` for an unknown name the gateway reported and point at list_tables or
+    /// search_schema. Errors this layer raised itself already carry both and are left alone.
     async fn with_fuzzy_matches(&self, mut body: ErrorBody) -> ErrorBody {
-        if body.kind != ErrorKind::UnknownName {
+        if body.kind != ErrorKind::UnknownName || body.recovery.suggested_tool.is_some() {
             return body;
         }
         let Some(name) = body
@@ -220,10 +220,10 @@ impl DuckgateServer {
             .clone()
             .or_else(|| quoted_name(&body.message))
         else {
-            return body;
+            return body.suggest(ToolName::ListTables.as_str(), None);
         };
         let Ok(catalog) = self.catalog().await else {
-            return body;
+            return body.suggest(ToolName::ListTables.as_str(), None);
         };
         body.recovery.fuzzy_matches = fuzzy::catalog_matches(&name, &catalog, MAX_FUZZY_MATCHES);
         let names_a_table = body.recovery.fuzzy_matches.iter().any(|m| !m.contains('.'));
