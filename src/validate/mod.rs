@@ -262,6 +262,30 @@ pub fn check(sql: &str, catalog: &Catalog, policy: &Policy) -> Result<Accepted, 
             suggestion: "Send a shorter query.".into(),
         });
     }
+    // The decision, and the drop of the syntax tree, need stack in proportion to the nesting, and
+    // a left-deep chain such as `1+1+…` nests without parser recursion yet is dropped recursively
+    // (50 000 levels overflow a 2 MiB tokio thread). The nesting is at most one level per byte
+    // or two of SQL, so: run here when the stack left covers the worst case for this length,
+    // else on a fresh stack of our own (mapped lazily, but costing ~30 µs to set up).
+    let worst_case = STACK_BASE_BYTES + sql.len() * STACK_BYTES_PER_SQL_BYTE;
+    stacker::maybe_grow(worst_case, VALIDATOR_STACK_BYTES, || {
+        check_unbounded_stack(sql, catalog, policy)
+    })
+}
+
+/// Stack a validation needs regardless of the input.
+const STACK_BASE_BYTES: usize = 128 << 10;
+/// Upper bound of the stack a validation needs per byte of SQL (walk and drop frames).
+const STACK_BYTES_PER_SQL_BYTE: usize = 512;
+/// The stack a validation gets when the caller's is too short: a 100 KB operator chain
+/// needs a few MiB to drop.
+const VALIDATOR_STACK_BYTES: usize = 64 << 20;
+
+fn check_unbounded_stack(
+    sql: &str,
+    catalog: &Catalog,
+    policy: &Policy,
+) -> Result<Accepted, Refusal> {
     lexical::check_characters(sql)?;
     let dialect = DuckDbDialect {};
     let tokens = Tokenizer::new(&dialect, sql)
@@ -354,13 +378,11 @@ fn summarize(
         .collect();
     // The name form: `t` or `schema.t`, identifiers only (a string here would be a file).
     let name_part = |t: &Token| match t {
-        Token::Word(w) if w.keyword == Keyword::NoKeyword || w.quote_style.is_some() => {
-            Some(Ident {
-                value: w.value.clone(),
-                quote_style: w.quote_style,
-                span: Span::empty(),
-            })
-        }
+        Token::Word(w) => Some(Ident {
+            value: w.value.clone(),
+            quote_style: w.quote_style,
+            span: Span::empty(),
+        }),
         _ => None,
     };
     let name = match significant.as_slice() {

@@ -253,7 +253,7 @@ pub(crate) fn name(statement: &Statement) -> &'static str {
         Statement::Pragma { .. } => "PRAGMA",
         Statement::Lock { .. } => "LOCK",
         Statement::LockTables { .. } => "LOCK TABLES",
-        Statement::UnlockTables { .. } => "UNLOCK TABLES",
+        Statement::UnlockTables => "UNLOCK TABLES",
         Statement::Unload { .. } => "UNLOAD",
         Statement::OptimizeTable { .. } => "OPTIMIZE TABLE",
         Statement::LISTEN { .. } => "LISTEN",

@@ -1,7 +1,7 @@
 //! Table-driven tests over [`corpus`](super::corpus), plus targeted checks of messages and caps.
 
 use super::corpus::{self, ACCEPTED, Expect, KNOWN_LIMITATIONS, REFUSED};
-use super::{Policy, StatementKind, check};
+use super::{Catalog, CatalogRelation, Policy, StatementKind, check};
 use crate::error::{ErrorKind, messages};
 
 fn run(sql: &str) -> Result<super::Accepted, super::Refusal> {
@@ -78,6 +78,256 @@ fn known_limitations_are_refused_as_recorded() {
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn refusal(sql: &str) -> super::Refusal {
+    match run(sql) {
+        Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
+        Err(r) => r,
+    }
+}
+
+#[test]
+fn the_tables_are_as_large_as_the_issue_demands() {
+    assert!(REFUSED.len() >= 80, "only {} refused cases", REFUSED.len());
+    assert!(
+        ACCEPTED.len() >= 40,
+        "only {} accepted cases",
+        ACCEPTED.len()
+    );
+}
+
+#[test]
+fn seed_messages_are_word_for_word() {
+    let write = refusal("DELETE FROM readings");
+    assert_eq!(write.kind, ErrorKind::PolicyBlocked);
+    assert_eq!(
+        write.message,
+        "Only read-only SELECT queries are allowed. Write operations (INSERT, UPDATE, DELETE, DROP, etc.) are not permitted."
+    );
+    assert_eq!(write.construct, "DELETE");
+    let several = refusal("SELECT 1; SELECT 2");
+    assert_eq!(several.kind, ErrorKind::MultipleStatements);
+    assert_eq!(
+        several.message,
+        "Only single SQL statements are allowed. Remove semicolons to execute one query at a time."
+    );
+}
+
+#[test]
+fn file_reader_refusal_names_the_function_and_the_next_step() {
+    let r = refusal("SELECT * FROM read_csv('/etc/passwd')");
+    assert_eq!(r.kind, ErrorKind::PolicyBlocked);
+    assert_eq!(
+        r.message,
+        "read_csv reads files outside the database; query the database's tables instead (see list_tables)."
+    );
+    assert_eq!(r.construct, "read_csv");
+}
+
+#[test]
+fn replacement_scans_are_named_as_files() {
+    for sql in [
+        "SELECT * FROM 'glucose.csv'",
+        "SELECT * FROM \"glucose.csv\"",
+        "FROM 'glucose.csv'",
+    ] {
+        let r = refusal(sql);
+        assert_eq!(r.kind, ErrorKind::PolicyBlocked, "{sql}");
+        assert!(
+            r.message.contains("glucose.csv") && r.message.contains("file"),
+            "{sql}: {}",
+            r.message
+        );
+    }
+}
+
+#[test]
+fn unknown_relation_names_it() {
+    let r = refusal("SELECT * FROM readngs");
+    assert_eq!(r.kind, ErrorKind::UnknownName);
+    assert_eq!(r.construct, "readngs");
+    assert!(r.message.contains("readngs"));
+}
+
+#[test]
+fn a_trailing_semicolon_alone_is_fine() {
+    for sql in [
+        "SELECT 1;",
+        "SELECT 1 ;;",
+        "SELECT 1; -- bye",
+        "SELECT 1;\n/* end */\n",
+    ] {
+        assert!(run(sql).is_ok(), "{sql:?}: {:?}", run(sql));
+    }
+}
+
+#[test]
+fn accepted_reports_what_the_query_touches() {
+    let accepted = run(
+        "WITH d AS (SELECT * FROM devices) SELECT upper(r.trend), count(*) FROM READINGS r \
+         JOIN d USING (device_id), analytics.hourly h GROUP BY ALL",
+    )
+    .unwrap();
+    assert_eq!(accepted.kind, StatementKind::Query);
+    assert_eq!(
+        accepted.relations,
+        ["main.devices", "main.readings", "analytics.hourly"]
+    );
+    assert_eq!(accepted.functions, ["upper", "count"]);
+}
+
+#[test]
+fn statement_kinds_are_reported() {
+    let kind = |sql: &str| run(sql).unwrap().kind;
+    assert_eq!(kind("DESCRIBE readings"), StatementKind::Describe);
+    assert_eq!(kind("SHOW TABLES"), StatementKind::Show);
+    assert_eq!(kind("SUMMARIZE main.readings"), StatementKind::Summarize);
+    assert_eq!(kind("SUMMARIZE SELECT 1"), StatementKind::Summarize);
+    assert_eq!(
+        kind("EXPLAIN ANALYZE SELECT * FROM readings"),
+        StatementKind::Explain
+    );
+    assert_eq!(kind("VALUES (1)"), StatementKind::Query);
+}
+
+#[test]
+fn cte_names_shadow_and_scope_like_duckdb() {
+    // A CTE may be named like a catalog table, and is visible in later CTEs and the body.
+    assert!(run("WITH readings AS (SELECT 1 AS x) SELECT * FROM readings").is_ok());
+    assert!(run("WITH a AS (SELECT 1), b AS (SELECT * FROM a) SELECT * FROM b").is_ok());
+    // It is not visible outside its query.
+    assert_eq!(
+        refusal("SELECT * FROM (WITH a AS (SELECT 1) SELECT * FROM a), a").kind,
+        ErrorKind::UnknownName
+    );
+    // A non-recursive CTE does not see itself; a recursive one does.
+    assert_eq!(
+        refusal("WITH x AS (SELECT * FROM x) SELECT 1").kind,
+        ErrorKind::UnknownName
+    );
+    assert!(run("WITH RECURSIVE x AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x").is_ok());
+    // A CTE named like a file does not make other file names readable.
+    assert_eq!(
+        refusal("WITH \"x.csv\" AS (SELECT 1) SELECT * FROM (SELECT * FROM \"y.csv\")").kind,
+        ErrorKind::PolicyBlocked
+    );
+}
+
+#[test]
+fn names_resolve_case_insensitively_and_schema_qualified() {
+    for sql in [
+        "SELECT * FROM Readings",
+        "SELECT * FROM MAIN.READINGS",
+        "SELECT * FROM \"readings\"",
+        "SELECT * FROM Analytics.Hourly",
+    ] {
+        assert!(run(sql).is_ok(), "{sql}: {:?}", run(sql));
+    }
+    // A relation without a schema in the snapshot is taken as `main`.
+    let catalog = Catalog {
+        relations: vec![CatalogRelation {
+            schema: String::new(),
+            name: "t".into(),
+            columns: vec![],
+        }],
+    };
+    assert_eq!(
+        check("SELECT * FROM t", &catalog, &Policy::default())
+            .unwrap()
+            .relations,
+        ["main.t"]
+    );
+}
+
+#[test]
+fn sql_length_is_capped_before_parsing() {
+    let policy = Policy {
+        max_sql_bytes: 100,
+        ..Policy::default()
+    };
+    let long = format!("SELECT 1 AS x{}", " ".repeat(100));
+    let r = check(&long, &corpus::catalog(), &policy).unwrap_err();
+    assert_eq!(r.kind, ErrorKind::InvalidArgument);
+    assert!(r.message.contains("100"), "{}", r.message);
+    // Garbage over the cap is refused for its length, not parsed.
+    let garbage = "(".repeat(101);
+    assert_eq!(
+        check(&garbage, &corpus::catalog(), &policy)
+            .unwrap_err()
+            .kind,
+        ErrorKind::InvalidArgument
+    );
+    // The default cap is 100 KB.
+    let big = format!("SELECT 1 -- {}", "x".repeat(100 * 1024));
+    assert_eq!(refusal(&big).kind, ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn nesting_is_capped_by_the_parser_recursion_limit() {
+    let deep = format!("SELECT {}1{}", "(".repeat(200), ")".repeat(200));
+    assert_eq!(refusal(&deep).kind, ErrorKind::InvalidArgument);
+    let subqueries = format!("SELECT {}1{}", "(SELECT ".repeat(60), ")".repeat(60));
+    assert_eq!(refusal(&subqueries).kind, ErrorKind::InvalidArgument);
+    // Modest nesting is fine.
+    assert!(run(&format!("SELECT {}1{}", "(".repeat(10), ")".repeat(10))).is_ok());
+}
+
+#[test]
+fn long_operator_chains_are_capped_and_do_not_overflow_a_small_stack() {
+    // `1+1+…` nests without parser recursion; the walk has its own cap, and must not blow a
+    // 1 MiB stack (tokio worker threads have 2 MiB) before reaching it.
+    let handle = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(|| {
+            // Short enough to be validated on the caller's stack; deep enough to need it.
+            let inline = format!("SELECT 1{}", "+1".repeat(700));
+            assert!(run(&inline).is_ok(), "{:?}", run(&inline));
+            let near_cap = format!("SELECT 1{}", "+1".repeat(990));
+            let over_cap = format!("SELECT 1{}", "+1".repeat(20_000));
+            let ors = format!(
+                "SELECT * FROM readings WHERE glucose = 0{}",
+                " OR glucose = 1".repeat(5_000)
+            );
+            (
+                run(&near_cap).map(|_| ()),
+                refusal(&over_cap).kind,
+                refusal(&ors).kind,
+            )
+        })
+        .unwrap();
+    let (near, over, ors) = handle.join().expect("the validator overflowed its stack");
+    assert!(near.is_ok(), "{near:?}");
+    assert_eq!(over, ErrorKind::InvalidArgument);
+    assert_eq!(ors, ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn identifiers_are_capped() {
+    let long_name = "a".repeat(300);
+    assert_eq!(
+        refusal(&format!("SELECT 1 AS {long_name}")).kind,
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        refusal(&format!("SELECT 1 AS \"{long_name}\"")).kind,
+        ErrorKind::InvalidArgument
+    );
+    assert!(run(&format!("SELECT 1 AS {}", "a".repeat(255))).is_ok());
+}
+
+#[test]
+fn quoted_strings_and_identifiers_may_hold_anything_harmless() {
+    for sql in [
+        "SELECT 'DROP TABLE readings; --' AS \"; DELETE FROM readings\"",
+        "SELECT '/* not a comment */', '-- nor this', '''quoted''' AS q",
+        "SELECT 'read_csv(''/etc/passwd'')' AS s",
+        "SELECT \"read_csv\" FROM (SELECT 1 AS \"read_csv\")",
+        "SELECT 'ünïcödé ✓', 'tab\there'",
+        "SELECT 1 -- comment with 'quote and \"dq\n",
+    ] {
+        assert!(run(sql).is_ok(), "{sql}: {:?}", run(sql));
+    }
 }
 
 #[test]
