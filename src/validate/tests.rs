@@ -343,3 +343,36 @@ fn print_verdicts() {
         }
     }
 }
+
+/// Regenerates the fuzz seed corpus from the case tables:
+/// `cargo test --release --no-default-features --lib write_fuzz_seed_corpus -- --ignored`.
+#[test]
+#[ignore = "writes fuzz/corpus; run by hand when the case tables change"]
+fn write_fuzz_seed_corpus() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let bytes_dir = root.join("validate_bytes");
+    let structured_dir = root.join("validate_structured");
+    std::fs::create_dir_all(&bytes_dir).unwrap();
+    std::fs::create_dir_all(&structured_dir).unwrap();
+    let texts = ACCEPTED
+        .iter()
+        .copied()
+        .chain(REFUSED.iter().map(|(sql, _)| *sql));
+    for (i, sql) in texts
+        .chain(KNOWN_LIMITATIONS.iter().map(|(sql, _, _)| *sql))
+        .enumerate()
+    {
+        std::fs::write(bytes_dir.join(format!("case-{i:03}.sql")), sql).unwrap();
+    }
+    // Structured inputs are raw bytes for `arbitrary`; a spread of fixed patterns.
+    for seed in 0u32..24 {
+        let bytes: Vec<u8> = (0..256u32)
+            .map(|i| {
+                (i.wrapping_mul(2_654_435_761)
+                    .wrapping_add(seed.wrapping_mul(40_503))
+                    >> 13) as u8
+            })
+            .collect();
+        std::fs::write(structured_dir.join(format!("seed-{seed:02}.bin")), bytes).unwrap();
+    }
+}

@@ -1,0 +1,1 @@
+SELECT device_id, avg(glucose) AS mean_glucose FROM readings GROUP BY device_id ORDER BY mean_glucose DESC

@@ -1,0 +1,1 @@
+SELECT device_id, count(*) FROM readings GROUP BY ALL

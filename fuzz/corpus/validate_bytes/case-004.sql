@@ -1,0 +1,1 @@
+SELECT date_trunc('hour', ts) AS hour, avg(glucose) FROM readings WHERE ts >= TIMESTAMP '2024-01-01' GROUP BY 1 ORDER BY 1

@@ -1,0 +1,1 @@
+SELECT ts, glucose, avg(glucose) OVER (ORDER BY ts ROWS BETWEEN 11 PRECEDING AND CURRENT ROW) AS rolling FROM readings

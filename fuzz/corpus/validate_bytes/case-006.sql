@@ -1,0 +1,1 @@
+SELECT * FROM readings QUALIFY row_number() OVER (PARTITION BY device_id ORDER BY ts DESC) = 1

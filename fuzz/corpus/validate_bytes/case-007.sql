@@ -1,0 +1,1 @@
+WITH daily AS (SELECT ts::DATE AS day, avg(glucose) AS g FROM readings GROUP BY 1) SELECT * FROM daily WHERE g > 150

@@ -1,0 +1,1 @@
+SELECT glucose FROM readings UNION ALL SELECT units::INTEGER FROM pump_events

@@ -1,0 +1,1 @@
+SELECT ts, glucose FROM readings UNION BY NAME SELECT ts, units AS glucose FROM pump_events

@@ -1,0 +1,1 @@
+FROM readings SELECT ts, glucose

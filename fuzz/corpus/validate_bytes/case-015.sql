@@ -1,0 +1,1 @@
+SELECT * EXCLUDE (raw) FROM readings

@@ -1,0 +1,1 @@
+SELECT * REPLACE (glucose / 18.0 AS glucose) FROM readings

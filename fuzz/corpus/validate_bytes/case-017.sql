@@ -1,0 +1,1 @@
+SELECT COLUMNS('gluc.*') FROM readings

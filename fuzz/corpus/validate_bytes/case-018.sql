@@ -1,0 +1,1 @@
+SELECT max(COLUMNS(*)) FROM readings

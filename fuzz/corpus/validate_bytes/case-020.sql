@@ -1,0 +1,1 @@
+SELECT list_filter([glucose, 100], x -> x > 90) FROM readings

@@ -1,0 +1,1 @@
+SELECT list_reduce([1, 2, 3], (a, b) -> a + b) AS total

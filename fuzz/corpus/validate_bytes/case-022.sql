@@ -1,0 +1,1 @@
+SELECT [1, 2, 3] AS l, {'a': 1, 'b': 'two'} AS s, MAP {'k': 1} AS m

@@ -1,0 +1,1 @@
+SELECT raw -> 'trend' AS t, raw ->> 'rate' AS r FROM readings

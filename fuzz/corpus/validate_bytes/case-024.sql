@@ -1,0 +1,1 @@
+SELECT json_extract(raw, '$.rate') FROM readings

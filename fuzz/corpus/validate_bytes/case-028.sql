@@ -1,0 +1,1 @@
+SELECT * FROM readings, unnest([1, 2]) AS u(x)

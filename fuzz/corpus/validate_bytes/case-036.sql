@@ -1,0 +1,1 @@
+SUMMARIZE SELECT glucose FROM readings

@@ -1,0 +1,1 @@
+SELECT * FROM duckdb_tables()

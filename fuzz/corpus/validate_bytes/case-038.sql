@@ -1,0 +1,1 @@
+SELECT table_name, column_name FROM duckdb_columns() WHERE table_name = 'readings'

@@ -1,0 +1,1 @@
+SELECT 'x; DROP TABLE readings' AS s

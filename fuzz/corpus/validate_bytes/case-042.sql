@@ -1,0 +1,1 @@
+SELECT /* ; DROP TABLE readings; */ glucose FROM readings -- trailing comment; DROP TABLE readings

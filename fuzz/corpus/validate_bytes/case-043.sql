@@ -1,0 +1,1 @@
+SELECT glucose FROM readings;

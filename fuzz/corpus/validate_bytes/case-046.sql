@@ -1,0 +1,1 @@
+SELECT r.ts, d.model FROM readings r JOIN devices d ON r.device_id = d.device_id

@@ -1,0 +1,1 @@
+SELECT * FROM readings r LEFT JOIN devices d USING (device_id)

@@ -1,0 +1,1 @@
+SELECT * FROM readings WHERE device_id IN (SELECT device_id FROM devices WHERE model = 'G7')

@@ -1,0 +1,1 @@
+SELECT * FROM readings WHERE EXISTS (SELECT 1 FROM pump_events p WHERE p.ts = readings.ts)

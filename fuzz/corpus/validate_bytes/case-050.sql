@@ -1,0 +1,1 @@
+SELECT d.device_id, latest.glucose FROM devices d, LATERAL (SELECT glucose FROM readings r WHERE r.device_id = d.device_id ORDER BY ts DESC LIMIT 1) latest

@@ -1,0 +1,1 @@
+SELECT sum(units) FILTER (WHERE event_type = 'bolus') FROM pump_events

@@ -1,0 +1,1 @@
+SELECT quantile_cont(glucose, 0.9), median(glucose), stddev(glucose) FROM readings

@@ -1,0 +1,1 @@
+SELECT CASE WHEN glucose < 70 THEN 'low' WHEN glucose > 180 THEN 'high' ELSE 'in range' END AS band, count(*) FROM readings GROUP BY band

@@ -1,0 +1,1 @@
+SELECT strftime(ts, '%Y-%m-%d') FROM readings

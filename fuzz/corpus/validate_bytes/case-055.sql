@@ -1,0 +1,1 @@
+SELECT ts + INTERVAL '1 hour' FROM readings

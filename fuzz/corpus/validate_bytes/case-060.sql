@@ -1,0 +1,1 @@
+SELECT DISTINCT ON (device_id) device_id, ts FROM readings ORDER BY device_id, ts DESC

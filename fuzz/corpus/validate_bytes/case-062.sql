@@ -1,0 +1,1 @@
+SELECT struct_pack(a := 1, b := 2) AS s

@@ -1,0 +1,1 @@
+select Glucose from READINGS

@@ -1,0 +1,1 @@
+SELECT regexp_matches(body, 'insulin') FROM notes

@@ -1,0 +1,1 @@
+SELECT coalesce(glucose, 0) FROM readings

@@ -1,0 +1,1 @@
+SELECT TRY_CAST(trend AS INTEGER) FROM readings

@@ -1,0 +1,1 @@
+SELECT 'semi;colon' || ';' AS s FROM readings -- comment ; with ; semicolons

@@ -1,0 +1,1 @@
+SELECT * FROM readings WHERE trend ILIKE '%up%'

@@ -1,0 +1,1 @@
+SELECT ts, lag(glucose) OVER w FROM readings WINDOW w AS (PARTITION BY device_id ORDER BY ts)

@@ -1,0 +1,1 @@
+SELECT * FROM (SELECT * FROM readings) sub WHERE sub.glucose > 100

@@ -1,0 +1,1 @@
+SELECT epoch_ms(ts) FROM readings

@@ -1,0 +1,1 @@
+SELECT generate_series(1, 3) AS s

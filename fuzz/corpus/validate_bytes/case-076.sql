@@ -1,0 +1,1 @@
+SELECT $$dollar; quoted$$ AS s

@@ -1,0 +1,1 @@
+SELECT count(*) FROM readings WHERE device_id NOT IN ('a', 'b') AND glucose IS NOT NULL

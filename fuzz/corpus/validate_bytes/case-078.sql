@@ -1,0 +1,1 @@
+SELECT upper(trend), length(trend), trend[1:2] FROM readings

@@ -1,0 +1,1 @@
+SELECT ts::DATE AS day, arg_max(glucose, ts) FROM readings GROUP BY day

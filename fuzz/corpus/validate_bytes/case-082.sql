@@ -1,0 +1,1 @@
+INSERT INTO readings VALUES (now(), 100, 'a', 'flat', '{}')

@@ -1,0 +1,1 @@
+INSERT OR REPLACE INTO readings SELECT * FROM readings

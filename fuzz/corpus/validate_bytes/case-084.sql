@@ -1,0 +1,1 @@
+UPDATE readings SET glucose = 0

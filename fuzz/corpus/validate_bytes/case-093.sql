@@ -1,0 +1,1 @@
+CREATE MACRO m(x) AS x + 1

@@ -1,0 +1,1 @@
+WITH x AS (SELECT 1) INSERT INTO readings SELECT * FROM x

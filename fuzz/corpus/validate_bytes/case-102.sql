@@ -1,0 +1,1 @@
+EXPLAIN DELETE FROM readings

@@ -1,0 +1,1 @@
+EXPLAIN ANALYZE INSERT INTO readings SELECT * FROM readings

@@ -1,0 +1,1 @@
+DESCRIBE INSERT INTO readings SELECT * FROM readings

@@ -1,0 +1,1 @@
+DETACH x

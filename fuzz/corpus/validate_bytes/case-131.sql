@@ -1,0 +1,1 @@
+FORCE INSTALL httpfs

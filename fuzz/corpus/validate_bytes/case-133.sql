@@ -1,0 +1,1 @@
+COPY readings TO '/tmp/out.csv'

@@ -1,0 +1,1 @@
+COPY readings FROM '/tmp/in.csv'

@@ -1,0 +1,1 @@
+COPY (SELECT 1) TO '/tmp/x.parquet' (FORMAT parquet)

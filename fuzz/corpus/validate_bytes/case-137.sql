@@ -1,0 +1,1 @@
+IMPORT DATABASE '/tmp/dump'

@@ -1,0 +1,2 @@
+SELECT 1; -- comment
+DROP TABLE readings

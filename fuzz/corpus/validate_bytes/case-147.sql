@@ -1,0 +1,1 @@
+DROP TABLE readings; SELECT 1

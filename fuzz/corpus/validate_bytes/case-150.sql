@@ -1,0 +1,1 @@
+SELECT /* /* */ 2 */* ; DROP TABLE readings; -- */ 3

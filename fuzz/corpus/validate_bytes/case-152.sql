@@ -1,0 +1,1 @@
+SELECT e'\' , ' ; DROP TABLE readings; --'

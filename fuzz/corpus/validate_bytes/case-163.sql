@@ -1,0 +1,1 @@
+SELECT * FROM read_blob('/etc/shadow')

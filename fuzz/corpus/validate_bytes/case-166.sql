@@ -1,0 +1,1 @@
+SELECT * FROM sniff_csv('x.csv')

@@ -1,0 +1,1 @@
+SELECT * FROM iceberg_scan('x')

@@ -1,0 +1,1 @@
+SELECT * FROM sqlite_scan('x.db', 't')

@@ -1,0 +1,1 @@
+SELECT * FROM LATERAL read_csv('x.csv')

@@ -1,0 +1,1 @@
+SELECT * FROM 'https://example.com/data.csv'

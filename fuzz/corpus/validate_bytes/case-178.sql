@@ -1,0 +1,1 @@
+SELECT * FROM "~/.ssh/id_rsa"

@@ -1,0 +1,1 @@
+DESCRIBE 'x.csv'

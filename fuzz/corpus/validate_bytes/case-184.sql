@@ -1,0 +1,1 @@
+SUMMARIZE SELECT * FROM read_csv('x.csv')

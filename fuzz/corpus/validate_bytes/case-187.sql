@@ -1,0 +1,1 @@
+SELECT * FROM json_execute_serialized_sql('x')

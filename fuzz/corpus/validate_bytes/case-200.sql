@@ -1,0 +1,1 @@
+SELECT getvariable('x')

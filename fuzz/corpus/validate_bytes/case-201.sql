@@ -1,0 +1,1 @@
+SELECT read_text('/etc/passwd')

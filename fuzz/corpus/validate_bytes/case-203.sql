@@ -1,0 +1,1 @@
+SELECT main.getenv('HOME')

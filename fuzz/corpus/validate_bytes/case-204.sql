@@ -1,0 +1,1 @@
+SELECT * INTO newtable FROM readings

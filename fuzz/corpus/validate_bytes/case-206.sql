@@ -1,0 +1,1 @@
+UNPIVOT readings ON glucose INTO NAME k VALUE v

@@ -1,0 +1,1 @@
+SELECT * FROM readings UNPIVOT (v FOR k IN (glucose, trend))

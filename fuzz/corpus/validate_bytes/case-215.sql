@@ -1,0 +1,1 @@
+SELECT * FROM readings WHERE glucose IN (SELECT * FROM read_csv('x.csv'))

@@ -1,0 +1,1 @@
+SELECT * FROM readings UNION ALL SELECT * FROM 'x.csv'

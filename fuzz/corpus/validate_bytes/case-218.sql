@@ -1,0 +1,1 @@
+SELECT * FROM readings, LATERAL (SELECT * FROM read_csv('x.csv'))

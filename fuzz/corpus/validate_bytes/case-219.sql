@@ -1,0 +1,1 @@
+SELECT * FROM readings JOIN read_csv('x.csv') ON true

@@ -1,0 +1,1 @@
+SELECT coalesce(NULL, (SELECT nextval('s')))

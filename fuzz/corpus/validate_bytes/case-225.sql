@@ -1,0 +1,1 @@
+SELECT * FROM readings WHERE EXISTS (SELECT 1 FROM glob('*'))

@@ -1,0 +1,1 @@
+SELECT * FROM readings ORDER BY (SELECT 1 FROM read_csv('x'))

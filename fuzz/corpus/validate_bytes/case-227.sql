@@ -1,0 +1,1 @@
+SELECT sum(glucose) OVER (PARTITION BY getenv('X')) FROM readings

@@ -1,0 +1,1 @@
+SELECT * FROM readings QUALIFY setseed(0.1) IS NULL

@@ -1,0 +1,1 @@
+SELECT * FROM range((SELECT count(*) FROM read_csv('x.csv')))

@@ -1,0 +1,1 @@
+SELECT * FROM unnest((SELECT list(x) FROM 'x.csv'))

@@ -1,0 +1,1 @@
+SELECT MAP {'k': current_setting('threads')}

@@ -1,0 +1,1 @@
+SELECT CASE WHEN true THEN getenv('X') END

@@ -1,0 +1,1 @@
+SELECT * FROM readings LIMIT (SELECT count(*) FROM read_csv('x'))

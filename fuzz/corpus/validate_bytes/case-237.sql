@@ -1,0 +1,1 @@
+SELECT count(*) FILTER (WHERE getenv('X') IS NULL) FROM readings

@@ -1,0 +1,1 @@
+SELECT * FROM (SELECT * FROM readings) AS s, (SELECT * INTO t2 FROM readings) AS u

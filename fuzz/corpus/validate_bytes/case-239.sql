@@ -1,0 +1,1 @@
+EXPLAIN SELECT * FROM read_csv('x.csv')

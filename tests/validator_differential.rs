@@ -1,0 +1,265 @@
+//! Differential test: whatever the validator accepts, DuckDB's own parser must see as exactly
+//! one statement of a read-only type.
+//!
+//! Inputs: every accepted case of `validate::corpus`, a few thousand queries from the grammar
+//! (`validate::generate`, fixed seeds) and lexical edge cases. For each accepted text, DuckDB's
+//! statement splitter (`duckdb_extract_statements`) must find one statement, and preparing it
+//! (against an in-memory copy of the test schema) must give SELECT or EXPLAIN; when DuckDB cannot
+//! bind it (e.g. types do not fit), `json_serialize_sql` must still parse it as one SELECT.
+//!
+//! The C API is used directly because the `duckdb` crate's `prepare` runs every statement but
+//! the last of a multi-statement string and does not expose the statement type.
+#![cfg(feature = "engine")]
+
+use std::ffi::{CStr, CString};
+use std::ptr;
+
+use duckdb::ffi;
+use duckgate::validate::{Policy, check, corpus, generate};
+
+/// What DuckDB makes of one SQL text.
+#[derive(Debug)]
+enum DuckView {
+    /// `duckdb_extract_statements` failed (a parse error).
+    ParseError(String),
+    /// The statements it found: their types where they could be prepared, or the prepare error.
+    Statements(Vec<Result<ffi::duckdb_statement_type, String>>),
+}
+
+/// An in-memory DuckDB with the test schema, reached through the C API.
+struct Duck {
+    db: ffi::duckdb_database,
+    con: ffi::duckdb_connection,
+}
+
+fn c_string(text: *const std::os::raw::c_char) -> String {
+    if text.is_null() {
+        return String::new();
+    }
+    // SAFETY: DuckDB returns NUL-terminated strings that live as long as their owner object,
+    // which the callers keep alive across this call.
+    unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+impl Duck {
+    fn open() -> Duck {
+        let mut db: ffi::duckdb_database = ptr::null_mut();
+        let mut con: ffi::duckdb_connection = ptr::null_mut();
+        // SAFETY: out-pointers to locals; a null path opens an in-memory database.
+        unsafe {
+            assert_eq!(
+                ffi::duckdb_open(ptr::null(), &mut db),
+                ffi::duckdb_state_DuckDBSuccess
+            );
+            assert_eq!(
+                ffi::duckdb_connect(db, &mut con),
+                ffi::duckdb_state_DuckDBSuccess
+            );
+        }
+        let duck = Duck { db, con };
+        for statement in corpus::SCHEMA_SQL
+            .split(';')
+            .filter(|s| !s.trim().is_empty())
+        {
+            duck.execute(statement);
+        }
+        duck
+    }
+
+    fn execute(&self, sql: &str) {
+        let text = CString::new(sql).unwrap();
+        // SAFETY: `result` is zero-initialised as the C API expects and destroyed after use.
+        unsafe {
+            let mut result: ffi::duckdb_result = std::mem::zeroed();
+            let state = ffi::duckdb_query(self.con, text.as_ptr(), &mut result);
+            let error = c_string(ffi::duckdb_result_error(&mut result));
+            ffi::duckdb_destroy_result(&mut result);
+            assert_eq!(state, ffi::duckdb_state_DuckDBSuccess, "{sql}: {error}");
+        }
+    }
+
+    /// DuckDB's own split of `sql` into statements, and each statement's type.
+    fn view(&self, sql: &str) -> DuckView {
+        let text = CString::new(sql).expect("validated SQL has no NUL");
+        // SAFETY: the extracted set and every prepared statement are destroyed before return;
+        // error strings are copied out while their owners are alive.
+        unsafe {
+            let mut extracted: ffi::duckdb_extracted_statements = ptr::null_mut();
+            let count = ffi::duckdb_extract_statements(self.con, text.as_ptr(), &mut extracted);
+            if count == 0 {
+                let error = c_string(ffi::duckdb_extract_statements_error(extracted));
+                ffi::duckdb_destroy_extracted(&mut extracted);
+                return DuckView::ParseError(error);
+            }
+            let mut statements = Vec::new();
+            for index in 0..count {
+                let mut prepared: ffi::duckdb_prepared_statement = ptr::null_mut();
+                let state = ffi::duckdb_prepare_extracted_statement(
+                    self.con,
+                    extracted,
+                    index,
+                    &mut prepared,
+                );
+                statements.push(if state == ffi::duckdb_state_DuckDBSuccess {
+                    Ok(ffi::duckdb_prepared_statement_type(prepared))
+                } else {
+                    Err(c_string(ffi::duckdb_prepare_error(prepared)))
+                });
+                ffi::duckdb_destroy_prepare(&mut prepared);
+            }
+            ffi::duckdb_destroy_extracted(&mut extracted);
+            DuckView::Statements(statements)
+        }
+    }
+
+    /// `json_serialize_sql`: parses without binding; succeeds only for SELECT statements.
+    fn serialized_select_count(&self, sql: &str) -> Result<usize, String> {
+        let conn = duckdb::Connection::open_in_memory().map_err(|e| e.to_string())?;
+        let json: String = conn
+            .query_row("SELECT json_serialize_sql(?)", [sql], |row| row.get(0))
+            .map_err(|e| e.to_string())?;
+        let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| e.to_string())?;
+        if value["error"].as_bool() == Some(true) {
+            return Err(value["error_message"].to_string());
+        }
+        Ok(value["statements"].as_array().map_or(0, Vec::len))
+    }
+}
+
+impl Drop for Duck {
+    fn drop(&mut self) {
+        // SAFETY: handles opened in `open`, closed once.
+        unsafe {
+            ffi::duckdb_disconnect(&mut self.con);
+            ffi::duckdb_close(&mut self.db);
+        }
+    }
+}
+
+const READ_ONLY_TYPES: [ffi::duckdb_statement_type; 2] = [
+    ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_SELECT,
+    ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_EXPLAIN,
+];
+
+/// Why DuckDB disagrees with an acceptance, if it does.
+fn disagreement(duck: &Duck, sql: &str) -> Option<String> {
+    match duck.view(sql) {
+        DuckView::ParseError(e) => Some(format!("DuckDB cannot parse it: {e}")),
+        DuckView::Statements(statements) if statements.len() != 1 => {
+            Some(format!("DuckDB sees {} statements", statements.len()))
+        }
+        DuckView::Statements(statements) => match &statements[0] {
+            Ok(kind) if READ_ONLY_TYPES.contains(kind) => None,
+            Ok(kind) => Some(format!("DuckDB prepares it as statement type {kind}")),
+            // Not bindable here (types, unknown columns): fall back to the parse-only check.
+            Err(prepare_error) => match duck.serialized_select_count(sql) {
+                Ok(1) => None,
+                Ok(n) => Some(format!("json_serialize_sql sees {n} statements")),
+                Err(e) => Some(format!(
+                    "not preparable ({prepare_error}) and not a SELECT ({e})"
+                )),
+            },
+        },
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
+fn seeded_bytes(seed: u64, len: usize) -> Vec<u8> {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..len)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect()
+}
+
+/// Accepted texts with unusual lexical shapes: comments, quotes and semicolons in odd places.
+const LEXICAL_EDGES: &[&str] = &[
+    "SELECT 1 -- comment\r\n",
+    "SELECT 1 --\r\n; -- trailing",
+    "SELECT 'it''s' AS \"quo\"\"ted\" -- ;",
+    "SELECT 1 /* ; */ + /**/ 2",
+    "SELECT 1 <--x\n2",
+    "SELECT 2 +--x\n3",
+    "SELECT $$a;b$$ AS s",
+    "SELECT $tag$ ; DROP TABLE readings; $tag$ AS s",
+    "SELECT 'a\\' AS backslash_is_plain",
+    "SELECT 'x' AS \"e\"",
+    "SELECT 1 AS a$b",
+    "SELECT\t1\n;\n",
+    "SELECT '\u{e9}t\u{e9}' AS accents",
+];
+
+/// Every accepted input DuckDB sees as one read-only statement.
+#[test]
+fn duckdb_agrees_with_every_acceptance() {
+    let duck = Duck::open();
+    let catalog = corpus::catalog();
+    let policy = Policy::default();
+    let mut inputs: Vec<String> = corpus::ACCEPTED.iter().map(|s| s.to_string()).collect();
+    inputs.extend(LEXICAL_EDGES.iter().map(|s| s.to_string()));
+    inputs.extend((0..3000).map(|seed| generate::from_bytes(&seeded_bytes(seed, 600)).render()));
+    let mut accepted = 0;
+    let mut disagreements = Vec::new();
+    for sql in &inputs {
+        if check(sql, &catalog, &policy).is_err() {
+            continue;
+        }
+        accepted += 1;
+        if let Some(why) = disagreement(&duck, sql) {
+            disagreements.push(format!("{sql}\n    -> {why}"));
+        }
+    }
+    eprintln!(
+        "differential: {accepted} accepted inputs, {} disagreements",
+        disagreements.len()
+    );
+    assert!(
+        accepted >= 3000,
+        "too few accepted inputs ({accepted}) for the test to mean much"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+}
+
+/// The lexical tricks the validator refuses are real: DuckDB splits them into several statements
+/// (or fails to parse), while sqlparser's own splitter would have seen a single one.
+#[test]
+fn refused_lexical_tricks_really_hide_a_second_statement_from_sqlparser() {
+    let duck = Duck::open();
+    let tricks = [
+        "SELECT 1 --x\r; DROP TABLE readings",
+        "SELECT /* /* */ 2 */* ; DROP TABLE readings; -- */ 3",
+        "SELECT 1 AS `x; DROP TABLE readings; --`",
+        "SELECT e'\\' , ' ; DROP TABLE readings; --'",
+    ];
+    for sql in tricks {
+        assert!(
+            check(sql, &corpus::catalog(), &Policy::default()).is_err(),
+            "{sql} must be refused"
+        );
+        let sqlparser_count =
+            sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::DuckDbDialect {}, sql)
+                .map(|s| s.len())
+                .unwrap_or(0);
+        let duck_count = match duck.view(sql) {
+            DuckView::ParseError(_) => 0,
+            DuckView::Statements(s) => s.len(),
+        };
+        eprintln!("{sql:?}: sqlparser sees {sqlparser_count}, DuckDB sees {duck_count}");
+        assert_ne!(
+            (sqlparser_count, duck_count),
+            (1, 1),
+            "{sql}: no disagreement, so no trick"
+        );
+    }
+}
