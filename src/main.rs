@@ -162,7 +162,7 @@ fn main() -> ExitCode {
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DUCKGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,duckgate=info"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }
 
@@ -328,6 +328,49 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
 }
 
 async fn demo(out_path: PathBuf) -> ExitCode {
-    let _ = out_path;
-    usage_error("demo is not built yet")
+    let out_path = match std::path::absolute(&out_path) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&format!("cannot resolve --out {}: {e}", out_path.display())),
+    };
+    if out_path.exists() {
+        tracing::info!("using the existing demo database at {}", out_path.display());
+    } else {
+        let mut progress = |done: u64, total: u64| draw_progress(done, total);
+        match duckgate::engine::demo_data::write_demo_database(&out_path, &mut progress) {
+            Ok(summary) => {
+                eprintln!();
+                let tables: Vec<String> =
+                    summary.tables.iter().map(|(t, n)| format!("{t} ({n} rows)")).collect();
+                out::text(&format!("Wrote {}: {}", summary.path.display(), tables.join(", ")));
+            }
+            Err(e) => {
+                eprintln!();
+                tracing::error!("could not write the demo database: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => return usage_error(&format!("cannot find our own binary: {e}")),
+    };
+    let mut stdout = std::io::stdout();
+    match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("demo session failed: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A one-line progress bar on stderr (stdout stays clean for the session transcript).
+fn draw_progress(done: u64, total: u64) {
+    let width = 30u64;
+    let filled = if total == 0 { width } else { (done * width / total).min(width) };
+    eprint!(
+        "\rbuilding demo database [{}{}] {done}/{total}",
+        "#".repeat(filled as usize),
+        " ".repeat((width - filled) as usize)
+    );
 }
