@@ -338,6 +338,9 @@ struct Renderer {
     plant: Option<(usize, Plant)>,
     planted: bool,
     ctes: usize,
+    /// Inside a window function's argument or definition, where DuckDB's parser refuses
+    /// further window functions (even in subqueries).
+    in_window: usize,
 }
 
 fn quote_string(text: &str) -> String {
@@ -459,7 +462,7 @@ impl Renderer {
             self.push(" GROUP BY ALL");
         }
         // sqlparser 0.63 reads QUALIFY after a FROM-first select list as an alias.
-        if s.qualify && !from_first {
+        if s.qualify && !from_first && self.in_window == 0 {
             self.push(" QUALIFY row_number() OVER (ORDER BY 1) <= 5");
         }
     }
@@ -506,7 +509,13 @@ impl Renderer {
                     self.expr(e, depth + 1);
                     self.push(")");
                 }
+                ItemSpec::Window(e, _) if self.in_window > 0 => {
+                    self.push("max(");
+                    self.expr(e, depth + 1);
+                    self.push(")");
+                }
                 ItemSpec::Window(e, partition) => {
+                    self.in_window += 1;
                     self.push("sum(");
                     self.expr(e, depth + 1);
                     self.push(") OVER (");
@@ -516,6 +525,7 @@ impl Renderer {
                         self.push(" ");
                     }
                     self.push("ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)");
+                    self.in_window -= 1;
                 }
             }
         }
@@ -711,6 +721,7 @@ impl QuerySpec {
             plant: None,
             planted: false,
             ctes: 0,
+            in_window: 0,
         };
         counting.query(self);
         let slots = counting.slots;
@@ -724,6 +735,7 @@ impl QuerySpec {
             plant,
             planted: false,
             ctes: 0,
+            in_window: 0,
         };
         renderer.query(self);
         (renderer.out, slots)
