@@ -73,8 +73,41 @@ fn measure(name: &str, sql: &str, iterations: usize) {
     );
 }
 
+/// sqlparser alone on the same text (tokenize; tokenize + parse), for scale: the validator
+/// cannot be faster than the parser it walks.
+fn measure_sqlparser_alone(sql: &str, iterations: usize) {
+    use sqlparser::dialect::DuckDbDialect;
+    use sqlparser::parser::Parser;
+    use sqlparser::tokenizer::Tokenizer;
+    let time = |f: &dyn Fn()| {
+        let mut times: Vec<Duration> = (0..iterations)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        percentile(&times, 0.50).as_secs_f64() * 1e6
+    };
+    let tokenize = time(&|| {
+        std::hint::black_box(
+            Tokenizer::new(&DuckDbDialect {}, sql)
+                .tokenize_with_location()
+                .ok(),
+        );
+    });
+    let parse = time(&|| {
+        std::hint::black_box(Parser::parse_sql(&DuckDbDialect {}, sql).ok());
+    });
+    println!(
+        "  sqlparser alone: tokenize p50 {tokenize:.1} µs, tokenize + parse p50 {parse:.1} µs"
+    );
+}
+
 fn main() {
     measure("cgm query (~1 KB)", CGM_QUERY, 5000);
+    measure_sqlparser_alone(CGM_QUERY, 5000);
     measure("short query", "SELECT * FROM readings LIMIT 10", 5000);
     let long = format!(
         "SELECT {} FROM readings",
