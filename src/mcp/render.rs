@@ -141,7 +141,8 @@ fn column_line(column: &ColumnInfo) -> String {
     if column.primary_key {
         flags.push("PRIMARY KEY".into());
     }
-    if column.unique {
+    // A primary key is unique by definition; saying both is noise.
+    if column.unique && !column.primary_key {
         flags.push("UNIQUE".into());
     }
     if !column.nullable {
