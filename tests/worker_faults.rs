@@ -28,11 +28,16 @@ fn build_db(dir: &Path) -> PathBuf {
 async fn serve(db: &Path, extra: &[&str]) -> McpClient {
     let mut args: Vec<String> = vec!["serve".into(), "--db".into(), db.display().to_string()];
     args.extend(extra.iter().map(|s| s.to_string()));
-    McpClient::spawn(Path::new(env!("CARGO_BIN_EXE_duckgate")), &args).await.expect("start server")
+    McpClient::spawn(Path::new(env!("CARGO_BIN_EXE_duckgate")), &args)
+        .await
+        .expect("start server")
 }
 
 async fn query(client: &McpClient, sql: &str) -> Value {
-    let result = client.call("query", json!({ "sql": sql })).await.expect("tools/call answered");
+    let result = client
+        .call("query", json!({ "sql": sql }))
+        .await
+        .expect("tools/call answered");
     let mut envelope = envelope_of(&result).clone();
     envelope["_text"] = Value::String(text_of(&result).to_string());
     envelope
@@ -52,14 +57,30 @@ async fn assert_still_serving(client: &McpClient) {
 /// Pids of the server's worker children (`duckgate __worker`).
 fn worker_pids(server_pid: u32) -> Vec<i32> {
     let mut pids = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return pids };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return pids;
+    };
     for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
         // Fields after the command's closing parenthesis: state, ppid, …
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.trim().to_string()) else { continue };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r.trim().to_string()) else {
+            continue;
+        };
         let fields: Vec<&str> = rest.split_whitespace().collect();
         let ppid: u32 = fields.get(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        if fields.first() == Some(&"Z") {
+            // Exited, waiting to be reaped: not a worker that can still be running anything.
+            continue;
+        }
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
         if ppid == server_pid && String::from_utf8_lossy(&cmdline).contains("__worker") {
             pids.push(pid);
@@ -70,13 +91,21 @@ fn worker_pids(server_pid: u32) -> Vec<i32> {
 
 /// (open fds, threads, zombie children) of a process.
 fn process_footprint(pid: u32) -> (usize, usize, usize) {
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0);
-    let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map(|d| d.count()).unwrap_or(0);
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.count())
+        .unwrap_or(0);
     let mut zombies = 0;
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
-            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
             let fields: Vec<&str> = rest.split_whitespace().collect();
             if fields.first() == Some(&"Z") && fields.get(1) == Some(&pid.to_string().as_str()) {
                 zombies += 1;
@@ -92,7 +121,10 @@ async fn cpu_bomb_is_killed_at_the_deadline_while_other_queries_are_answered() {
     let db = build_db(&dir);
     let client = serve(&db, &["--timeout", "3"]).await;
     let bomb = client
-        .start_call("query", json!({ "sql": "SELECT sum(i) FROM range(10000000000000::BIGINT) t(i)" }))
+        .start_call(
+            "query",
+            json!({ "sql": "SELECT sum(i) FROM range(10000000000000::BIGINT) t(i)" }),
+        )
         .await
         .expect("start bomb");
     // While the bomb runs, an ordinary query on the same server is answered.
@@ -114,9 +146,17 @@ async fn cpu_bomb_is_killed_at_the_deadline_while_other_queries_are_answered() {
         let stat = std::fs::read_to_string(format!("/proc/{worker}/stat")).unwrap_or_default();
         let cpu_ticks: u64 = stat
             .rsplit_once(')')
-            .map(|(_, r)| r.split_whitespace().nth(11).and_then(|t| t.parse().ok()).unwrap_or(0))
+            .map(|(_, r)| {
+                r.split_whitespace()
+                    .nth(11)
+                    .and_then(|t| t.parse().ok())
+                    .unwrap_or(0)
+            })
             .unwrap_or(0);
-        assert!(cpu_ticks < 100, "a worker is still burning CPU after the deadline: {stat}");
+        assert!(
+            cpu_ticks < 100,
+            "a worker is still burning CPU after the deadline: {stat}"
+        );
     }
     assert_still_serving(&client).await;
     client.close().await.expect("close");
@@ -127,8 +167,11 @@ async fn memory_bomb_ends_as_resource_limit_and_the_next_call_works() {
     let dir = temp_dir("mem");
     let db = build_db(&dir);
     let client = serve(&db, &["--memory-limit", "256MB", "--timeout", "60"]).await;
-    let envelope =
-        query(&client, "SELECT list(repeat('x', 1000)) FROM range(100000000) t(i)").await;
+    let envelope = query(
+        &client,
+        "SELECT list(repeat('x', 1000)) FROM range(100000000) t(i)",
+    )
+    .await;
     assert_eq!(envelope["status"], "error", "{envelope}");
     assert_eq!(error_kind(&envelope), "resource_limit", "{envelope}");
     assert_still_serving(&client).await;
@@ -142,23 +185,37 @@ async fn worker_killed_from_outside_gives_a_clear_error_and_the_next_call_works(
     // No warm spare: the only worker child is the one running the query.
     let client = serve(&db, &["--warm-workers", "0", "--timeout", "60"]).await;
     let server = client.server_pid().expect("server pid");
+    // Fill the catalog cache first, so the only worker started below is the query's own.
+    assert_still_serving(&client).await;
     let slow = client
-        .start_call("query", json!({ "sql": "SELECT sum(i) FROM range(10000000000000::BIGINT) t(i)" }))
+        .start_call(
+            "query",
+            json!({ "sql": "SELECT sum(i) FROM range(10000000000000::BIGINT) t(i)" }),
+        )
         .await
         .expect("start slow query");
+    // The workers that served the warm-up exit by themselves; wait until only the slow query's
+    // own worker is alive (it will not exit by itself for a long time).
+    tokio::time::sleep(Duration::from_millis(1000)).await;
     let mut victims = Vec::new();
     for _ in 0..100 {
         victims = worker_pids(server);
-        if !victims.is_empty() {
+        if victims.len() == 1 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(victims.len(), 1, "expected exactly the one running worker: {victims:?}");
-    // Give it time to receive its request, then kill it as an outsider would.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(victims[0]), nix::sys::signal::Signal::SIGKILL)
-        .expect("kill worker");
+    assert_eq!(
+        victims.len(),
+        1,
+        "expected exactly the one running worker: {victims:?}"
+    );
+    // Kill it as an outsider would (the OOM killer, an operator).
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(victims[0]),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill worker");
     let result = slow.result().await.expect("answered");
     let envelope = envelope_of(&result);
     assert_eq!(envelope["status"], "error", "{envelope}");
@@ -181,15 +238,28 @@ async fn five_hundred_queries_leave_no_zombie_and_no_fd_or_thread_growth() {
     }
     let before = process_footprint(server);
     for i in 0..500 {
-        let envelope = query(&client, &format!("SELECT {i} AS i, count(*) AS n FROM readings")).await;
+        let envelope = query(
+            &client,
+            &format!("SELECT {i} AS i, count(*) AS n FROM readings"),
+        )
+        .await;
         assert_eq!(envelope["data"]["rows"][0][0], json!(i), "{envelope}");
     }
     // Reaping happens right after each reply; give the last one a moment.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let after = process_footprint(server);
-    assert_eq!(after.2, 0, "zombie workers left behind: before {before:?}, after {after:?}");
-    assert!(after.0 <= before.0 + 2, "open fds grew: before {before:?}, after {after:?}");
-    assert!(after.1 <= before.1 + 2, "threads grew: before {before:?}, after {after:?}");
+    assert_eq!(
+        after.2, 0,
+        "zombie workers left behind: before {before:?}, after {after:?}"
+    );
+    assert!(
+        after.0 <= before.0 + 2,
+        "open fds grew: before {before:?}, after {after:?}"
+    );
+    assert!(
+        after.1 <= before.1 + 2,
+        "threads grew: before {before:?}, after {after:?}"
+    );
     client.close().await.expect("close");
 }
 
@@ -202,7 +272,9 @@ async fn idle_server_holds_no_lock_and_a_held_lock_is_database_locked() {
     // While the server idles, the user's pipeline writes.
     {
         let writer = duckdb::Connection::open(&db).expect("server idle: the file is not locked");
-        writer.execute_batch("INSERT INTO readings VALUES (100000, 123)").expect("insert");
+        writer
+            .execute_batch("INSERT INTO readings VALUES (100000, 123)")
+            .expect("insert");
     }
     let seen = query(&client, "SELECT glucose FROM readings WHERE id = 100000").await;
     assert_eq!(seen["data"]["rows"], json!([[123]]), "{seen}");

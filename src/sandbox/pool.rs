@@ -80,8 +80,14 @@ struct FileIdentity {
 
 fn file_identity(db: &Path) -> Option<FileIdentity> {
     let meta = std::fs::metadata(db).ok()?;
-    let wal = std::fs::metadata(wal_path(db)).ok().map(|m| (m.dev(), m.ino()));
-    Some(FileIdentity { dev: meta.dev(), ino: meta.ino(), wal })
+    let wal = std::fs::metadata(wal_path(db))
+        .ok()
+        .map(|m| (m.dev(), m.ino()));
+    Some(FileIdentity {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        wal,
+    })
 }
 
 /// Single-use workers with warm spares and a concurrency bound.
@@ -256,17 +262,29 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
     }
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        // A pipe, never the server's own stderr: the worker's RLIMIT_FSIZE is 0, so if that
+        // stderr were a file every log line would fail. The parent forwards the lines.
+        .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| internal(format!("could not start a worker process ({}): {e}", spec.exe.display())))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        internal(format!(
+            "could not start a worker process ({}): {e}",
+            spec.exe.display()
+        ))
+    })?;
+    if let Some(stderr) = child.stderr.take() {
+        forward_stderr(stderr, child.id().unwrap_or(0));
+    }
     let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
         kill_and_reap(&mut child).await;
         return Err(internal("worker pipes were not set up".into()));
     };
-    let ready = tokio::time::timeout(spec.startup_timeout, read_frame_async(&mut stdout, 1024 * 1024)).await;
+    let ready = tokio::time::timeout(
+        spec.startup_timeout,
+        read_frame_async(&mut stdout, 1024 * 1024),
+    )
+    .await;
     let posture = match ready {
         Ok(Ok(Response::Posture(p))) => p,
         Ok(Ok(Response::Error(e))) => {
@@ -275,7 +293,9 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
         }
         Ok(Ok(other)) => {
             kill_and_reap(&mut child).await;
-            return Err(internal(format!("worker sent {other:?} instead of its ready report")));
+            return Err(internal(format!(
+                "worker sent {other:?} instead of its ready report"
+            )));
         }
         Ok(Err(e)) => {
             let status = wait_briefly(&mut child).await;
@@ -290,7 +310,30 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
             )));
         }
     };
-    Ok(ReadyWorker { child, stdin, stdout, posture, db_identity })
+    Ok(ReadyWorker {
+        child,
+        stdin,
+        stdout,
+        posture,
+        db_identity,
+    })
+}
+
+/// Drain a worker's stderr into the server's log until the worker exits. Reads in bounded
+/// chunks: a compromised worker must not make the parent buffer without limit.
+fn forward_stderr(mut stderr: tokio::process::ChildStderr, pid: u32) {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buf[..n]);
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                tracing::warn!(worker = pid, "{line}");
+            }
+        }
+    });
 }
 
 async fn exchange(
@@ -298,12 +341,19 @@ async fn exchange(
     request: &Request,
     max_reply_bytes: usize,
 ) -> Result<Response, frame::FrameError> {
-    worker.stdin.write_all(&frame::encode(request)).await.map_err(frame::FrameError::Io)?;
+    worker
+        .stdin
+        .write_all(&frame::encode(request))
+        .await
+        .map_err(frame::FrameError::Io)?;
     worker.stdin.flush().await.map_err(frame::FrameError::Io)?;
     read_frame_async(&mut worker.stdout, max_reply_bytes).await
 }
 
-async fn read_frame_async(out: &mut ChildStdout, cap: usize) -> Result<Response, frame::FrameError> {
+async fn read_frame_async(
+    out: &mut ChildStdout,
+    cap: usize,
+) -> Result<Response, frame::FrameError> {
     let mut prefix = [0u8; 4];
     read_exact_async(out, &mut prefix).await?;
     let len = frame::announced_len(prefix, cap)?;
@@ -313,10 +363,13 @@ async fn read_frame_async(out: &mut ChildStdout, cap: usize) -> Result<Response,
 }
 
 async fn read_exact_async(out: &mut ChildStdout, buf: &mut [u8]) -> Result<(), frame::FrameError> {
-    out.read_exact(buf).await.map(|_| ()).map_err(|e| match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => frame::FrameError::Closed,
-        _ => frame::FrameError::Io(e),
-    })
+    out.read_exact(buf)
+        .await
+        .map(|_| ())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => frame::FrameError::Closed,
+            _ => frame::FrameError::Io(e),
+        })
 }
 
 /// SIGKILL the worker's whole process group (it leads its own group), then reap it.
@@ -332,14 +385,20 @@ async fn kill_and_reap(child: &mut Child) {
 /// A worker that replied exits by itself; give it a moment, then make sure.
 async fn reap_soon(mut child: Child) {
     tokio::spawn(async move {
-        if tokio::time::timeout(Duration::from_secs(2), child.wait()).await.is_err() {
+        if tokio::time::timeout(Duration::from_secs(2), child.wait())
+            .await
+            .is_err()
+        {
             kill_and_reap(&mut child).await;
         }
     });
 }
 
 async fn wait_briefly(child: &mut Child) -> Option<ExitStatus> {
-    tokio::time::timeout(Duration::from_millis(500), child.wait()).await.ok().and_then(Result::ok)
+    tokio::time::timeout(Duration::from_millis(500), child.wait())
+        .await
+        .ok()
+        .and_then(Result::ok)
 }
 
 fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> WorkerError {
@@ -368,5 +427,8 @@ fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> 
 }
 
 fn internal(message: String) -> WorkerError {
-    WorkerError { kind: ErrorKind::InternalError, message }
+    WorkerError {
+        kind: ErrorKind::InternalError,
+        message,
+    }
 }
