@@ -34,7 +34,7 @@ fn report(label: &str, mut samples: Vec<Duration>) {
     samples.sort();
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
-        "{label:<44} n={:<3} p50 {:>7.2} ms  p90 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms",
+        "{label:<46} n={:<3} p50 {:>7.2} ms  p90 {:>7.2} ms  min {:>7.2} ms  max {:>7.2} ms",
         samples.len(),
         ms(percentile(&samples, 0.5)),
         ms(percentile(&samples, 0.9)),
@@ -65,14 +65,16 @@ async fn spawn(exe: &Path, db: &Path) -> McpClient {
         .expect("spawn duckgate serve")
 }
 
+/// Round trips of `query`, and the worker's own attach + run + fetch time (`duration_ms`).
 async fn call_series(
     client: &McpClient,
     sql: &str,
     rows: usize,
     rounds: usize,
     pause: Duration,
-) -> Vec<Duration> {
-    let mut samples = Vec::with_capacity(rounds);
+) -> (Vec<Duration>, Vec<Duration>) {
+    let mut round_trips = Vec::with_capacity(rounds);
+    let mut in_worker = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         if !pause.is_zero() {
             tokio::time::sleep(pause).await;
@@ -82,12 +84,34 @@ async fn call_series(
             .call("query", json!({ "sql": sql, "limit": 10_000 }))
             .await
             .expect("tools/call");
-        samples.push(start.elapsed());
+        round_trips.push(start.elapsed());
         let envelope = envelope_of(&result);
         assert_eq!(envelope["status"], "success", "{envelope}");
         assert_eq!(envelope["data"]["row_count"], rows, "{envelope}");
+        let worker_ms = envelope["data"]["duration_ms"].as_f64().unwrap_or(0.0);
+        in_worker.push(Duration::from_secs_f64(worker_ms / 1000.0));
+    }
+    (round_trips, in_worker)
+}
+
+/// Round trips of a tool that needs no worker once the catalog is cached: the MCP layer's cost.
+async fn catalog_series(client: &McpClient, rounds: usize) -> Vec<Duration> {
+    let mut samples = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let result = client
+            .call("list_tables", json!({}))
+            .await
+            .expect("tools/call");
+        samples.push(start.elapsed());
+        assert_eq!(envelope_of(&result)["status"], "success");
     }
     samples
+}
+
+fn report_series(label: &str, (round_trips, in_worker): (Vec<Duration>, Vec<Duration>)) {
+    report(label, round_trips);
+    report("    of which in the worker (duration_ms)", in_worker);
 }
 
 async fn run() {
@@ -121,20 +145,24 @@ async fn run() {
     )
     .await;
 
-    let pause = Duration::from_millis(150);
     report(
+        "tools/call list_tables (no worker)",
+        catalog_series(&client, rounds).await,
+    );
+    let pause = Duration::from_millis(150);
+    report_series(
         "tools/call SELECT 1 (warm spare ready)",
         call_series(&client, "SELECT 1", 1, rounds, pause).await,
     );
-    report(
+    report_series(
         "tools/call 1,000 rows × 4 cols (warm spare)",
         call_series(&client, "SELECT * FROM readings", 1000, rounds, pause).await,
     );
-    report(
+    report_series(
         "tools/call SELECT 1 (back to back)",
         call_series(&client, "SELECT 1", 1, rounds, Duration::ZERO).await,
     );
-    report(
+    report_series(
         "tools/call 1,000 rows × 4 cols (back to back)",
         call_series(
             &client,
