@@ -1,0 +1,197 @@
+//! The test-only layer switch (`DUCKGATE_UNSAFE_TEST_BYPASS`, `src/sandbox/bypass.rs`) is an
+//! operator's environment variable and nothing else: no CLI flag offers it, only the gateway and
+//! the worker read it, a typo in it stops duckgate, and when it is on duckgate says so loudly —
+//! while the layers below the switched-off one still hold.
+#![cfg(feature = "engine")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const ENV_VAR: &str = "DUCKGATE_UNSAFE_TEST_BYPASS";
+
+fn duckgate() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_duckgate"));
+    command.env_remove(ENV_VAR).env_remove("DUCKGATE_LOG");
+    command
+}
+
+fn all_output(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A small database in its own temporary directory, removed on drop.
+struct Scene {
+    dir: PathBuf,
+    db: PathBuf,
+}
+
+impl Scene {
+    fn new(tag: &str) -> Scene {
+        let dir =
+            std::env::temp_dir().join(format!("duckgate-bypass-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let db = dir.join("served.duckdb");
+        let conn = duckdb::Connection::open(&db).unwrap();
+        conn.execute_batch("CREATE TABLE readings AS SELECT 42 AS glucose;")
+            .unwrap();
+        conn.close().map_err(|(_, e)| e).unwrap();
+        Scene { dir, db }
+    }
+}
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn query(db: &Path, sql: &str, bypass: Option<&str>) -> Output {
+    let mut command = duckgate();
+    command.arg("query").arg("--db").arg(db).arg(sql);
+    if let Some(value) = bypass {
+        command.env(ENV_VAR, value);
+    }
+    command.output().expect("run duckgate query")
+}
+
+#[test]
+fn no_cli_flag_or_subcommand_offers_the_bypass() {
+    // Every subcommand, including the hidden worker mode.
+    let subcommands: [&[&str]; 6] = [
+        &[],
+        &["serve"],
+        &["query"],
+        &["check"],
+        &["demo"],
+        &["__worker"],
+    ];
+    for args in subcommands {
+        let output = duckgate()
+            .args(args)
+            .arg("--help")
+            .output()
+            .expect("run --help");
+        let help = all_output(&output).to_lowercase();
+        // A control that this is real help text, not an error.
+        assert!(
+            output.status.success() && help.contains("usage"),
+            "{args:?} --help: {help}"
+        );
+        for word in ["bypass", "unsafe", "validator", "hardening", "probe"] {
+            assert!(
+                !help.contains(word),
+                "`duckgate {args:?} --help` mentions {word:?}:\n{help}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_typo_in_the_bypass_stops_duckgate_instead_of_testing_the_wrong_thing() {
+    let scene = Scene::new("typo");
+    let output = query(&scene.db, "SELECT glucose FROM readings", Some("validatr"));
+    let text = all_output(&output);
+    assert!(
+        !output.status.success(),
+        "started with a misspelt layer: {text}"
+    );
+    assert!(
+        text.contains("validatr"),
+        "the error names the unknown layer: {text}"
+    );
+    assert!(!text.contains("42"), "the query ran anyway: {text}");
+}
+
+#[test]
+fn the_bypass_is_announced_and_the_layer_below_still_holds() {
+    let scene = Scene::new("loud");
+
+    // Control: without the switch a query runs and nothing is announced.
+    let plain = query(&scene.db, "SELECT glucose FROM readings", None);
+    let text = all_output(&plain);
+    assert!(plain.status.success() && text.contains("42"), "{text}");
+    assert!(!text.contains("BYPASS"), "{text}");
+
+    // Without the switch the validator refuses a file reader.
+    let attack = "SELECT * FROM read_text('/etc/passwd')";
+    let refused = query(&scene.db, attack, None);
+    let text = all_output(&refused);
+    assert!(
+        !refused.status.success() && text.contains("read_text"),
+        "{text}"
+    );
+
+    // With the validator switched off, duckgate says so, and DuckDB's hardening still denies it.
+    let bypassed = query(&scene.db, attack, Some("validator"));
+    let text = all_output(&bypassed);
+    assert!(
+        text.contains("TEST-ONLY LAYER BYPASS IS ON"),
+        "no loud warning: {text}"
+    );
+    assert!(!bypassed.status.success(), "{text}");
+    assert!(!text.contains("root:"), "/etc/passwd leaked: {text}");
+}
+
+/// Only the gateway (parent) and the worker read the switch, and only the pool passes it on;
+/// nothing that speaks MCP or parses the command line touches it.
+#[test]
+fn only_the_gateway_and_the_worker_read_the_switch() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 10, "found only {} source files", files.len());
+    let readers = ["src/gateway.rs", "src/sandbox/worker.rs"];
+    let mut found_readers = Vec::new();
+    for file in &files {
+        let relative = file
+            .strip_prefix(root.parent().unwrap())
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        let source = std::fs::read_to_string(file).unwrap();
+        if relative != "src/sandbox/bypass.rs" {
+            assert!(
+                !source.contains(ENV_VAR),
+                "{relative} names {ENV_VAR} itself"
+            );
+            assert!(
+                !source.contains("std::env::var(bypass"),
+                "{relative} reads the switch by hand"
+            );
+        }
+        let reads = source.contains("Bypass::from_env") || source.contains("Bypass::parse");
+        if reads && relative != "src/sandbox/bypass.rs" {
+            assert!(
+                readers.contains(&relative.as_str()),
+                "{relative} reads the bypass switch"
+            );
+            found_readers.push(relative.clone());
+        }
+        if relative.starts_with("src/mcp/") || relative == "src/main.rs" {
+            assert!(
+                !source.contains("bypass::"),
+                "{relative} reaches into the bypass module"
+            );
+        }
+    }
+    found_readers.sort();
+    assert_eq!(
+        found_readers, readers,
+        "the gateway and the worker are the readers"
+    );
+}
