@@ -129,6 +129,8 @@ pub const ACCEPTED: &[&str] = &[
     "WITH a AS (SELECT 1 AS x), b AS (SELECT x + 1 AS y FROM a) SELECT * FROM a, b",
     "SELECT ts::DATE AS day, arg_max(glucose, ts) FROM readings GROUP BY day",
     "(SELECT 1 AS x)",
+    "SELECT * FROM readings AS \"x.csv\"",
+    "SELECT * FROM duckdb_tables",
 ];
 
 /// What a refused case must produce.
@@ -475,6 +477,68 @@ pub const REFUSED: &[(&str, Expect)] = &[
     ),
     ("EXPLAIN SELECT * FROM read_csv('x.csv')", Expect::Blocked),
     ("DESCRIBE SELECT getenv('HOME')", Expect::Blocked),
+    ("SELECT * FROM (FROM 'x.csv')", Expect::Blocked),
+    (
+        "SELECT * FROM readings WHERE trend IN (FROM 'x.csv')",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT * FROM range(3) t(x), LATERAL (SELECT * FROM 'x.csv')",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT * FROM unnest(['x.csv']) AS t(f), read_csv(t.f)",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT list_transform(['a'], x -> (SELECT count(*) FROM read_csv(x)))",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT * FROM readings ORDER BY getenv('x')",
+        Expect::Blocked,
+    ),
+    ("SELECT * FROM readings LIMIT nextval('s')", Expect::Blocked),
+    ("SELECT COLUMNS(getenv('X')) FROM readings", Expect::Blocked),
+    (
+        "SELECT * EXCLUDE (x) REPLACE (getenv('x') AS y) FROM readings",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT sum(glucose ORDER BY getenv('x')) FROM readings",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT string_agg(trend, getenv('x')) FROM readings",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT * FROM readings WINDOW w AS (ORDER BY getenv('x'))",
+        Expect::Blocked,
+    ),
+    (
+        "SELECT * FROM readings TABLESAMPLE BERNOULLI ((SELECT count(*) FROM 'x.csv'))",
+        Expect::Blocked,
+    ),
+    ("VALUES (getenv('x'))", Expect::Blocked),
+    (
+        "SELECT * FROM (VALUES ((SELECT 1 FROM 'x.csv')))",
+        Expect::Blocked,
+    ),
+    ("SUMMARIZE FROM 'x.csv'", Expect::Blocked),
+    ("DESCRIBE FROM 'x.csv'", Expect::Blocked),
+    ("EXPLAIN ANALYZE SELECT * FROM 'x.csv'", Expect::Blocked),
+    (
+        "SELECT * FROM information_schema.\"x.csv\"",
+        Expect::Blocked,
+    ),
+    ("SHOW 'x.csv'", Expect::Write),
+    ("SHOW TABLES FROM x", Expect::Blocked),
+    ("FROM read_csv", Expect::Unknown),
+    ("FROM duckdb_settings", Expect::Unknown),
+    ("SELECT * FROM sqlite_master", Expect::Unknown),
+    ("SELECT * FROM pg_catalog.pg_settings", Expect::Unknown),
+    ("SELECT * FROM x.csv", Expect::Unknown),
     // Unknown relations (the MCP layer adds fuzzy matches).
     ("SELECT * FROM secrets_table", Expect::Unknown),
     ("SELECT * FROM other_schema.readings", Expect::Unknown),
@@ -518,11 +582,6 @@ pub const KNOWN_LIMITATIONS: &[(&str, Expect, &str)] = &[
         "SELECT * FROM readings r ASOF JOIN pump_events p ON r.ts >= p.ts",
         Expect::Syntax,
         "DuckDB's ASOF JOIN ... ON is not parsed (sqlparser expects MATCH_CONDITION)",
-    ),
-    (
-        "FROM readings WHERE glucose > 100 SELECT ts",
-        Expect::Syntax,
-        "FROM-first with WHERE before SELECT is not parsed",
     ),
     (
         "SELECT #1 FROM readings",

@@ -1,1 +1,1 @@
-INSERT INTO readings VALUES (now(), 100, 'a', 'flat', '{}')
+SELECT * FROM readings AS "x.csv"

@@ -1,1 +1,1 @@
-INSERT OR REPLACE INTO readings SELECT * FROM readings
+SELECT * FROM duckdb_tables

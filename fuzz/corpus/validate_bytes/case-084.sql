@@ -1,1 +1,1 @@
-UPDATE readings SET glucose = 0
+INSERT INTO readings VALUES (now(), 100, 'a', 'flat', '{}')

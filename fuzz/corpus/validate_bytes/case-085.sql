@@ -1,1 +1,1 @@
-DELETE FROM readings
+INSERT OR REPLACE INTO readings SELECT * FROM readings

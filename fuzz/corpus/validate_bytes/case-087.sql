@@ -1,1 +1,1 @@
-DROP VIEW daily_summary
+DELETE FROM readings

@@ -1,1 +1,1 @@
-CREATE VIEW v AS SELECT * FROM readings
+DROP VIEW daily_summary

@@ -1,1 +1,1 @@
-CREATE INDEX i ON readings (ts)
+CREATE TABLE x AS SELECT 1

@@ -1,1 +1,1 @@
-CREATE SEQUENCE s
+CREATE INDEX i ON readings (ts)

@@ -1,1 +1,1 @@
-CREATE MACRO m(x) AS x + 1
+CREATE SCHEMA s

@@ -1,1 +1,1 @@
-CREATE TYPE mood AS ENUM ('a', 'b')
+CREATE MACRO m(x) AS x + 1

@@ -1,1 +1,1 @@
-TRUNCATE readings
+CREATE TYPE mood AS ENUM ('a', 'b')

@@ -1,1 +1,1 @@
-COMMENT ON TABLE readings IS 'x'
+ALTER TABLE readings ADD COLUMN x INTEGER

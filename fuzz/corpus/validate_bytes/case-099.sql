@@ -1,1 +1,1 @@
-MERGE INTO readings USING devices ON true WHEN MATCHED THEN DELETE
+TRUNCATE readings

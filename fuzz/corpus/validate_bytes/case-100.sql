@@ -1,1 +1,1 @@
-WITH x AS (SELECT 1) INSERT INTO readings SELECT * FROM x
+COMMENT ON TABLE readings IS 'x'

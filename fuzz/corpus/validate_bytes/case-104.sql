@@ -1,1 +1,1 @@
-DESCRIBE INSERT INTO readings SELECT * FROM readings
+EXPLAIN DELETE FROM readings

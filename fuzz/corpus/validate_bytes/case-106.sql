@@ -1,1 +1,1 @@
-SET memory_limit = '10GB'
+DESCRIBE INSERT INTO readings SELECT * FROM readings

@@ -1,1 +1,1 @@
-SET enable_external_access = true
+SUMMARIZE DELETE FROM readings

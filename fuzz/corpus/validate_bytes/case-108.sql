@@ -1,1 +1,1 @@
-SET GLOBAL threads = 1
+SET memory_limit = '10GB'

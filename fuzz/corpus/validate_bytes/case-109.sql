@@ -1,1 +1,1 @@
-SET VARIABLE x = 1
+SET enable_external_access = true

@@ -1,1 +1,1 @@
-RESET memory_limit
+SET GLOBAL threads = 1

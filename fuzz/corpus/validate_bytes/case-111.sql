@@ -1,1 +1,1 @@
-PRAGMA enable_profiling
+SET VARIABLE x = 1

@@ -1,1 +1,1 @@
-PRAGMA table_info('readings')
+RESET memory_limit

@@ -1,1 +1,1 @@
-CALL pragma_version()
+PRAGMA enable_profiling

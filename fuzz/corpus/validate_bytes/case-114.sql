@@ -1,1 +1,1 @@
-SHOW memory_limit
+PRAGMA table_info('readings')

@@ -1,1 +1,1 @@
-BEGIN TRANSACTION
+CALL pragma_version()

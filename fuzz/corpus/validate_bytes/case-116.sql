@@ -1,1 +1,1 @@
-START TRANSACTION
+SHOW memory_limit

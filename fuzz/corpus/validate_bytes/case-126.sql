@@ -1,1 +1,1 @@
-USE memory
+VACUUM

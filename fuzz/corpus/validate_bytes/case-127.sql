@@ -1,1 +1,1 @@
-ATTACH '/tmp/x.db' AS x
+ANALYZE

@@ -1,1 +1,1 @@
-ATTACH 'https://example.com/x.db' AS x (READ_ONLY)
+USE memory

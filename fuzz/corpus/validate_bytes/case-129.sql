@@ -1,1 +1,1 @@
-DETACH x
+ATTACH '/tmp/x.db' AS x

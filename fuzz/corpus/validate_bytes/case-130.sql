@@ -1,1 +1,1 @@
-INSTALL httpfs
+ATTACH 'https://example.com/x.db' AS x (READ_ONLY)

@@ -1,1 +1,1 @@
-FORCE INSTALL httpfs
+DETACH x

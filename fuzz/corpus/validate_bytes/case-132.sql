@@ -1,1 +1,1 @@
-LOAD httpfs
+INSTALL httpfs

@@ -1,1 +1,1 @@
-COPY readings TO '/tmp/out.csv'
+FORCE INSTALL httpfs

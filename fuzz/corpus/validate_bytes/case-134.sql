@@ -1,1 +1,1 @@
-COPY readings FROM '/tmp/in.csv'
+LOAD httpfs

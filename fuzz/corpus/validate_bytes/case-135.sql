@@ -1,1 +1,1 @@
-COPY (SELECT 1) TO '/tmp/x.parquet' (FORMAT parquet)
+COPY readings TO '/tmp/out.csv'

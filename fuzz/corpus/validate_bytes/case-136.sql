@@ -1,1 +1,1 @@
-EXPORT DATABASE '/tmp/dump'
+COPY readings FROM '/tmp/in.csv'

@@ -1,1 +1,1 @@
-IMPORT DATABASE '/tmp/dump'
+COPY (SELECT 1) TO '/tmp/x.parquet' (FORMAT parquet)

@@ -1,1 +1,1 @@
-SELECT 1; SELECT 2
+EXPORT DATABASE '/tmp/dump'

@@ -1,1 +1,1 @@
-SELECT 1;DROP TABLE readings--
+SELECT 1; SELECT 2

@@ -1,1 +1,1 @@
-SELECT 1 /* x */ ; /* y */ DELETE FROM readings
+SELECT 1; DROP TABLE readings

@@ -1,1 +1,1 @@
-SELECT ';' ; DELETE FROM readings
+SELECT 1;DROP TABLE readings--

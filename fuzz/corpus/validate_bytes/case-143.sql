@@ -1,1 +1,1 @@
-SELECT "a;" FROM readings; DELETE FROM readings
+SELECT 1 /* x */ ; /* y */ DELETE FROM readings

@@ -1,1 +1,1 @@
-FROM readings; DROP TABLE readings
+SELECT ';' ; DELETE FROM readings

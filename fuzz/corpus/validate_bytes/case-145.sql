@@ -1,2 +1,1 @@
-SELECT 1; -- comment
-DROP TABLE readings
+SELECT "a;" FROM readings; DELETE FROM readings

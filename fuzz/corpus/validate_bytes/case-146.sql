@@ -1,1 +1,1 @@
-SELECT 1 END; DROP TABLE readings
+FROM readings; DROP TABLE readings

@@ -1,1 +1,2 @@
-DROP TABLE readings; SELECT 1
+SELECT 1; -- comment
+DROP TABLE readings

@@ -1,1 +1,1 @@
-SELECT 1 --x; DROP TABLE readings
+SELECT 1 END; DROP TABLE readings

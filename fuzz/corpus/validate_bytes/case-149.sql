@@ -1,1 +1,1 @@
-SELECT 1 /* /* */ ; DROP TABLE readings; */
+DROP TABLE readings; SELECT 1

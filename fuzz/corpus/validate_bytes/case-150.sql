@@ -1,1 +1,1 @@
-SELECT /* /* */ 2 */* ; DROP TABLE readings; -- */ 3
+SELECT 1 --x; DROP TABLE readings

@@ -1,1 +1,1 @@
-SELECT 1 AS `x; DROP TABLE readings; --`
+SELECT 1 /* /* */ ; DROP TABLE readings; */

@@ -1,1 +1,1 @@
-SELECT e'\' , ' ; DROP TABLE readings; --'
+SELECT /* /* */ 2 */* ; DROP TABLE readings; -- */ 3

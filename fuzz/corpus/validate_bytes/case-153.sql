@@ -1,1 +1,1 @@
-SELECT E'\'' AS x
+SELECT 1 AS `x; DROP TABLE readings; --`

@@ -1,1 +1,1 @@
-SELECT x'41'
+SELECT e'\' , ' ; DROP TABLE readings; --'

@@ -1,1 +1,1 @@
-SELECT * FROM read_csv('/etc/passwd')
+SELECT x'41'

@@ -1,1 +1,1 @@
-SELECT * FROM read_csv_auto('x.csv')
+SELECT 1 END DROP TABLE readings

@@ -1,1 +1,1 @@
-SELECT * FROM READ_CSV('x.csv')
+SELECT * FROM read_csv('/etc/passwd')

@@ -1,1 +1,1 @@
-SELECT * FROM read_parquet('s3://bucket/x.parquet')
+SELECT * FROM read_csv_auto('x.csv')

@@ -1,1 +1,1 @@
-SELECT * FROM read_json('x.json')
+SELECT * FROM READ_CSV('x.csv')

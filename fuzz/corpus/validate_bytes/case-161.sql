@@ -1,1 +1,1 @@
-SELECT * FROM read_json_objects('x.json')
+SELECT * FROM read_parquet('s3://bucket/x.parquet')

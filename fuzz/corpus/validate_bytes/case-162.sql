@@ -1,1 +1,1 @@
-SELECT * FROM read_text('/etc/passwd')
+SELECT * FROM read_json('x.json')

@@ -1,1 +1,1 @@
-SELECT * FROM read_blob('/etc/shadow')
+SELECT * FROM read_json_objects('x.json')

@@ -1,1 +1,1 @@
-SELECT * FROM parquet_scan('x.parquet')
+SELECT * FROM read_text('/etc/passwd')

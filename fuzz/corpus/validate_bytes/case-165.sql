@@ -1,1 +1,1 @@
-SELECT * FROM glob('/home/*')
+SELECT * FROM read_blob('/etc/shadow')

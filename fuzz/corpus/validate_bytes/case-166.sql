@@ -1,1 +1,1 @@
-SELECT * FROM sniff_csv('x.csv')
+SELECT * FROM parquet_scan('x.parquet')

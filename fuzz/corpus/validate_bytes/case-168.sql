@@ -1,1 +1,1 @@
-SELECT * FROM parquet_schema('x.parquet')
+SELECT * FROM sniff_csv('x.csv')

@@ -1,1 +1,1 @@
-SELECT * FROM iceberg_scan('x')
+SELECT * FROM parquet_metadata('x.parquet')

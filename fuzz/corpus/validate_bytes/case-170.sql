@@ -1,1 +1,1 @@
-SELECT * FROM sqlite_scan('x.db', 't')
+SELECT * FROM parquet_schema('x.parquet')

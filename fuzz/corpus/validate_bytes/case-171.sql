@@ -1,1 +1,1 @@
-SELECT * FROM LATERAL read_csv('x.csv')
+SELECT * FROM iceberg_scan('x')

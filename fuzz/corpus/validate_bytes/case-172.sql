@@ -1,1 +1,1 @@
-SELECT * FROM 'x.csv'
+SELECT * FROM sqlite_scan('x.db', 't')

@@ -1,1 +1,1 @@
-FROM 'data/readings.parquet'
+SELECT * FROM LATERAL read_csv('x.csv')

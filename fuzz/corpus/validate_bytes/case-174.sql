@@ -1,1 +1,1 @@
-SELECT * FROM "x.csv"
+SELECT * FROM 'x.csv'

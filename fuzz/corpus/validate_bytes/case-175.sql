@@ -1,1 +1,1 @@
-SELECT * FROM "/etc/passwd"
+FROM 'data/readings.parquet'

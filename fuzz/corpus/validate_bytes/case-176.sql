@@ -1,1 +1,1 @@
-SELECT * FROM 'https://example.com/data.csv'
+SELECT * FROM "x.csv"

@@ -1,1 +1,1 @@
-SELECT * FROM "s3://bucket/key.parquet"
+SELECT * FROM "/etc/passwd"

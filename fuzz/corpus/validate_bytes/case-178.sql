@@ -1,1 +1,1 @@
-SELECT * FROM "~/.ssh/id_rsa"
+SELECT * FROM 'https://example.com/data.csv'

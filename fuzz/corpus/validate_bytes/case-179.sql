@@ -1,1 +1,1 @@
-SELECT * FROM main."x.csv"
+SELECT * FROM "s3://bucket/key.parquet"

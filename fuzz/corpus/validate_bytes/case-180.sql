@@ -1,1 +1,1 @@
-DESCRIBE 'x.csv'
+SELECT * FROM "~/.ssh/id_rsa"

@@ -1,1 +1,1 @@
-DESCRIBE "x.csv"
+SELECT * FROM main."x.csv"

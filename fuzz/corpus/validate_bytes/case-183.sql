@@ -1,1 +1,1 @@
-SUMMARIZE "x.csv"
+DESCRIBE "x.csv"

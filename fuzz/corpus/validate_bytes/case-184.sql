@@ -1,1 +1,1 @@
-SUMMARIZE SELECT * FROM read_csv('x.csv')
+SUMMARIZE 'x.csv'

@@ -1,1 +1,1 @@
-SELECT * FROM query('SELECT 1')
+SUMMARIZE "x.csv"

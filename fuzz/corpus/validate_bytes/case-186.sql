@@ -1,1 +1,1 @@
-SELECT * FROM query_table('readings')
+SUMMARIZE SELECT * FROM read_csv('x.csv')

@@ -1,1 +1,1 @@
-SELECT * FROM json_execute_serialized_sql('x')
+SELECT * FROM query('SELECT 1')

@@ -1,1 +1,1 @@
-SELECT * FROM pragma_table_info('readings')
+SELECT * FROM query_table('readings')

@@ -1,1 +1,1 @@
-SELECT * FROM duckdb_secrets()
+SELECT * FROM json_execute_serialized_sql('x')

@@ -1,1 +1,1 @@
-SELECT * FROM duckdb_settings()
+SELECT * FROM pragma_table_info('readings')

@@ -1,1 +1,1 @@
-SELECT * FROM duckdb_databases()
+SELECT * FROM duckdb_secrets()

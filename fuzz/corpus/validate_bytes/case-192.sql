@@ -1,1 +1,1 @@
-SELECT * FROM which_secret('s3://x', 's3')
+SELECT * FROM duckdb_settings()

@@ -1,1 +1,1 @@
-SELECT * FROM checkpoint()
+SELECT * FROM duckdb_databases()

@@ -1,1 +1,1 @@
-SELECT * FROM test_all_types()
+SELECT * FROM which_secret('s3://x', 's3')

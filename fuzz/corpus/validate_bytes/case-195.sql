@@ -1,1 +1,1 @@
-SELECT nextval('s')
+SELECT * FROM checkpoint()

@@ -1,1 +1,1 @@
-SELECT currval('s')
+SELECT * FROM test_all_types()

@@ -1,1 +1,1 @@
-SELECT setseed(0.5)
+SELECT nextval('s')

@@ -1,1 +1,1 @@
-SELECT getenv('HOME')
+SELECT currval('s')

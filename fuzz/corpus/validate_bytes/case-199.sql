@@ -1,1 +1,1 @@
-SELECT current_setting('memory_limit')
+SELECT setseed(0.5)

@@ -1,1 +1,1 @@
-SELECT getvariable('x')
+SELECT getenv('HOME')

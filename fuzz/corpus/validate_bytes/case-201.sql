@@ -1,1 +1,1 @@
-SELECT read_text('/etc/passwd')
+SELECT current_setting('memory_limit')

@@ -1,1 +1,1 @@
-SELECT "getenv"('HOME')
+SELECT getvariable('x')

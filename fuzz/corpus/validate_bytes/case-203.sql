@@ -1,1 +1,1 @@
-SELECT main.getenv('HOME')
+SELECT read_text('/etc/passwd')

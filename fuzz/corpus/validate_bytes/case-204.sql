@@ -1,1 +1,1 @@
-SELECT * INTO newtable FROM readings
+SELECT "getenv"('HOME')

@@ -1,1 +1,1 @@
-PIVOT readings ON device_id USING avg(glucose)
+SELECT main.getenv('HOME')

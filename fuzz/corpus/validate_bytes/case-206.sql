@@ -1,1 +1,1 @@
-UNPIVOT readings ON glucose INTO NAME k VALUE v
+SELECT * INTO newtable FROM readings

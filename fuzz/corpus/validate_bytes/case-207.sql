@@ -1,1 +1,1 @@
-SELECT * FROM readings PIVOT (avg(glucose) FOR device_id IN ('a', 'b'))
+PIVOT readings ON device_id USING avg(glucose)

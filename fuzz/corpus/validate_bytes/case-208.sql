@@ -1,1 +1,1 @@
-SELECT * FROM readings UNPIVOT (v FOR k IN (glucose, trend))
+UNPIVOT readings ON glucose INTO NAME k VALUE v

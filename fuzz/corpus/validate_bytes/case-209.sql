@@ -1,1 +1,1 @@
-SELECT $1
+SELECT * FROM readings PIVOT (avg(glucose) FOR device_id IN ('a', 'b'))

@@ -1,1 +1,1 @@
-SELECT ?
+SELECT * FROM readings UNPIVOT (v FOR k IN (glucose, trend))

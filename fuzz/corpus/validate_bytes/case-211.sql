@@ -1,1 +1,1 @@
-SELECT * FROM readings FOR UPDATE
+SELECT $1

@@ -1,1 +1,1 @@
-SELECT * FROM (SELECT * FROM read_csv('x.csv'))
+SELECT ?

@@ -1,1 +1,1 @@
-WITH x AS (SELECT * FROM read_csv('x.csv')) SELECT * FROM x
+SELECT * FROM readings FOR UPDATE

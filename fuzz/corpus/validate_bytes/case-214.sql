@@ -1,1 +1,1 @@
-WITH RECURSIVE r AS (SELECT 1 UNION ALL SELECT * FROM read_csv('x')) SELECT * FROM r
+SELECT * FROM (SELECT * FROM read_csv('x.csv'))

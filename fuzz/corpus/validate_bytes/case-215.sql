@@ -1,1 +1,1 @@
-SELECT * FROM readings WHERE glucose IN (SELECT * FROM read_csv('x.csv'))
+WITH x AS (SELECT * FROM read_csv('x.csv')) SELECT * FROM x

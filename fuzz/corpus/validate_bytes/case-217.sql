@@ -1,1 +1,1 @@
-SELECT 1 UNION SELECT 2 UNION SELECT getenv('HOME')
+SELECT * FROM readings WHERE glucose IN (SELECT * FROM read_csv('x.csv'))

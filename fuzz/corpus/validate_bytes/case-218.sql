@@ -1,1 +1,1 @@
-SELECT * FROM readings, LATERAL (SELECT * FROM read_csv('x.csv'))
+SELECT * FROM readings UNION ALL SELECT * FROM 'x.csv'

@@ -1,1 +1,1 @@
-SELECT * FROM readings JOIN read_csv('x.csv') ON true
+SELECT 1 UNION SELECT 2 UNION SELECT getenv('HOME')

@@ -1,1 +1,1 @@
-SELECT (SELECT count(*) FROM 'x.csv')
+SELECT * FROM readings, LATERAL (SELECT * FROM read_csv('x.csv'))

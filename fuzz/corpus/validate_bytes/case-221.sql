@@ -1,1 +1,1 @@
-SELECT upper(getenv('HOME'))
+SELECT * FROM readings JOIN read_csv('x.csv') ON true

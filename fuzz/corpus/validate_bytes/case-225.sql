@@ -1,1 +1,1 @@
-SELECT * FROM readings WHERE EXISTS (SELECT 1 FROM glob('*'))
+SELECT list_filter([1], x -> x IN (SELECT 1 FROM glob('*')))

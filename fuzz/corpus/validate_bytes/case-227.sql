@@ -1,1 +1,1 @@
-SELECT sum(glucose) OVER (PARTITION BY getenv('X')) FROM readings
+SELECT * FROM readings WHERE EXISTS (SELECT 1 FROM glob('*'))

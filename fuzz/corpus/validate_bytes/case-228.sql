@@ -1,1 +1,1 @@
-SELECT * FROM readings QUALIFY setseed(0.1) IS NULL
+SELECT * FROM readings ORDER BY (SELECT 1 FROM read_csv('x'))

@@ -1,1 +1,1 @@
-SELECT * FROM range((SELECT count(*) FROM read_csv('x.csv')))
+SELECT sum(glucose) OVER (PARTITION BY getenv('X')) FROM readings

@@ -1,1 +1,1 @@
-SELECT * FROM unnest((SELECT list(x) FROM 'x.csv'))
+SELECT * FROM readings QUALIFY setseed(0.1) IS NULL

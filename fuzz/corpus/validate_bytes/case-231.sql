@@ -1,1 +1,1 @@
-SELECT {'a': getenv('HOME')}
+SELECT * FROM range((SELECT count(*) FROM read_csv('x.csv')))

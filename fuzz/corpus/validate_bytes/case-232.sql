@@ -1,1 +1,1 @@
-SELECT [getenv('HOME')]
+SELECT * FROM unnest((SELECT list(x) FROM 'x.csv'))

@@ -1,1 +1,1 @@
-SELECT MAP {'k': current_setting('threads')}
+SELECT {'a': getenv('HOME')}

@@ -1,1 +1,1 @@
-SELECT CASE WHEN true THEN getenv('X') END
+SELECT [getenv('HOME')]

@@ -1,1 +1,1 @@
-SELECT glucose FROM readings GROUP BY glucose HAVING max(nextval('s')) > 0
+SELECT MAP {'k': current_setting('threads')}

@@ -1,1 +1,1 @@
-SELECT * FROM readings LIMIT (SELECT count(*) FROM read_csv('x'))
+SELECT CASE WHEN true THEN getenv('X') END

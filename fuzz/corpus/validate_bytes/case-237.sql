@@ -1,1 +1,1 @@
-SELECT count(*) FILTER (WHERE getenv('X') IS NULL) FROM readings
+SELECT glucose FROM readings GROUP BY glucose HAVING max(nextval('s')) > 0

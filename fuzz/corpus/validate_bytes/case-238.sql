@@ -1,1 +1,1 @@
-SELECT * FROM (SELECT * FROM readings) AS s, (SELECT * INTO t2 FROM readings) AS u
+SELECT * FROM readings LIMIT (SELECT count(*) FROM read_csv('x'))

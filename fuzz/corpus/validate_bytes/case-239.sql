@@ -1,1 +1,1 @@
-EXPLAIN SELECT * FROM read_csv('x.csv')
+SELECT count(*) FILTER (WHERE getenv('X') IS NULL) FROM readings

@@ -1,1 +1,1 @@
-DESCRIBE SELECT getenv('HOME')
+SELECT * FROM (SELECT * FROM readings) AS s, (SELECT * INTO t2 FROM readings) AS u

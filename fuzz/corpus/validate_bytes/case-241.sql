@@ -1,1 +1,1 @@
-SELECT * FROM secrets_table
+EXPLAIN SELECT * FROM read_csv('x.csv')

@@ -1,1 +1,1 @@
-SELECT * FROM other_schema.readings
+DESCRIBE SELECT getenv('HOME')

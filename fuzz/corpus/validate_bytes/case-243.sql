@@ -1,1 +1,1 @@
-SELECT * FROM memory.main.readings
+SELECT * FROM (FROM 'x.csv')

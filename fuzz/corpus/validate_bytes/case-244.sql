@@ -1,1 +1,1 @@
-SELECT * FROM analytics.readings
+SELECT * FROM readings WHERE trend IN (FROM 'x.csv')

@@ -1,1 +1,1 @@
-WITH a AS (SELECT * FROM a) SELECT * FROM a
+SELECT * FROM range(3) t(x), LATERAL (SELECT * FROM 'x.csv')

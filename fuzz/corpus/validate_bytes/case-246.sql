@@ -1,1 +1,1 @@
-WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a
+SELECT * FROM unnest(['x.csv']) AS t(f), read_csv(t.f)

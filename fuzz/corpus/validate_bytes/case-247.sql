@@ -1,1 +1,1 @@
-SELECT * FROM (SELECT 1) AS sub, sub
+SELECT list_transform(['a'], x -> (SELECT count(*) FROM read_csv(x)))

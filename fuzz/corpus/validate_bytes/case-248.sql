@@ -1,1 +1,1 @@
-DESCRIBE nosuchtable
+SELECT * FROM readings ORDER BY getenv('x')

@@ -1,1 +1,1 @@
-SUMMARIZE nosuchtable
+SELECT * FROM readings LIMIT nextval('s')

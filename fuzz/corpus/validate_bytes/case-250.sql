@@ -1,0 +1,1 @@
+SELECT COLUMNS(getenv('X')) FROM readings

@@ -1,1 +1,1 @@
-   -- just a comment
+SELECT * EXCLUDE (x) REPLACE (getenv('x') AS y) FROM readings

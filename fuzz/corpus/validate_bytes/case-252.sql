@@ -1,1 +1,1 @@
-;
+SELECT sum(glucose ORDER BY getenv('x')) FROM readings

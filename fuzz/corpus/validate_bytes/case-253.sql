@@ -1,1 +1,1 @@
-SELEC 1
+SELECT string_agg(trend, getenv('x')) FROM readings

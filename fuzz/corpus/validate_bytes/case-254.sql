@@ -1,1 +1,1 @@
-SELECT * FROM
+SELECT * FROM readings WINDOW w AS (ORDER BY getenv('x'))

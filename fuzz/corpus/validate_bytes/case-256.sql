@@ -1,1 +1,1 @@
-SELECT * FROM readings USING SAMPLE 10%
+VALUES (getenv('x'))

@@ -1,1 +1,1 @@
-FROM readings WHERE glucose > 100 SELECT ts
+DESCRIBE FROM 'x.csv'

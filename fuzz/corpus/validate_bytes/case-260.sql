@@ -1,1 +1,1 @@
-SELECT #1 FROM readings
+EXPLAIN ANALYZE SELECT * FROM 'x.csv'

@@ -1,1 +1,1 @@
-SELECT [x * 2 FOR x IN [1, 2]]
+SELECT * FROM information_schema."x.csv"

@@ -1,1 +1,1 @@
-SELECT * FROM notes WHERE body GLOB '*x*'
+SHOW 'x.csv'

@@ -1,1 +1,1 @@
-SELECT * FROM readings LIMIT 10%
+SHOW TABLES FROM x

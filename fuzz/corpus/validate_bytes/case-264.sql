@@ -1,1 +1,1 @@
-FROM readings SELECT glucose QUALIFY row_number() OVER () = 1
+FROM read_csv

@@ -1,1 +1,1 @@
-SELECT (FROM readings SELECT max(glucose))
+FROM duckdb_settings

@@ -1,1 +1,1 @@
-SELECT e'line\nbreak'
+SELECT * FROM sqlite_master

@@ -1,1 +1,1 @@
-SELECT 1 /* outer /* inner */ still comment */
+SELECT * FROM pg_catalog.pg_settings

@@ -1,0 +1,1 @@
+WITH a AS (SELECT * FROM a) SELECT * FROM a

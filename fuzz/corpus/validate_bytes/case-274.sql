@@ -1,0 +1,1 @@
+WITH a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a

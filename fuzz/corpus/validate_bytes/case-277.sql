@@ -1,0 +1,1 @@
+SUMMARIZE nosuchtable

@@ -1,0 +1,1 @@
+SELECT * FROM readings USING SAMPLE 10%

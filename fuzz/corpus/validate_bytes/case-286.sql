@@ -1,0 +1,1 @@
+SELECT * FROM readings r ASOF JOIN pump_events p ON r.ts >= p.ts

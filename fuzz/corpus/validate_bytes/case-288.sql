@@ -1,0 +1,1 @@
+SELECT [x * 2 FOR x IN [1, 2]]

@@ -1,0 +1,1 @@
+SELECT * FROM notes WHERE body GLOB '*x*'

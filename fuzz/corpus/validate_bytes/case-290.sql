@@ -1,0 +1,1 @@
+SELECT * FROM readings LIMIT 10%

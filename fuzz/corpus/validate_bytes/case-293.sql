@@ -1,0 +1,1 @@
+SELECT e'line\nbreak'

@@ -1,0 +1,1 @@
+SELECT 1 /* outer /* inner */ still comment */
