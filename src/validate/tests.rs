@@ -151,6 +151,17 @@ fn unknown_relation_names_it() {
 }
 
 #[test]
+fn unknown_relation_in_another_schema_suggests_qualifying_it() {
+    let r = refusal("SELECT * FROM hourly");
+    assert_eq!(r.kind, ErrorKind::UnknownName);
+    assert!(
+        r.suggestion.contains("analytics.hourly"),
+        "{}",
+        r.suggestion
+    );
+}
+
+#[test]
 fn a_trailing_semicolon_alone_is_fine() {
     for sql in [
         "SELECT 1;",

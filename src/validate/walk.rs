@@ -745,7 +745,20 @@ impl<'a> Walker<'a> {
                 if looks_like_path(&table.value) {
                     return Err(file_relation(&table.value));
                 }
-                Err(unknown_relation(&written))
+                let mut refusal = unknown_relation(&written);
+                // The same name in another schema: DuckDB only searches `main` unqualified.
+                if let Some(other) = self
+                    .catalog
+                    .relations
+                    .iter()
+                    .find(|r| r.name.eq_ignore_ascii_case(&table.value))
+                {
+                    refusal.suggestion = format!(
+                        "Qualify it with its schema: {}.{}.",
+                        other.schema, other.name
+                    );
+                }
+                Err(refusal)
             }
             [schema, table] => {
                 if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
@@ -969,7 +982,12 @@ impl<'a> Walker<'a> {
 
     fn expr_inner(&mut self, expr: &Expr) -> Walk {
         match expr {
-            // Column references and `*`: nothing to decide yet (issue 6 binds them to relations).
+            // Column references and `*`: nothing to decide yet. Hook for hidden columns (issue 6):
+            // `select` walks FROM before the expressions, so a scope stack of the relations
+            // bound by each FROM (catalog table, CTE, derived table, table function) can be kept
+            // there, and these arms, `select_item` (`*`, `t.*`, EXCLUDE/REPLACE), the wildcard
+            // arms of `function_args` (`count(*)`, `COLUMNS(*)`, struct packing) and lambda
+            // parameters (which shadow columns) can resolve each reference against it.
             Expr::Identifier(_)
             | Expr::CompoundIdentifier(_)
             | Expr::Wildcard(_)
