@@ -1,0 +1,237 @@
+//! Catalog introspection of the attached database from DuckDB's `duckdb_*()` table functions.
+
+use std::collections::HashMap;
+
+use duckdb::Connection;
+
+use super::errors::query_error;
+use crate::protocol::{CatalogSnapshot, ColumnInfo, ForeignKey, IndexInfo, TableInfo, WorkerError};
+
+/// One constraint row of `duckdb_constraints()`.
+struct Constraint {
+    schema: String,
+    table: String,
+    kind: String,
+    columns: Vec<String>,
+    referenced_table: Option<String>,
+    referenced_columns: Vec<String>,
+}
+
+/// Read tables, views, columns, constraints and indexes of the database attached as `alias`.
+pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, WorkerError> {
+    let err = |e: duckdb::Error| query_error(&e);
+
+    let mut tables: Vec<TableInfo> = Vec::new();
+    {
+        let mut stmt = conn
+            .prepare(
+                "SELECT schema_name, table_name, comment, estimated_size FROM duckdb_tables() \
+                 WHERE database_name = ? AND NOT internal AND NOT temporary \
+                 ORDER BY schema_name, table_name",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([alias], |row| {
+                Ok(TableInfo {
+                    schema: row.get(0)?,
+                    name: row.get(1)?,
+                    kind: "table".into(),
+                    description: row.get(2)?,
+                    estimated_rows: row.get(3)?,
+                    columns: Vec::new(),
+                    indexes: Vec::new(),
+                })
+            })
+            .map_err(err)?;
+        for row in rows {
+            tables.push(row.map_err(err)?);
+        }
+    }
+    {
+        let mut stmt = conn
+            .prepare(
+                "SELECT schema_name, view_name, comment FROM duckdb_views() \
+                 WHERE database_name = ? AND NOT internal AND NOT temporary \
+                 ORDER BY schema_name, view_name",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([alias], |row| {
+                Ok(TableInfo {
+                    schema: row.get(0)?,
+                    name: row.get(1)?,
+                    kind: "view".into(),
+                    description: row.get(2)?,
+                    estimated_rows: None,
+                    columns: Vec::new(),
+                    indexes: Vec::new(),
+                })
+            })
+            .map_err(err)?;
+        for row in rows {
+            tables.push(row.map_err(err)?);
+        }
+    }
+
+    let constraints = read_constraints(conn, alias)?;
+
+    // (schema, table) -> position in `tables`
+    let position: HashMap<(String, String), usize> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ((t.schema.clone(), t.name.clone()), i))
+        .collect();
+
+    {
+        let mut stmt = conn
+            .prepare(
+                "SELECT schema_name, table_name, column_name, data_type, is_nullable, \
+                        column_default, comment \
+                 FROM duckdb_columns() WHERE database_name = ? AND NOT internal \
+                 ORDER BY schema_name, table_name, column_index",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([alias], |row| {
+                let schema: String = row.get(0)?;
+                let table: String = row.get(1)?;
+                let column = ColumnInfo {
+                    name: row.get(2)?,
+                    data_type: row.get(3)?,
+                    nullable: row.get(4)?,
+                    default: row.get(5)?,
+                    primary_key: false,
+                    unique: false,
+                    references: None,
+                    comment: row.get(6)?,
+                };
+                Ok((schema, table, column))
+            })
+            .map_err(err)?;
+        for row in rows {
+            let (schema, table, mut column) = row.map_err(err)?;
+            let Some(&i) = position.get(&(schema.clone(), table.clone())) else {
+                continue;
+            };
+            annotate(&mut column, &schema, &table, &constraints);
+            tables[i].columns.push(column);
+        }
+    }
+
+    {
+        let mut stmt = conn
+            .prepare(
+                "SELECT schema_name, table_name, index_name, is_unique, sql FROM duckdb_indexes() \
+                 WHERE database_name = ? ORDER BY schema_name, table_name, index_name",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([alias], |row| {
+                let schema: String = row.get(0)?;
+                let table: String = row.get(1)?;
+                let index = IndexInfo {
+                    name: row.get(2)?,
+                    unique: row.get(3)?,
+                    sql: row.get(4)?,
+                };
+                Ok((schema, table, index))
+            })
+            .map_err(err)?;
+        for row in rows {
+            let (schema, table, index) = row.map_err(err)?;
+            if let Some(&i) = position.get(&(schema, table)) {
+                tables[i].indexes.push(index);
+            }
+        }
+    }
+
+    let foreign_keys = constraints
+        .iter()
+        .filter(|c| c.kind == "FOREIGN KEY")
+        .filter_map(|c| {
+            Some(ForeignKey {
+                table: c.table.clone(),
+                columns: c.columns.clone(),
+                referenced_table: c.referenced_table.clone()?,
+                referenced_columns: c.referenced_columns.clone(),
+            })
+        })
+        .collect();
+
+    Ok(CatalogSnapshot {
+        tables,
+        foreign_keys,
+    })
+}
+
+fn read_constraints(conn: &Connection, alias: &str) -> Result<Vec<Constraint>, WorkerError> {
+    let err = |e: duckdb::Error| query_error(&e);
+    let mut stmt = conn
+        .prepare(
+            "SELECT schema_name, table_name, constraint_type, \
+                    constraint_column_names::VARCHAR[], referenced_table, \
+                    referenced_column_names::VARCHAR[] \
+             FROM duckdb_constraints() WHERE database_name = ? \
+               AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') \
+             ORDER BY schema_name, table_name, constraint_index",
+        )
+        .map_err(err)?;
+    let rows = stmt
+        .query_map([alias], |row| {
+            Ok(Constraint {
+                schema: row.get(0)?,
+                table: row.get(1)?,
+                kind: row.get(2)?,
+                columns: string_list(row.get_ref(3)?.to_owned()),
+                referenced_table: row.get(4)?,
+                referenced_columns: string_list(row.get_ref(5)?.to_owned()),
+            })
+        })
+        .map_err(err)?;
+    let mut out = Vec::new();
+    for row in rows {
+        out.push(row.map_err(err)?);
+    }
+    Ok(out)
+}
+
+fn string_list(value: duckdb::types::Value) -> Vec<String> {
+    match value {
+        duckdb::types::Value::List(items) => items
+            .into_iter()
+            .filter_map(|v| match v {
+                duckdb::types::Value::Text(s) => Some(s),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Mark a column's primary-key, single-column unique and foreign-key facts.
+fn annotate(column: &mut ColumnInfo, schema: &str, table: &str, constraints: &[Constraint]) {
+    for c in constraints
+        .iter()
+        .filter(|c| c.schema == schema && c.table == table)
+    {
+        let Some(pos) = c.columns.iter().position(|n| n == &column.name) else {
+            continue;
+        };
+        match c.kind.as_str() {
+            "PRIMARY KEY" => {
+                column.primary_key = true;
+                // A one-column primary key is unique on its own.
+                column.unique |= c.columns.len() == 1;
+            }
+            "UNIQUE" => column.unique |= c.columns.len() == 1,
+            "FOREIGN KEY" => {
+                if let (Some(target), Some(target_column)) =
+                    (&c.referenced_table, c.referenced_columns.get(pos))
+                {
+                    column.references = Some(format!("{target}.{target_column}"));
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! A synthetic CGM/insulin-pump database for demos and tests (`duckgate demo`).
+//!
+//! This opens an ordinary read-write DuckDB connection: it is the operator's tool for making a
+//! sample file, never on the agent's path. Everything is generated inside DuckDB with
+//! `range()` and a seeded `random()` on one thread, so it takes about a second and gives the
+//! same data every time.
+
+use std::path::{Path, PathBuf};
+
+use duckdb::{Config, Connection};
+use serde::Serialize;
+
+/// What [`write_demo_database`] built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DemoSummary {
+    /// The database file written.
+    pub path: PathBuf,
+    /// (table, rows) for each table, in creation order.
+    pub tables: Vec<(String, u64)>,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+}
+
+/// Readings every 5 minutes for a year.
+const READINGS: u64 = 365 * 288;
+
+/// The build, one step per statement group, so `progress` can report between them.
+const STEPS: [(&str, &str); 8] = [
+    ("schema", SCHEMA),
+    ("devices", DEVICES),
+    ("cgm_readings", CGM_READINGS),
+    ("basal_deliveries", BASAL_DELIVERIES),
+    ("events", EVENTS),
+    ("raw_events", RAW_EVENTS),
+    ("indexes and views", INDEXES_AND_VIEWS),
+    ("comments", COMMENTS),
+];
+
+const SCHEMA: &str = "
+CREATE TYPE device_kind AS ENUM ('pump', 'cgm');
+CREATE TYPE glucose_trend AS ENUM ('falling_fast', 'falling', 'flat', 'rising', 'rising_fast');
+CREATE TABLE devices (
+    device_id   INTEGER PRIMARY KEY,
+    serial      VARCHAR NOT NULL UNIQUE,
+    kind        device_kind NOT NULL,
+    model       VARCHAR NOT NULL,
+    started_at  TIMESTAMP NOT NULL,
+    ended_at    TIMESTAMP
+);
+CREATE TABLE cgm_readings (
+    reading_id     BIGINT PRIMARY KEY,
+    device_id      INTEGER NOT NULL REFERENCES devices (device_id),
+    read_at        TIMESTAMP NOT NULL,
+    glucose_mg_dl  SMALLINT NOT NULL,
+    trend          glucose_trend NOT NULL
+);
+CREATE TABLE basal_deliveries (
+    delivery_id          INTEGER PRIMARY KEY,
+    device_id            INTEGER NOT NULL REFERENCES devices (device_id),
+    started_at           TIMESTAMP NOT NULL,
+    duration_min         INTEGER NOT NULL,
+    rate_units_per_hour  DECIMAL(5,3) NOT NULL,
+    delivery_type        VARCHAR NOT NULL DEFAULT 'scheduled'
+);
+CREATE TABLE events (
+    event_id       INTEGER PRIMARY KEY,
+    device_id      INTEGER NOT NULL REFERENCES devices (device_id),
+    occurred_at    TIMESTAMP NOT NULL,
+    kind           VARCHAR NOT NULL,
+    insulin_units  DECIMAL(5,2),
+    carbs_g        SMALLINT,
+    note           VARCHAR
+);
+CREATE TABLE raw_events (
+    raw_id       INTEGER PRIMARY KEY,
+    event_id     INTEGER NOT NULL REFERENCES events (event_id),
+    received_at  TIMESTAMP NOT NULL,
+    payload      JSON NOT NULL
+);
+";
+
+const DEVICES: &str = "
+INSERT INTO devices VALUES
+    (1, 'TSX-1182734', 'pump', 't:slim X2', TIMESTAMP '2024-06-01 09:00:00', NULL);
+INSERT INTO devices
+SELECT 2 + s, 'G7-' || lpad((400000 + s * 37)::VARCHAR, 7, '0'), 'cgm', 'Dexcom G7',
+       TIMESTAMP '2025-01-01 00:00:00' + s * INTERVAL 10 DAY,
+       TIMESTAMP '2025-01-01 00:00:00' + (s + 1) * INTERVAL 10 DAY
+FROM range(37) r(s);
+";
+
+// Glucose: a circadian wave, three meal peaks whose size varies by day, a nocturnal low on
+// about one night in six, a weekly drift and sensor noise, clamped to the 40–400 mg/dL range a
+// CGM reports; the trend arrow comes from the 5-minute change.
+const CGM_READINGS: &str = "
+INSERT INTO cgm_readings
+WITH days AS (
+    SELECT d,
+           (hash(d * 3 + 1) % 1000) / 1000.0 AS f1,
+           (hash(d * 3 + 2) % 1000) / 1000.0 AS f2,
+           hash(d * 3 + 3) % 6 = 0 AS low_night
+    FROM range(365) r(d)
+), base AS (
+    SELECT i,
+           greatest(40, least(400, round(
+               120
+               + 20 * sin(2 * pi() * ((i % 288) / 288.0 - 0.3))
+               + 60 * (0.7 + 0.6 * f1) * exp(-power(((i % 288) - 100) / 12.0, 2))
+               + 45 * (0.6 + 0.8 * f2) * exp(-power(((i % 288) - 160) / 14.0, 2))
+               + 75 * (0.6 + 0.9 * f2) * exp(-power(((i % 288) - 232) / 16.0, 2))
+               - CASE WHEN low_night THEN 75 * exp(-power(((i % 288) - 40) / 10.0, 2)) ELSE 0 END
+               + 15 * sin(2 * pi() * i / 2016.0)
+               + (random() - 0.5) * 24
+           )))::SMALLINT AS glucose
+    FROM range(105120) t(i) JOIN days ON d = i // 288
+), with_delta AS (
+    SELECT *, glucose - lag(glucose) OVER (ORDER BY i) AS delta FROM base
+)
+SELECT i + 1,
+       2 + i // 2880,
+       TIMESTAMP '2025-01-01 00:00:00' + i * INTERVAL 5 MINUTE,
+       glucose,
+       CASE WHEN delta >= 10 THEN 'rising_fast' WHEN delta >= 3 THEN 'rising'
+            WHEN delta <= -10 THEN 'falling_fast' WHEN delta <= -3 THEN 'falling'
+            ELSE 'flat' END
+FROM with_delta
+ORDER BY i;
+";
+
+// One segment per hour: a dawn-phenomenon basal profile, with a temporary rate now and then
+// and a short suspension about once a week.
+const BASAL_DELIVERIES: &str = "
+INSERT INTO basal_deliveries
+SELECT h + 1,
+       1,
+       TIMESTAMP '2025-01-01 00:00:00' + h * INTERVAL 1 HOUR,
+       60,
+       CASE WHEN r < 0.006 THEN 0
+            ELSE round((CASE WHEN h % 24 BETWEEN 3 AND 7 THEN 1.05
+                              WHEN h % 24 BETWEEN 8 AND 20 THEN 0.85 ELSE 0.7 END)
+                       * (CASE WHEN r > 0.95 THEN 1.4 ELSE 1 END), 3) END,
+       CASE WHEN r < 0.006 THEN 'suspended' WHEN r > 0.95 THEN 'temp' ELSE 'scheduled' END
+FROM (SELECT h, random() AS r FROM range(365 * 24) t(h))
+ORDER BY h;
+";
+
+// Three meals a day, each a carbs entry and a bolus a few minutes later, a correction bolus
+// on some evenings, and a weekly exercise note.
+const EVENTS: &str = "
+INSERT INTO events
+WITH meals AS (
+    SELECT d, m,
+           TIMESTAMP '2025-01-01 00:00:00' + d * INTERVAL 1 DAY
+             + [INTERVAL 7 HOUR + INTERVAL 40 MINUTE, INTERVAL 12 HOUR + INTERVAL 45 MINUTE,
+                INTERVAL 18 HOUR + INTERVAL 50 MINUTE][m + 1]
+             + (random() * 30)::INTEGER * INTERVAL 1 MINUTE AS meal_at,
+           ([35, 60, 70][m + 1] + (random() * 30)::INTEGER)::SMALLINT AS carbs
+    FROM range(365) a(d), range(3) b(m)
+), all_events AS (
+    SELECT meal_at AS event_at, 'carbs' AS kind, NULL::DECIMAL(5,2) AS units, carbs, NULL AS note FROM meals
+    UNION ALL
+    SELECT meal_at + INTERVAL 3 MINUTE, 'bolus', round(carbs / 10.0, 2), NULL, 'meal bolus' FROM meals
+    UNION ALL
+    SELECT TIMESTAMP '2025-01-01 21:30:00' + d * INTERVAL 1 DAY, 'bolus',
+           round(0.5 + random() * 1.5, 2), NULL, 'correction'
+    FROM range(365) c(d) WHERE random() < 0.3
+    UNION ALL
+    SELECT TIMESTAMP '2025-01-04 17:00:00' + w * INTERVAL 7 DAY, 'note', NULL, NULL,
+           'Exercise: ' || (20 + (random() * 40)::INTEGER) || ' min walk'
+    FROM range(52) e(w)
+)
+SELECT row_number() OVER (ORDER BY event_at, kind)::INTEGER, 1, event_at, kind, units, carbs, note
+FROM all_events;
+";
+
+const RAW_EVENTS: &str = "
+INSERT INTO raw_events
+SELECT event_id,
+       event_id,
+       occurred_at + INTERVAL 2 MINUTE,
+       json_object(
+           'type', kind,
+           'timestamp', strftime(occurred_at, '%Y-%m-%dT%H:%M:%S'),
+           'units', insulin_units,
+           'carbs_g', carbs_g,
+           'note', note,
+           'source', json_object('device', 'TSX-1182734', 'firmware', '7.8.1')
+       )::JSON
+FROM events
+ORDER BY event_id;
+";
+
+const INDEXES_AND_VIEWS: &str = "
+CREATE INDEX cgm_readings_read_at ON cgm_readings (read_at);
+CREATE INDEX events_occurred_at ON events (occurred_at);
+CREATE VIEW daily_glucose AS
+SELECT read_at::DATE AS day,
+       round(avg(glucose_mg_dl), 1) AS mean_mg_dl,
+       min(glucose_mg_dl) AS min_mg_dl,
+       max(glucose_mg_dl) AS max_mg_dl,
+       round(100.0 * avg(CASE WHEN glucose_mg_dl BETWEEN 70 AND 180 THEN 1 ELSE 0 END), 1)
+           AS time_in_range_pct
+FROM cgm_readings
+GROUP BY ALL;
+";
+
+const COMMENTS: &str = "
+COMMENT ON TABLE devices IS 'Insulin pump and CGM sensors; each CGM sensor lasts 10 days.';
+COMMENT ON COLUMN devices.device_id IS 'Device identifier.';
+COMMENT ON COLUMN devices.serial IS 'Serial number printed on the device.';
+COMMENT ON COLUMN devices.kind IS 'pump or cgm.';
+COMMENT ON COLUMN devices.model IS 'Manufacturer model name.';
+COMMENT ON COLUMN devices.started_at IS 'When the device went into use (local time).';
+COMMENT ON COLUMN devices.ended_at IS 'When the device was retired; NULL while in use.';
+COMMENT ON TABLE cgm_readings IS 'Continuous glucose monitor readings, one every 5 minutes.';
+COMMENT ON COLUMN cgm_readings.reading_id IS 'Reading identifier, in time order.';
+COMMENT ON COLUMN cgm_readings.device_id IS 'The CGM sensor that took the reading.';
+COMMENT ON COLUMN cgm_readings.read_at IS 'Time of the reading (local time).';
+COMMENT ON COLUMN cgm_readings.glucose_mg_dl IS 'Sensor glucose in mg/dL (40-400).';
+COMMENT ON COLUMN cgm_readings.trend IS 'Trend arrow from the change since the previous reading.';
+COMMENT ON TABLE basal_deliveries IS 'Basal insulin delivered by the pump, one row per hour.';
+COMMENT ON COLUMN basal_deliveries.delivery_id IS 'Segment identifier.';
+COMMENT ON COLUMN basal_deliveries.device_id IS 'The pump.';
+COMMENT ON COLUMN basal_deliveries.started_at IS 'Start of the segment (local time).';
+COMMENT ON COLUMN basal_deliveries.duration_min IS 'Length of the segment in minutes.';
+COMMENT ON COLUMN basal_deliveries.rate_units_per_hour IS 'Basal rate in units per hour.';
+COMMENT ON COLUMN basal_deliveries.delivery_type IS 'scheduled, temp or suspended.';
+COMMENT ON TABLE events IS 'Boluses, carbohydrate entries and notes logged on the pump.';
+COMMENT ON COLUMN events.event_id IS 'Event identifier, in time order.';
+COMMENT ON COLUMN events.device_id IS 'The pump that logged the event.';
+COMMENT ON COLUMN events.occurred_at IS 'When it happened (local time).';
+COMMENT ON COLUMN events.kind IS 'bolus, carbs or note.';
+COMMENT ON COLUMN events.insulin_units IS 'Bolus insulin in units (bolus events only).';
+COMMENT ON COLUMN events.carbs_g IS 'Carbohydrates in grams (carbs events only).';
+COMMENT ON COLUMN events.note IS 'Free text: bolus reason or a user note.';
+COMMENT ON TABLE raw_events IS 'The pump''s raw upload payload for each event, as JSON.';
+COMMENT ON COLUMN raw_events.raw_id IS 'Raw record identifier.';
+COMMENT ON COLUMN raw_events.event_id IS 'The parsed event this payload produced.';
+COMMENT ON COLUMN raw_events.received_at IS 'When the upload arrived.';
+COMMENT ON COLUMN raw_events.payload IS 'The payload exactly as uploaded (JSON).';
+COMMENT ON VIEW daily_glucose IS 'Per-day glucose mean, range and time in range (70-180 mg/dL).';
+";
+
+/// Build the demo database at `path`, which must not exist yet. `progress(done, total)` is
+/// called after each step.
+pub fn write_demo_database(
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<DemoSummary, String> {
+    if path.exists() {
+        return Err(format!(
+            "{} already exists; remove it or choose another path.",
+            path.display()
+        ));
+    }
+    // Build beside the target and rename at the end, so a failure never leaves a half file
+    // where a reader would take it for the real one.
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    let _ = std::fs::remove_file(&partial);
+    let built = build(&partial, progress);
+    let result = built.and_then(|tables| {
+        std::fs::rename(&partial, path)
+            .map_err(|e| format!("could not move the database into place: {e}"))?;
+        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        Ok(DemoSummary {
+            path: path.to_path_buf(),
+            tables,
+            bytes,
+        })
+    });
+    if result.is_err() {
+        let _ = std::fs::remove_file(&partial);
+        let mut wal = partial.into_os_string();
+        wal.push(".wal");
+        let _ = std::fs::remove_file(wal);
+    }
+    result
+}
+
+fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String, u64)>, String> {
+    let config = Config::default()
+        // One thread keeps the seeded random() sequence, and so the data, reproducible.
+        .with("threads", "1")
+        .and_then(|c| c.with("autoinstall_known_extensions", "false"))
+        .and_then(|c| c.with("autoload_known_extensions", "false"))
+        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
+    let conn = Connection::open_with_flags(path, config)
+        .map_err(|e| format!("could not create {}: {e}", path.display()))?;
+    conn.execute_batch("SELECT setseed(0.42)")
+        .map_err(|e| format!("setseed: {e}"))?;
+    let total = STEPS.len() as u64;
+    for (done, (name, sql)) in STEPS.iter().enumerate() {
+        conn.execute_batch(sql)
+            .map_err(|e| format!("building {name}: {e}"))?;
+        progress(done as u64 + 1, total);
+    }
+    conn.execute_batch("CHECKPOINT")
+        .map_err(|e| format!("checkpoint: {e}"))?;
+    let mut tables = Vec::new();
+    for table in [
+        "devices",
+        "cgm_readings",
+        "basal_deliveries",
+        "events",
+        "raw_events",
+    ] {
+        let rows: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+            .map_err(|e| format!("counting {table}: {e}"))?;
+        tables.push((table.to_string(), rows.max(0) as u64));
+    }
+    let expected = READINGS;
+    if tables[1].1 != expected {
+        return Err(format!(
+            "cgm_readings has {} rows, expected {expected}",
+            tables[1].1
+        ));
+    }
+    conn.close()
+        .map_err(|(_, e)| format!("closing the database: {e}"))?;
+    Ok(tables)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn demo_database_has_a_year_of_readings_and_documented_tables() {
+        let dir = crate::engine::tests::TempDir::new("demo");
+        let path = dir.path().join("demo.duckdb");
+        let mut calls = Vec::new();
+        let summary = write_demo_database(&path, &mut |d, t| calls.push((d, t))).unwrap();
+        assert_eq!(
+            calls.last(),
+            Some(&(STEPS.len() as u64, STEPS.len() as u64))
+        );
+        assert_eq!(summary.tables[1], ("cgm_readings".to_string(), READINGS));
+        assert!(
+            summary.tables.iter().all(|(_, rows)| *rows > 0),
+            "{summary:?}"
+        );
+        assert!(summary.bytes > 0);
+        assert!(!dir.path().join("demo.duckdb.partial").exists());
+
+        let conn = Connection::open(&path).unwrap();
+        let (min, max, avg): (i16, i16, f64) = conn
+            .query_row(
+                "SELECT min(glucose_mg_dl), max(glucose_mg_dl), avg(glucose_mg_dl) FROM cgm_readings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert!(
+            (40..=70).contains(&min) && (200..=400).contains(&max),
+            "{min} {max}"
+        );
+        assert!((110.0..=180.0).contains(&avg), "{avg}");
+        let undocumented: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM duckdb_columns() WHERE database_name = 'demo' \
+                 AND NOT internal AND comment IS NULL AND table_name <> 'daily_glucose'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(undocumented, 0);
+        let payload_type: String = conn
+            .query_row("SELECT typeof(payload) FROM raw_events LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(payload_type, "JSON");
+
+        // A second run refuses to clobber the file.
+        assert!(write_demo_database(&path, &mut |_, _| {}).is_err());
+    }
+}

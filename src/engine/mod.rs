@@ -1,0 +1,452 @@
+//! The only code that touches DuckDB: hardened open, attach, statement check, run, catalog.
+//!
+//! A worker creates one [`Engine`] before any request: an in-memory DuckDB instance with
+//! extensions locked down, external access off except for the database file and its WAL, no
+//! temp spilling, and a warm-up query. When the request arrives it [`Engine::attach`]es the
+//! database read-only, switches DuckDB's local file system off (the attached file keeps being
+//! read through its open handle) and locks the configuration, so an idle worker holds no lock
+//! on the file and the query cannot open any file at all.
+
+mod catalog;
+mod convert;
+pub mod demo_data;
+mod errors;
+mod statement;
+
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use duckdb::{Config, Connection};
+use serde_json::Value as Json;
+
+use crate::error::ErrorKind;
+use crate::protocol::{CatalogSnapshot, ColumnMeta, ExplainResult, QueryResult, WorkerError};
+use convert::ColumnType;
+use errors::{attach_error, not_found, query_error, worker_error};
+
+/// How the worker's DuckDB instance is configured.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// DuckDB `memory_limit`, e.g. `2GB`.
+    pub memory_limit: String,
+    /// DuckDB worker threads.
+    pub threads: u32,
+    /// Apply DuckDB's hardening (external access, extensions, lock_configuration).
+    /// `false` only under the operator's test bypass.
+    pub harden: bool,
+}
+
+/// The settings read back for the posture report, in report order.
+const REPORTED_SETTINGS: [&str; 12] = [
+    "enable_external_access",
+    "allowed_paths",
+    "allowed_directories",
+    "disabled_filesystems",
+    "autoload_known_extensions",
+    "autoinstall_known_extensions",
+    "allow_community_extensions",
+    "allow_unsigned_extensions",
+    "lock_configuration",
+    "memory_limit",
+    "threads",
+    "temp_directory",
+];
+
+/// A worker's DuckDB instance.
+pub struct Engine {
+    conn: Connection,
+    harden: bool,
+    /// The catalog name of the attached database, once attached.
+    alias: Option<String>,
+    /// Time spent attaching, counted into the next query's duration.
+    pending_attach_ms: f64,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("harden", &self.harden)
+            .field("alias", &self.alias)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `path` as a single-quoted SQL string literal.
+fn sql_string(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// `name` as a double-quoted SQL identifier.
+fn sql_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
+/// symlinks, which is a pure string operation) and UTF-8.
+fn path_text(path: &Path) -> Result<String, WorkerError> {
+    let absolute: PathBuf = std::path::absolute(path).map_err(|e| {
+        worker_error(
+            ErrorKind::InvalidArgument,
+            format!("Bad database path {}: {e}", path.display()),
+        )
+    })?;
+    absolute.to_str().map(str::to_owned).ok_or_else(|| {
+        worker_error(
+            ErrorKind::InvalidArgument,
+            format!(
+                "The database path {} is not valid UTF-8.",
+                absolute.display()
+            ),
+        )
+    })
+}
+
+/// The catalog name the database is attached as: its file stem when that is a plain
+/// identifier (as the DuckDB CLI names it), else `db`.
+pub fn database_alias(db_path: &Path) -> String {
+    let stem = db_path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let plain = stem
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    // Names DuckDB itself uses for built-in catalogs would clash.
+    let reserved = ["memory", "system", "temp", "main"]
+        .iter()
+        .any(|r| stem.eq_ignore_ascii_case(r));
+    if plain && !reserved {
+        stem.to_string()
+    } else {
+        "db".to_string()
+    }
+}
+
+impl Engine {
+    /// Create the hardened in-memory instance and warm it up.
+    pub fn open(
+        cfg: &EngineConfig,
+        db_path: &Path,
+        wal_path: &Path,
+    ) -> Result<Engine, WorkerError> {
+        let internal = |e: duckdb::Error| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not configure DuckDB: {e}"),
+            )
+        };
+        let mut config = Config::default()
+            .with("memory_limit", &cfg.memory_limit)
+            .map_err(internal)?
+            .with("threads", cfg.threads.to_string())
+            .map_err(internal)?
+            // No spilling: a query that does not fit in memory_limit fails instead of writing.
+            .with("temp_directory", "")
+            .map_err(internal)?
+            // Persistent secrets would make DuckDB look in the home directory.
+            .with("allow_persistent_secrets", "false")
+            .map_err(internal)?;
+        if cfg.harden {
+            // Extension policy is fixed at startup: some of these cannot be changed later.
+            for (key, value) in [
+                ("autoinstall_known_extensions", "false"),
+                ("autoload_known_extensions", "false"),
+                ("allow_community_extensions", "false"),
+                ("allow_unsigned_extensions", "false"),
+            ] {
+                config = config.with(key, value).map_err(internal)?;
+            }
+        }
+        let conn = Connection::open_in_memory_with_flags(config).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not start DuckDB: {e}"),
+            )
+        })?;
+        if cfg.harden {
+            // allowed_paths must come first: once external access is off it cannot be widened.
+            let paths = format!(
+                "SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
+                sql_string(&path_text(db_path)?),
+                sql_string(&path_text(wal_path)?)
+            );
+            conn.execute_batch(&paths).map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not harden DuckDB: {e}"),
+                )
+            })?;
+        }
+        let engine = Engine {
+            conn,
+            harden: cfg.harden,
+            alias: None,
+            pending_attach_ms: 0.0,
+        };
+        engine.warm_up()?;
+        Ok(engine)
+    }
+
+    /// Exercise the paths every request takes (parser, binder, the JSON serializer used by
+    /// [`Engine::check_statement`], a small scan) so their one-time costs are paid now.
+    fn warm_up(&self) -> Result<(), WorkerError> {
+        let warm = |e: duckdb::Error| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("DuckDB warm-up failed: {e}"),
+            )
+        };
+        let n: i64 = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM range(1000) t(i) WHERE i % 7 = 0",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(warm)?;
+        if n != 143 {
+            return Err(worker_error(
+                ErrorKind::InternalError,
+                "DuckDB warm-up gave a wrong answer",
+            ));
+        }
+        statement::check(&self.conn, "SELECT 1")?;
+        Ok(())
+    }
+
+    /// Attach the database read-only, make it the default, and lock the configuration.
+    pub fn attach(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+        let started = Instant::now();
+        let text = path_text(db_path)?;
+        match std::fs::metadata(&text) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    format!("The database path {text} is a directory, not a DuckDB file."),
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_found(Path::new(&text)));
+            }
+            // Anything else (e.g. denied) is DuckDB's to report below.
+            Err(_) => {}
+        }
+        let alias = database_alias(db_path);
+        let attach = format!(
+            "ATTACH {} AS {} (READ_ONLY)",
+            sql_string(&text),
+            sql_identifier(&alias)
+        );
+        self.conn
+            .execute_batch(&attach)
+            .map_err(|e| attach_error(&e, Path::new(&text)))?;
+        let mut setup = format!("USE {};", sql_identifier(&alias));
+        if self.harden {
+            // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
+            // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
+            // them to it anyway. Once attached, DuckDB reads through handles it already holds,
+            // so the local file system can go entirely; DuckDB refuses to re-enable it.
+            setup.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
+            setup.push_str(" SET lock_configuration = true;");
+        }
+        self.conn.execute_batch(&setup).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not select the database: {e}"),
+            )
+        })?;
+        self.alias = Some(alias);
+        self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+
+    /// The catalog name the database is attached as, once attached.
+    pub fn alias(&self) -> Option<&str> {
+        self.alias.as_deref()
+    }
+
+    /// DuckDB's own parser must see exactly one statement of a read-only type.
+    pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
+        statement::check(&self.conn, sql)
+    }
+
+    /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.
+    ///
+    /// Callers must have passed `sql` through [`Engine::check_statement`] (unless a test bypass
+    /// says otherwise): the `duckdb` crate's `prepare` *executes* every statement but the last
+    /// of a multi-statement text.
+    pub fn run_query(
+        &mut self,
+        sql: &str,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<QueryResult, WorkerError> {
+        let started = Instant::now();
+        let mut stmt = self.conn.prepare(sql).map_err(|e| query_error(&e))?;
+        // Refuse types the conversion cannot return faithfully before anything runs.
+        for i in 0..stmt.column_count() {
+            let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), None);
+            if let Some(reason) = ty.unsupported_reason() {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    format!(
+                        "Result column {} has type {}, which duckgate cannot return: {reason}. \
+                         Cast that column to text in the query, e.g. column_name::VARCHAR.",
+                        i + 1,
+                        ty.type_name()
+                    ),
+                ));
+            }
+        }
+        // Streaming execution: DuckDB produces chunks as we fetch them, so stopping early stops
+        // the work (a plain `query` would materialise the whole result first).
+        drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
+
+        let column_count = stmt.column_count();
+        let mut types = Vec::with_capacity(column_count);
+        let mut columns = Vec::with_capacity(column_count);
+        for i in 0..column_count {
+            let arrow = stmt.column_type(i);
+            let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), Some(&arrow));
+            let name = stmt.column_name(i).cloned().unwrap_or_default();
+            columns.push(ColumnMeta {
+                name,
+                data_type: ty.type_name(),
+            });
+            types.push(ty);
+        }
+
+        let mut rows: Vec<Vec<Json>> = Vec::new();
+        let mut bytes = 0usize;
+        let mut truncated = false;
+        // The crate panics on a few Arrow shapes it does not know; a panic here must become an
+        // error for this call, not a dead worker with no reply.
+        let fetched = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+            let mut cursor = stmt.raw_query();
+            while let Some(row) = cursor.next().map_err(|e| query_error(&e))? {
+                if rows.len() >= limit {
+                    truncated = true;
+                    break;
+                }
+                let mut values = Vec::with_capacity(column_count);
+                for (i, ty) in types.iter().enumerate() {
+                    // A bare `NULL` column has Arrow type Null, which the crate cannot read.
+                    if ty.is_null_type() {
+                        values.push(Json::Null);
+                        continue;
+                    }
+                    let value = row.get_ref(i).map_err(|e| query_error(&e))?.to_owned();
+                    values.push(convert::to_json(&value, Some(ty)));
+                }
+                // Rows are joined by commas in a JSON array.
+                let size = json_size(&values) + usize::from(!rows.is_empty());
+                if bytes + size > max_bytes {
+                    truncated = true;
+                    break;
+                }
+                bytes += size;
+                rows.push(values);
+            }
+            Ok(())
+        }));
+        match fetched {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    "A result value could not be converted. Cast unusual columns to VARCHAR.",
+                ));
+            }
+        }
+        let duration_ms = self.pending_attach_ms + started.elapsed().as_secs_f64() * 1e3;
+        self.pending_attach_ms = 0.0;
+        Ok(QueryResult {
+            columns,
+            row_count: rows.len(),
+            rows,
+            truncated,
+            duration_ms,
+        })
+    }
+
+    /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
+    /// [`Engine::run_query`] applies to multi-statement text.
+    pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, WorkerError> {
+        let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
+        let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
+        let mut plans = serde_json::Map::new();
+        for row in &result.rows {
+            let (Some(Json::String(key)), Some(Json::String(value))) = (row.first(), row.get(1))
+            else {
+                continue;
+            };
+            let parsed =
+                serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.clone()));
+            plans.insert(key.clone(), parsed);
+        }
+        let plan = match plans.len() {
+            0 => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    "DuckDB returned no plan.",
+                ));
+            }
+            1 => plans
+                .into_iter()
+                .next()
+                .map(|(_, v)| v)
+                .unwrap_or(Json::Null),
+            _ => Json::Object(plans),
+        };
+        Ok(ExplainResult { plan })
+    }
+
+    /// Tables, views, columns, constraints and indexes of the attached database.
+    pub fn catalog(&mut self) -> Result<CatalogSnapshot, WorkerError> {
+        let alias = self.alias.clone().ok_or_else(|| {
+            worker_error(ErrorKind::InternalError, "catalog() called before attach()")
+        })?;
+        catalog::snapshot(&self.conn, &alias)
+    }
+
+    /// The security-relevant settings as DuckDB reports them now.
+    pub fn settings_readback(&self) -> Vec<(String, String)> {
+        REPORTED_SETTINGS
+            .iter()
+            .map(|name| {
+                let value = self
+                    .conn
+                    .query_row(
+                        "SELECT coalesce(value, 'NULL') FROM duckdb_settings() WHERE name = ?",
+                        [name],
+                        |r| r.get::<_, String>(0),
+                    )
+                    .unwrap_or_else(|e| format!("<unreadable: {e}>"));
+                (name.to_string(), value)
+            })
+            .collect()
+    }
+}
+
+/// Bytes `value` takes as compact JSON, without building the string.
+fn json_size(value: &impl serde::Serialize) -> usize {
+    struct Counter(usize);
+    impl Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail and the values are plain JSON.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,125 @@
+//! The second opinion: DuckDB's own parser decides whether the SQL is one read-only statement.
+//!
+//! DuckDB's `json_serialize_sql` (json extension, built in) parses with the very parser that
+//! will run the query and serializes only `SELECT` statements; anything else comes back as an
+//! error object. DuckDB turns `DESCRIBE`, `SHOW`, `SUMMARIZE`, `FROM t` and `VALUES` into
+//! `SELECT` statements, so they pass; writes, DDL, `COPY`, `ATTACH`, `SET`, `PRAGMA`, `CALL`,
+//! `INSTALL`/`LOAD`, transactions do not. `EXPLAIN` is not serializable: it is accepted only in
+//! the form `EXPLAIN [ANALYZE] [(options)] <one SELECT>` at the very start of the text, with the
+//! rest checked the same way.
+
+use duckdb::Connection;
+use serde_json::Value as Json;
+
+use super::errors::{query_error, worker_error};
+use crate::error::{ErrorKind, messages};
+use crate::protocol::WorkerError;
+
+/// Check `sql` with DuckDB's parser on `conn`.
+pub(crate) fn check(conn: &Connection, sql: &str) -> Result<(), WorkerError> {
+    match strip_explain(sql) {
+        Some(inner) => check_single_select(conn, inner),
+        None => check_single_select(conn, sql),
+    }
+}
+
+/// If `sql` is `EXPLAIN [ANALYZE] [(options)] rest`, return `rest`.
+///
+/// Only leading whitespace may precede `EXPLAIN` (no comments), so this reading and DuckDB's
+/// cannot differ about where the explained statement starts.
+fn strip_explain(sql: &str) -> Option<&str> {
+    let rest = strip_keyword(sql.trim_start(), "EXPLAIN")?.trim_start();
+    let rest = strip_keyword(rest, "ANALYZE").unwrap_or(rest).trim_start();
+    if let Some(options) = rest.strip_prefix('(') {
+        let close = options.find(')')?;
+        let inside = &options[..close];
+        // Options are words and commas only (`FORMAT JSON`, `ANALYZE, FORMAT json`).
+        if !inside
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ',' || c == ' ')
+        {
+            return None;
+        }
+        return Some(&options[close + 1..]);
+    }
+    Some(rest)
+}
+
+/// `keyword` (any case) followed by whitespace or `(`.
+fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
+    let head = text.get(..keyword.len())?;
+    if !head.eq_ignore_ascii_case(keyword) {
+        return None;
+    }
+    let rest = &text[keyword.len()..];
+    match rest.chars().next() {
+        Some(c) if c.is_whitespace() || c == '(' => Some(rest),
+        _ => None,
+    }
+}
+
+fn check_single_select(conn: &Connection, sql: &str) -> Result<(), WorkerError> {
+    // The SQL travels as a bound parameter: it is data to the serializer, never executed.
+    let serialized: String = conn
+        .query_row(
+            "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR",
+            [sql],
+            |row| row.get(0),
+        )
+        .map_err(|e| query_error(&e))?;
+    let parsed: Json = serde_json::from_str(&serialized).map_err(|e| {
+        worker_error(
+            ErrorKind::InternalError,
+            format!("json_serialize_sql returned bad JSON: {e}"),
+        )
+    })?;
+    if parsed.get("error").and_then(Json::as_bool) == Some(true) {
+        let error_type = parsed
+            .get("error_type")
+            .and_then(Json::as_str)
+            .unwrap_or("");
+        let message = parsed
+            .get("error_message")
+            .and_then(Json::as_str)
+            .unwrap_or("");
+        return Err(match error_type {
+            "parser" => worker_error(ErrorKind::SyntaxError, format!("Parser Error: {message}")),
+            // "not implemented": DuckDB parsed it, and it is not a SELECT.
+            _ => worker_error(ErrorKind::PolicyBlocked, messages::WRITE_REFUSED),
+        });
+    }
+    let count = parsed
+        .get("statements")
+        .and_then(Json::as_array)
+        .map_or(0, Vec::len);
+    match count {
+        1 => Ok(()),
+        0 => Err(worker_error(ErrorKind::SyntaxError, "The query is empty.")),
+        _ => Err(worker_error(
+            ErrorKind::MultipleStatements,
+            messages::MULTIPLE_STATEMENTS,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explain_prefix_is_recognised_only_at_the_start() {
+        assert_eq!(strip_explain("EXPLAIN SELECT 1"), Some("SELECT 1"));
+        assert_eq!(
+            strip_explain("  explain analyze\nSELECT 1"),
+            Some("SELECT 1")
+        );
+        assert_eq!(
+            strip_explain("EXPLAIN (FORMAT JSON) SELECT 1"),
+            Some(" SELECT 1")
+        );
+        assert_eq!(strip_explain("EXPLAINSELECT 1"), None);
+        assert_eq!(strip_explain("/* x */ EXPLAIN SELECT 1"), None);
+        assert_eq!(strip_explain("EXPLAIN (FORMAT 'x') SELECT 1"), None);
+        assert_eq!(strip_explain("SELECT 1"), None);
+    }
+}
