@@ -135,6 +135,25 @@ async fn syntax_errors_carry_duckdbs_message_and_unknown_names_carry_fuzzy_match
         text_of(&result)
     );
 
+    // A column DuckDB's binder cannot find: columns are offered first, and search_schema next.
+    let result = client
+        .call("query", json!({ "sql": "SELECT glucos FROM cgm_readings" }))
+        .await
+        .unwrap();
+    schemas.check("query", &result);
+    let envelope = assert_failed(&result, "error", "unknown_name");
+    let recovery = &envelope["error"]["recovery"];
+    assert_eq!(
+        recovery["fuzzy_matches"][0], "cgm_readings.glucose_mg_dl",
+        "{envelope}"
+    );
+    assert_eq!(recovery["suggested_tool"], "search_schema", "{envelope}");
+    assert_eq!(
+        recovery["suggested_args"],
+        json!({ "query": "glucos" }),
+        "{envelope}"
+    );
+
     let result = client
         .call("describe_table", json!({ "table_name": "evnts" }))
         .await

@@ -60,7 +60,8 @@ pub fn closest<'a>(
         return Vec::new();
     }
     let budget = budget(&wanted_lower);
-    let mut scored: Vec<(usize, String)> = Vec::new();
+    // (score, longest shared prefix reversed so longer sorts first, name)
+    let mut scored: Vec<(usize, std::cmp::Reverse<usize>, String)> = Vec::new();
     for candidate in candidates {
         let candidate_lower = candidate.to_lowercase();
         let whole = edit_distance(&wanted_lower, &candidate_lower);
@@ -78,35 +79,55 @@ pub fn closest<'a>(
             None
         };
         if let Some(score) = score
-            && !scored.iter().any(|(_, existing)| existing == candidate)
+            && !scored.iter().any(|(_, _, existing)| existing == candidate)
         {
-            scored.push((score, candidate.to_string()));
+            let shared_prefix = wanted_lower
+                .chars()
+                .zip(candidate_lower.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            scored.push((
+                score,
+                std::cmp::Reverse(shared_prefix),
+                candidate.to_string(),
+            ));
         }
     }
     scored.sort();
-    scored.into_iter().take(max).map(|(_, name)| name).collect()
+    scored
+        .into_iter()
+        .take(max)
+        .map(|(_, _, name)| name)
+        .collect()
 }
 
-/// Table names and `table.column` names close to `wanted`, tables first when equally close.
-///
-/// `wanted` may itself be qualified (`schema.table`, `table.column`); only its last part is
-/// compared with column names.
-pub fn catalog_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<String> {
-    let wanted = wanted.trim_matches('"');
+/// What kind of name the agent got wrong, when the error says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Looking {
+    /// A table or view (or we cannot tell): tables first, then columns.
+    ForTable,
+    /// A column: columns first, then tables.
+    ForColumn,
+}
+
+/// Table names close to `wanted` (or to its last dotted part).
+fn table_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<String> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
-    let tables = closest(wanted, catalog.tables.iter().map(|t| t.name.as_str()), max);
-    let mut matches = tables;
+    let names = || catalog.tables.iter().map(|t| t.name.as_str());
+    let mut matches = closest(wanted, names(), max);
     if last_part != wanted {
-        for table in closest(
-            last_part,
-            catalog.tables.iter().map(|t| t.name.as_str()),
-            max,
-        ) {
+        for table in closest(last_part, names(), max) {
             if !matches.contains(&table) {
                 matches.push(table);
             }
         }
     }
+    matches
+}
+
+/// `table.column` names whose column is close to the last dotted part of `wanted`.
+fn column_matches(wanted: &str, catalog: &CatalogSnapshot) -> Vec<String> {
+    let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
     let mut column_names: Vec<(String, &str)> = Vec::new();
     for table in &catalog.tables {
         for column in &table.columns {
@@ -116,12 +137,42 @@ pub fn catalog_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> V
             ));
         }
     }
-    let close_columns = closest(last_part, column_names.iter().map(|(_, c)| *c), usize::MAX);
-    for column in close_columns {
+    let mut matches = Vec::new();
+    for column in closest(last_part, column_names.iter().map(|(_, c)| *c), usize::MAX) {
         for (qualified, bare) in &column_names {
             if *bare == column && !matches.contains(qualified) {
                 matches.push(qualified.clone());
             }
+        }
+    }
+    matches
+}
+
+/// Table names and `table.column` names close to `wanted`, the kind looked for first.
+///
+/// `wanted` may itself be qualified (`schema.table`, `table.column`); only its last part is
+/// compared with column names.
+pub fn catalog_matches(
+    wanted: &str,
+    catalog: &CatalogSnapshot,
+    looking: Looking,
+    max: usize,
+) -> Vec<String> {
+    let wanted = wanted.trim_matches('"');
+    let (first, second) = match looking {
+        Looking::ForTable => (
+            table_matches(wanted, catalog, max),
+            column_matches(wanted, catalog),
+        ),
+        Looking::ForColumn => (
+            column_matches(wanted, catalog),
+            table_matches(wanted, catalog, max),
+        ),
+    };
+    let mut matches = first;
+    for name in second {
+        if !matches.contains(&name) {
+            matches.push(name);
         }
     }
     matches.truncate(max);
@@ -159,6 +210,11 @@ mod tests {
         assert!(closest("zzzzzzzz", names, 5).is_empty());
         assert!(closest("", names, 5).is_empty());
         assert_eq!(closest("readng", names, 5), vec!["cgm_readings"]);
+        // Equally close: the one that starts the same way first.
+        assert_eq!(
+            closest("glucos", ["avg_glucose", "glucose_mg_dl"], 5),
+            vec!["glucose_mg_dl", "avg_glucose"]
+        );
         assert!(closest("ts", ["id", "ts_utc"], 5) == vec!["ts_utc"]);
     }
 
@@ -176,7 +232,7 @@ mod tests {
     }
 
     #[test]
-    fn catalog_matches_offers_tables_then_qualified_columns() {
+    fn catalog_matches_offer_the_kind_looked_for_first() {
         let catalog = CatalogSnapshot {
             tables: vec![TableInfo {
                 schema: "main".into(),
@@ -189,17 +245,22 @@ mod tests {
             }],
             foreign_keys: vec![],
         };
+        let table = Looking::ForTable;
         assert_eq!(
-            catalog_matches("cgm_reading", &catalog, 5),
+            catalog_matches("cgm_reading", &catalog, table, 5),
             vec!["cgm_readings"]
         );
         assert_eq!(
-            catalog_matches("glucose_mgdl", &catalog, 5),
+            catalog_matches("glucose_mgdl", &catalog, table, 5),
             vec!["cgm_readings.glucose_mg_dl"]
         );
         assert_eq!(
-            catalog_matches("cgm_readings.glucose", &catalog, 5),
+            catalog_matches("cgm_readings.glucose", &catalog, table, 5),
             vec!["cgm_readings", "cgm_readings.glucose_mg_dl"]
+        );
+        assert_eq!(
+            catalog_matches("cgm_readings.glucose", &catalog, Looking::ForColumn, 5),
+            vec!["cgm_readings.glucose_mg_dl", "cgm_readings"]
         );
     }
 }

@@ -225,9 +225,20 @@ impl DuckgateServer {
         let Ok(catalog) = self.catalog().await else {
             return body.suggest(ToolName::ListTables.as_str(), None);
         };
-        body.recovery.fuzzy_matches = fuzzy::catalog_matches(&name, &catalog, MAX_FUZZY_MATCHES);
-        let names_a_table = body.recovery.fuzzy_matches.iter().any(|m| !m.contains('.'));
-        if names_a_table || body.recovery.fuzzy_matches.is_empty() {
+        // DuckDB's binder says "column" when it is a column it cannot find.
+        let looking = if body.message.to_lowercase().contains("column") {
+            fuzzy::Looking::ForColumn
+        } else {
+            fuzzy::Looking::ForTable
+        };
+        body.recovery.fuzzy_matches =
+            fuzzy::catalog_matches(&name, &catalog, looking, MAX_FUZZY_MATCHES);
+        let best_is_a_table = body
+            .recovery
+            .fuzzy_matches
+            .first()
+            .is_some_and(|m| !m.contains('.'));
+        if best_is_a_table || body.recovery.fuzzy_matches.is_empty() {
             body = body.suggest(ToolName::ListTables.as_str(), None);
         } else {
             let bare = name
@@ -516,7 +527,12 @@ impl DuckgateServer {
         let truncated = matches.len() > limit;
         matches.truncate(limit);
         let did_you_mean = if matches.is_empty() {
-            fuzzy::catalog_matches(&needle, &catalog, MAX_FUZZY_MATCHES)
+            fuzzy::catalog_matches(
+                &needle,
+                &catalog,
+                fuzzy::Looking::ForTable,
+                MAX_FUZZY_MATCHES,
+            )
         } else {
             Vec::new()
         };
