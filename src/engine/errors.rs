@@ -77,9 +77,11 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> WorkerError {
     if lower.contains("could not set lock") || lower.contains("conflicting lock") {
         worker_error(
             ErrorKind::DatabaseLocked,
+            // DuckDB's text names the writer's program and pid: the operator's business, not
+            // the agent's.
             format!(
                 "The database {shown} is locked by another process (a writer has it open); \
-                 try again when it has finished. DuckDB said: {message}"
+                 try again when it has finished."
             ),
         )
     } else if lower.contains("not a valid duckdb database") || lower.contains("not a duckdb") {

@@ -39,11 +39,10 @@ pub struct EngineConfig {
 }
 
 /// The settings read back for the posture report, in report order.
-const REPORTED_SETTINGS: [&str; 12] = [
+const REPORTED_SETTINGS: [&str; 11] = [
     "enable_external_access",
     "allowed_paths",
     "allowed_directories",
-    "disabled_filesystems",
     "autoload_known_extensions",
     "autoinstall_known_extensions",
     "allow_community_extensions",
@@ -411,9 +410,11 @@ impl Engine {
         catalog::snapshot(&self.conn, &alias)
     }
 
-    /// The security-relevant settings as DuckDB reports them now.
+    /// The security-relevant settings as DuckDB reports them now, and whether DuckDB's local
+    /// file system is switched off (`local_file_system`), found by trying to use it, because
+    /// DuckDB reads `disabled_filesystems` back as empty even when it is set.
     pub fn settings_readback(&self) -> Vec<(String, String)> {
-        REPORTED_SETTINGS
+        let mut settings: Vec<(String, String)> = REPORTED_SETTINGS
             .iter()
             .map(|name| {
                 let value = self
@@ -426,7 +427,30 @@ impl Engine {
                     .unwrap_or_else(|e| format!("<unreadable: {e}>"));
                 (name.to_string(), value)
             })
-            .collect()
+            .collect();
+        settings.push(("local_file_system".into(), self.local_file_system_state()));
+        settings
+    }
+
+    fn local_file_system_state(&self) -> String {
+        let probe = self.conn.query_row(
+            "SELECT count(*) FROM read_blob('/nonexistent/duckgate-posture-probe')",
+            [],
+            |r| r.get::<_, i64>(0),
+        );
+        match probe {
+            Ok(_) => "enabled".into(),
+            Err(e) => {
+                let message = errors::duckdb_message(&e);
+                if message.contains("File system LocalFileSystem has been disabled") {
+                    "disabled".into()
+                } else if message.contains("disabled by configuration") {
+                    "enabled (file access denied by enable_external_access=false)".into()
+                } else {
+                    format!("enabled (probe: {})", message.lines().next().unwrap_or(""))
+                }
+            }
+        }
     }
 }
 

@@ -521,8 +521,8 @@ fn a_database_locked_by_another_process_is_database_locked() {
         .args([
             "--exact",
             "engine::tests::lock_holder_child",
+            "--ignored",
             "--nocapture",
-            "--test-threads=1",
         ])
         .env(LOCK_HOLDER_ENV, &db)
         .stdin(Stdio::piped())
@@ -530,12 +530,22 @@ fn a_database_locked_by_another_process_is_database_locked() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let ready = lines
-        .by_ref()
+    let mut seen = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap())
+        .lines()
         .map_while(Result::ok)
-        .any(|l| l.contains("LOCKED"));
-    assert!(ready, "the lock-holder child did not start");
+    {
+        let ready = line.contains("LOCKED");
+        seen.push(line);
+        if ready {
+            break;
+        }
+    }
+    assert!(
+        seen.last().is_some_and(|l| l.contains("LOCKED")),
+        "the lock-holder child did not start:\n{}",
+        seen.join("\n")
+    );
 
     let mut engine = Engine::open(&config("256MB"), &db, &wal_of(&db)).unwrap();
     let err = engine.attach(&db).unwrap_err();
@@ -689,6 +699,21 @@ fn explain_returns_duckdbs_json_plan() {
 }
 
 #[test]
+fn settings_before_attach_show_external_access_off_and_the_file_system_on() {
+    let dir = TempDir::new("settings-open");
+    let db = small_db(&dir);
+    let engine = Engine::open(&config("256MB"), &db, &wal_of(&db)).unwrap();
+    let settings: std::collections::HashMap<String, String> =
+        engine.settings_readback().into_iter().collect();
+    assert_eq!(settings["enable_external_access"], "false");
+    assert_eq!(settings["lock_configuration"], "false");
+    assert!(
+        settings["local_file_system"].starts_with("enabled (file access denied"),
+        "{settings:?}"
+    );
+}
+
+#[test]
 fn settings_read_back_show_the_hardening() {
     let dir = TempDir::new("settings");
     let db = small_db(&dir);
@@ -703,7 +728,7 @@ fn settings_read_back_show_the_hardening() {
     assert_eq!(settings["allow_unsigned_extensions"], "false");
     assert_eq!(settings["threads"], "2");
     assert_eq!(settings["temp_directory"], "");
-    assert_eq!(settings["disabled_filesystems"], "LocalFileSystem");
+    assert_eq!(settings["local_file_system"], "disabled");
     assert!(
         settings["allowed_paths"].contains(db.to_str().unwrap()),
         "{settings:?}"
@@ -739,4 +764,54 @@ fn types_that_cannot_be_returned_faithfully_are_refused_with_a_cast_hint() {
     // The hint works: cast to text, the value comes back with its offset.
     let (_, row) = one_row(&mut engine, "SELECT TIMETZ '13:45:00+02'::VARCHAR AS t");
     assert_eq!(row[0], json!("13:45:00+02"));
+}
+
+#[test]
+fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
+    // A writer that stopped without checkpointing leaves its last rows only in `<db>.wal`;
+    // the read-only attach must read them (the WAL is in allowed_paths for this).
+    let dir = TempDir::new("wal");
+    let db = small_db(&dir);
+    let conn = Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "SET checkpoint_threshold = '1TB'; PRAGMA disable_checkpoint_on_shutdown; \
+         INSERT INTO t VALUES (42, 'only in the wal');",
+    )
+    .unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+    assert!(wal_of(&db).exists(), "the writer left no WAL to test with");
+
+    let mut engine = attached(&db, "256MB");
+    let r = engine
+        .run_query("SELECT label FROM t WHERE i = 42", 10, 1 << 20)
+        .unwrap();
+    assert_eq!(r.rows, vec![vec![json!("only in the wal")]]);
+}
+
+#[test]
+fn introspection_statements_run_under_the_hardening() {
+    let dir = TempDir::new("introspect");
+    let db = small_db(&dir);
+    let mut engine = attached(&db, "256MB");
+    for sql in [
+        "SHOW TABLES",
+        "SHOW ALL TABLES",
+        "DESCRIBE t",
+        "SUMMARIZE t",
+        "SHOW t",
+    ] {
+        engine
+            .check_statement(sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        let r = engine
+            .run_query(sql, 100, 1 << 20)
+            .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        assert!(r.row_count > 0, "{sql}");
+        assert!(
+            serde_json::to_string(&r.rows).unwrap().contains('"'),
+            "{sql}"
+        );
+    }
+    let r = engine.run_query("SHOW TABLES", 100, 1 << 20).unwrap();
+    assert_eq!(r.rows, vec![vec![json!("t")]]);
 }
