@@ -367,7 +367,7 @@ async fn demo(out_path: PathBuf) -> ExitCode {
 /// A one-line progress bar on stderr (stdout stays clean for the session transcript).
 fn draw_progress(done: u64, total: u64) {
     let width = 30u64;
-    let filled = if total == 0 { width } else { (done * width / total).min(width) };
+    let filled = (done * width).checked_div(total).map_or(width, |f| f.min(width));
     eprint!(
         "\rbuilding demo database [{}{}] {done}/{total}",
         "#".repeat(filled as usize),

@@ -414,17 +414,31 @@ impl Engine {
     /// file system is switched off (`local_file_system`), found by trying to use it, because
     /// DuckDB reads `disabled_filesystems` back as empty even when it is set.
     pub fn settings_readback(&self) -> Vec<(String, String)> {
+        // One scan of duckdb_settings() for all names: it is in every worker's start-up path.
+        let list = REPORTED_SETTINGS.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT name, coalesce(value, 'NULL') FROM duckdb_settings() WHERE name IN ({list})"
+        );
+        let mut found: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        let read = self.conn.prepare(&sql).and_then(|mut stmt| {
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            rows.collect::<Result<Vec<_>, _>>()
+        });
+        let error = match read {
+            Ok(rows) => {
+                found.extend(rows);
+                None
+            }
+            Err(e) => Some(e.to_string()),
+        };
         let mut settings: Vec<(String, String)> = REPORTED_SETTINGS
             .iter()
             .map(|name| {
-                let value = self
-                    .conn
-                    .query_row(
-                        "SELECT coalesce(value, 'NULL') FROM duckdb_settings() WHERE name = ?",
-                        [name],
-                        |r| r.get::<_, String>(0),
-                    )
-                    .unwrap_or_else(|e| format!("<unreadable: {e}>"));
+                let value = match (found.get(*name), &error) {
+                    (Some(v), _) => v.clone(),
+                    (None, Some(e)) => format!("<unreadable: {e}>"),
+                    (None, None) => "<not reported by DuckDB>".to_string(),
+                };
                 (name.to_string(), value)
             })
             .collect();
