@@ -355,11 +355,12 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
         Value::HugeInt(i) if ty.is_some_and(|t| matches!(t.kind, Kind::Decimal { .. })) => {
             Json::String(i.to_string())
         }
+        // Inside containers the crate reads UHUGEINT's 128 bits as signed; the bits are exact.
+        Value::HugeInt(i) if ty.and_then(ColumnType::scalar) == Some(Scalar::UHugeInt) => {
+            unsigned(*i as u128)
+        }
         Value::HugeInt(i) => integer(*i),
-        Value::UHugeInt(u) => match i128::try_from(*u) {
-            Ok(i) => integer(i),
-            Err(_) => Json::String(u.to_string()),
-        },
+        Value::UHugeInt(u) => unsigned(*u),
         Value::Float(f) => float(f.to_string().parse::<f64>().unwrap_or(f64::from(*f))),
         Value::Double(d) => float(*d),
         Value::Decimal(d) => Json::String(d.to_string()),
@@ -433,6 +434,13 @@ fn integer(i: i128) -> Json {
         Json::from(i as i64)
     } else {
         Json::String(i.to_string())
+    }
+}
+
+fn unsigned(u: u128) -> Json {
+    match i128::try_from(u) {
+        Ok(i) => integer(i),
+        Err(_) => Json::String(u.to_string()),
     }
 }
 

@@ -91,7 +91,8 @@ FROM range(37) r(s);
 
 // Glucose: a circadian wave, three meal peaks whose size varies by day, a nocturnal low on
 // about one night in six, a weekly drift and sensor noise, clamped to the 40–400 mg/dL range a
-// CGM reports; the trend arrow comes from the 5-minute change.
+// CGM reports; the trend arrow comes from the 5-minute change (±5 and ±10 mg/dL, about
+// 1 and 2 mg/dL per minute, as CGM arrows use).
 const CGM_READINGS: &str = "
 INSERT INTO cgm_readings
 WITH days AS (
@@ -110,7 +111,7 @@ WITH days AS (
                + 75 * (0.6 + 0.9 * f2) * exp(-power(((i % 288) - 232) / 16.0, 2))
                - CASE WHEN low_night THEN 75 * exp(-power(((i % 288) - 40) / 10.0, 2)) ELSE 0 END
                + 15 * sin(2 * pi() * i / 2016.0)
-               + (random() - 0.5) * 24
+               + (random() + random() - 1) * 4
            )))::SMALLINT AS glucose
     FROM range(105120) t(i) JOIN days ON d = i // 288
 ), with_delta AS (
@@ -120,8 +121,8 @@ SELECT i + 1,
        2 + i // 2880,
        TIMESTAMP '2025-01-01 00:00:00' + i * INTERVAL 5 MINUTE,
        glucose,
-       CASE WHEN delta >= 10 THEN 'rising_fast' WHEN delta >= 3 THEN 'rising'
-            WHEN delta <= -10 THEN 'falling_fast' WHEN delta <= -3 THEN 'falling'
+       CASE WHEN delta >= 10 THEN 'rising_fast' WHEN delta >= 5 THEN 'rising'
+            WHEN delta <= -10 THEN 'falling_fast' WHEN delta <= -5 THEN 'falling'
             ELSE 'flat' END
 FROM with_delta
 ORDER BY i;
@@ -358,6 +359,15 @@ mod tests {
             "{min} {max}"
         );
         assert!((110.0..=180.0).contains(&avg), "{avg}");
+        let flat_share: f64 = conn
+            .query_row(
+                "SELECT avg(CASE WHEN trend = 'flat' THEN 1 ELSE 0 END) FROM cgm_readings",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        // Most of a day is steady; arrows show around meals and lows.
+        assert!((0.6..0.95).contains(&flat_share), "{flat_share}");
         let undocumented: i64 = conn
             .query_row(
                 "SELECT count(*) FROM duckdb_columns() WHERE database_name = 'demo' \

@@ -66,7 +66,9 @@ fn refused_by_configuration(message: &str) -> bool {
 
 fn names_something_missing(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
-    lower.contains("not found") || lower.contains("does not exist")
+    lower.contains("not found")
+        || lower.contains("does not exist")
+        || lower.contains("does not have a column named")
 }
 
 /// Map an error from `ATTACH` of the database file.
@@ -137,6 +139,10 @@ mod tests {
         );
         assert_eq!(
             classify("Binder Error: Referenced column \"y\" not found in FROM clause!"),
+            ErrorKind::UnknownName
+        );
+        assert_eq!(
+            classify("Binder Error: Table \"d\" does not have a column named \"devic_id\""),
             ErrorKind::UnknownName
         );
         assert_eq!(

@@ -415,13 +415,18 @@ impl Engine {
     /// DuckDB reads `disabled_filesystems` back as empty even when it is set.
     pub fn settings_readback(&self) -> Vec<(String, String)> {
         // One scan of duckdb_settings() for all names: it is in every worker's start-up path.
-        let list = REPORTED_SETTINGS.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ");
+        let list = REPORTED_SETTINGS
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(", ");
         let sql = format!(
             "SELECT name, coalesce(value, 'NULL') FROM duckdb_settings() WHERE name IN ({list})"
         );
         let mut found: std::collections::HashMap<String, String> = std::collections::HashMap::new();
         let read = self.conn.prepare(&sql).and_then(|mut stmt| {
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             rows.collect::<Result<Vec<_>, _>>()
         });
         let error = match read {
