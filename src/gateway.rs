@@ -12,7 +12,9 @@ use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorKind, messages};
-use crate::protocol::{CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError};
+use crate::protocol::{
+    CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError,
+};
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
 use crate::sandbox::worker::wal_path;
@@ -63,8 +65,7 @@ impl GatewayConfig {
 }
 
 /// The default `--missing-db-hint`.
-pub const DEFAULT_MISSING_DB_HINT: &str =
-    "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
 
 /// A failure with a registry kind, ready for the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,7 +82,12 @@ pub struct GatewayError {
 
 impl GatewayError {
     fn new(kind: ErrorKind, message: impl Into<String>) -> GatewayError {
-        GatewayError { kind, message: message.into(), construct: None, suggestion: None }
+        GatewayError {
+            kind,
+            message: message.into(),
+            construct: None,
+            suggestion: None,
+        }
     }
 }
 
@@ -114,8 +120,15 @@ struct DbStamp {
 fn stamp(path: &std::path::Path) -> Option<DbStamp> {
     let m = std::fs::metadata(path).ok()?;
     let mtime = |m: &std::fs::Metadata| m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128;
-    let wal = std::fs::metadata(wal_path(path)).ok().map(|w| (w.ino(), w.size(), mtime(&w)));
-    Some(DbStamp { ino: m.ino(), size: m.size(), mtime_ns: mtime(&m), wal })
+    let wal = std::fs::metadata(wal_path(path))
+        .ok()
+        .map(|w| (w.ino(), w.size(), mtime(&w)));
+    Some(DbStamp {
+        ino: m.ino(),
+        size: m.size(),
+        mtime_ns: mtime(&m),
+        wal,
+    })
 }
 
 #[derive(Debug)]
@@ -146,7 +159,8 @@ const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
 impl Gateway {
     /// Start the gateway and begin warming its worker pool.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
-        let bypass = Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
+        let bypass =
+            Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
         if !bypass.is_empty() {
             tracing::error!(
                 layers = %bypass.to_env_value(),
@@ -165,7 +179,10 @@ impl Gateway {
         let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
             GatewayError::new(
                 ErrorKind::InvalidArgument,
-                format!("--memory-limit {:?} is not a size like 512MB or 2GB", config.memory_limit),
+                format!(
+                    "--memory-limit {:?} is not a size like 512MB or 2GB",
+                    config.memory_limit
+                ),
             )
         })?;
         let timeout_secs = config.timeout.as_secs().max(1);
@@ -181,7 +198,10 @@ impl Gateway {
             address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
             allow_unconfined: config.allow_unconfined,
             bypass: bypass.clone(),
-            max_reply_bytes: config.max_result_bytes.saturating_mul(2).saturating_add(256 * 1024),
+            max_reply_bytes: config
+                .max_result_bytes
+                .saturating_mul(2)
+                .saturating_add(256 * 1024),
             startup_timeout: Duration::from_secs(20),
         };
         let pool = Pool::new(spec, config.warm_workers, config.max_concurrent);
@@ -211,7 +231,11 @@ impl Gateway {
         let path = &self.inner.config.db_path;
         GatewayError {
             kind: ErrorKind::DatabaseNotFound,
-            message: format!("No database file at {}. {}", path.display(), self.inner.config.missing_db_hint),
+            message: format!(
+                "No database file at {}. {}",
+                path.display(),
+                self.inner.config.missing_db_hint
+            ),
             construct: None,
             suggestion: Some(self.inner.config.missing_db_hint.clone()),
         }
@@ -222,7 +246,9 @@ impl Gateway {
         Ok(self.catalogs().await?.0)
     }
 
-    async fn catalogs(&self) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
+    async fn catalogs(
+        &self,
+    ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
         let Some(now) = stamp(&self.inner.config.db_path) else {
             return Err(self.database_not_found());
         };
@@ -230,7 +256,13 @@ impl Gateway {
         if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {
             return Ok((Arc::clone(&c.snapshot), Arc::clone(&c.for_validator)));
         }
-        let response = self.run(&Request::Catalog, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES).await?;
+        let response = self
+            .run(
+                &Request::Catalog,
+                &CancellationToken::new(),
+                MAX_CATALOG_REPLY_BYTES,
+            )
+            .await?;
         let Response::Catalog(snapshot) = response else {
             return Err(unexpected(&response));
         };
@@ -255,24 +287,41 @@ impl Gateway {
     }
 
     /// Validate and run one query; `cancel` kills its worker at once.
-    pub async fn query(&self, sql: &str, limit: usize, cancel: CancellationToken) -> Result<QueryResult, GatewayError> {
+    pub async fn query(
+        &self,
+        sql: &str,
+        limit: usize,
+        cancel: CancellationToken,
+    ) -> Result<QueryResult, GatewayError> {
         self.validate(sql).await?;
         let request = Request::Query {
             sql: sql.to_string(),
             limit,
             max_bytes: self.inner.config.max_result_bytes,
         };
-        match self.run(&request, &cancel, self.inner.pool.spec().max_reply_bytes).await? {
+        match self
+            .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
+            .await?
+        {
             Response::Rows(rows) => Ok(rows),
             other => Err(unexpected(&other)),
         }
     }
 
     /// Validate `sql` and return DuckDB's plan for it.
-    pub async fn explain(&self, sql: &str, cancel: CancellationToken) -> Result<ExplainResult, GatewayError> {
+    pub async fn explain(
+        &self,
+        sql: &str,
+        cancel: CancellationToken,
+    ) -> Result<ExplainResult, GatewayError> {
         self.validate(sql).await?;
-        let request = Request::Explain { sql: sql.to_string() };
-        match self.run(&request, &cancel, self.inner.pool.spec().max_reply_bytes).await? {
+        let request = Request::Explain {
+            sql: sql.to_string(),
+        };
+        match self
+            .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
+            .await?
+        {
             Response::Plan(plan) => Ok(plan),
             other => Err(unexpected(&other)),
         }
@@ -280,15 +329,23 @@ impl Gateway {
 
     /// The sandbox posture a worker actually has.
     pub async fn posture(&self) -> Result<Posture, GatewayError> {
-        Ok(self.inner.pool.probe_posture().await?)
+        Ok(self
+            .inner
+            .pool
+            .probe_posture(self.inner.config.timeout)
+            .await?)
     }
 
     /// Test-only: send a raw request to a worker (probes). Refused unless the bypass allows probes.
     pub async fn raw_request(&self, request: &Request) -> Result<Response, GatewayError> {
         if !self.inner.bypass.is_off(Layer::Probe) {
-            return Err(GatewayError::new(ErrorKind::PolicyBlocked, "raw worker requests are test-only"));
+            return Err(GatewayError::new(
+                ErrorKind::PolicyBlocked,
+                "raw worker requests are test-only",
+            ));
         }
-        self.run(request, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES).await
+        self.run(request, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES)
+            .await
     }
 
     /// Kill warm spares (call before exiting).
@@ -296,12 +353,22 @@ impl Gateway {
         self.inner.pool.drain().await;
     }
 
-    async fn run(&self, request: &Request, cancel: &CancellationToken, max_reply_bytes: usize) -> Result<Response, GatewayError> {
+    async fn run(
+        &self,
+        request: &Request,
+        cancel: &CancellationToken,
+        max_reply_bytes: usize,
+    ) -> Result<Response, GatewayError> {
         if !self.inner.config.db_path.exists() {
             return Err(self.database_not_found());
         }
         let deadline = self.inner.config.timeout;
-        match self.inner.pool.run(request, deadline, cancel, max_reply_bytes).await {
+        match self
+            .inner
+            .pool
+            .run(request, deadline, cancel, max_reply_bytes)
+            .await
+        {
             Ok(Response::Error(e)) => {
                 if e.kind == ErrorKind::DatabaseNotFound {
                     return Err(self.database_not_found());
@@ -331,7 +398,10 @@ fn unexpected(response: &Response) -> GatewayError {
         Response::Probe(_) => "a probe report",
         Response::Error(_) => "an error",
     };
-    GatewayError::new(ErrorKind::InternalError, format!("the worker answered with {what}, which does not fit the request"))
+    GatewayError::new(
+        ErrorKind::InternalError,
+        format!("the worker answered with {what}, which does not fit the request"),
+    )
 }
 
 /// The validator's view of the catalog: names only.
@@ -352,7 +422,9 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
 /// Parse a DuckDB-style size (`512MB`, `2GB`, `1.5GiB`) into bytes.
 pub fn parse_memory(text: &str) -> Option<u64> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let value: f64 = num.parse().ok()?;
     let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {

@@ -65,7 +65,6 @@ struct ReadyWorker {
     child: Child,
     stdin: ChildStdin,
     stdout: ChildStdout,
-    posture: Posture,
     /// The database's identity and WAL presence when the worker confined itself: its landlock
     /// rules name those inodes, so a replaced file or a new WAL needs a fresh worker.
     db_identity: Option<FileIdentity>,
@@ -126,10 +125,7 @@ impl Pool {
                     return;
                 }
                 match spawn_worker(&pool.spec).await {
-                    Ok(worker) => {
-                        *pool.last_posture.lock().await = Some(worker.posture.clone());
-                        pool.spares.lock().await.push(worker);
-                    }
+                    Ok(worker) => pool.spares.lock().await.push(worker),
                     Err(e) => {
                         tracing::warn!(error = %e.message, "could not start a warm worker");
                         return;
@@ -139,17 +135,39 @@ impl Pool {
         });
     }
 
-    /// Start a worker now and return the posture it reports (used by `server_info` and at
-    /// start-up to fail early when confinement is impossible).
-    pub async fn probe_posture(&self) -> Result<Posture, WorkerError> {
+    /// Ask a worker for the posture it has when a request is running: confinement, and DuckDB's
+    /// settings after the read-only attach and the configuration lock (used by `server_info`).
+    /// Cached: every worker is confined the same way.
+    pub async fn probe_posture(
+        self: &Arc<Self>,
+        deadline: Duration,
+    ) -> Result<Posture, WorkerError> {
         if let Some(p) = self.last_posture.lock().await.clone() {
             return Ok(p);
         }
-        let mut worker = spawn_worker(&self.spec).await?;
-        let posture = worker.posture.clone();
-        kill_and_reap(&mut worker.child).await;
-        *self.last_posture.lock().await = Some(posture.clone());
-        Ok(posture)
+        let reply = self
+            .run(
+                &Request::Posture,
+                deadline,
+                &CancellationToken::new(),
+                1024 * 1024,
+            )
+            .await;
+        match reply {
+            Ok(Response::Posture(posture)) => {
+                *self.last_posture.lock().await = Some(posture.clone());
+                Ok(posture)
+            }
+            Ok(Response::Error(e)) => Err(e),
+            Ok(_) => Err(internal(
+                "the worker answered a posture request with something else".into(),
+            )),
+            Err(RunError::Timeout) => Err(internal(
+                "the worker did not report its posture in time".into(),
+            )),
+            Err(RunError::Cancelled) => Err(internal("the posture request was cancelled".into())),
+            Err(RunError::Worker(e)) => Err(e),
+        }
     }
 
     /// Send one request to a fresh worker and wait for its reply until `deadline` or `cancel`.
@@ -285,8 +303,10 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
         read_frame_async(&mut stdout, 1024 * 1024),
     )
     .await;
-    let posture = match ready {
-        Ok(Ok(Response::Posture(p))) => p,
+    // The ready frame carries the posture at spawn time; `server_info` asks for the posture at
+    // request time instead (see `probe_posture`), so this one only says "ready".
+    match ready {
+        Ok(Ok(Response::Posture(_))) => {}
         Ok(Ok(Response::Error(e))) => {
             kill_and_reap(&mut child).await;
             return Err(e);
@@ -314,7 +334,6 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
         child,
         stdin,
         stdout,
-        posture,
         db_identity,
     })
 }

@@ -91,7 +91,11 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
         .map_err(|e| internal(format!("worker could not read its request: {e}")))?;
 
     let response = match request {
-        Request::Query { sql, limit, max_bytes } => {
+        Request::Query {
+            sql,
+            limit,
+            max_bytes,
+        } => {
             engine.attach(&args.db)?;
             if !bypass.is_off(Layer::Validator) {
                 engine.check_statement(&sql)?;
@@ -109,7 +113,13 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
             engine.attach(&args.db)?;
             Response::Catalog(engine.catalog()?)
         }
-        Request::Posture => Response::Posture(posture),
+        Request::Posture => {
+            // Report the settings as a query would meet them: after the read-only attach and
+            // the configuration lock, not as they were while the worker waited.
+            engine.attach(&args.db)?;
+            posture.duckdb_settings = engine.settings_readback();
+            Response::Posture(posture)
+        }
         Request::Probe(probe_request) => {
             if !bypass.is_off(Layer::Probe) {
                 return Err(WorkerError {
@@ -125,5 +135,8 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
 }
 
 fn internal(message: String) -> WorkerError {
-    WorkerError { kind: ErrorKind::InternalError, message }
+    WorkerError {
+        kind: ErrorKind::InternalError,
+        message,
+    }
 }
