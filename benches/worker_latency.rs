@@ -43,7 +43,9 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 }
 
 fn in_process(db: &Path, sql: &str, rounds: usize) -> Vec<f64> {
-    let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).expect("config");
+    let config = duckdb::Config::default()
+        .access_mode(duckdb::AccessMode::ReadOnly)
+        .expect("config");
     let conn = duckdb::Connection::open_with_flags(db, config).expect("open read-only");
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
@@ -66,7 +68,10 @@ async fn through_gateway(gateway: &Gateway, sql: &str, rounds: usize, think: Dur
         // Think time lets the pool re-warm its spare, as it does between an agent's calls.
         tokio::time::sleep(think).await;
         let start = Instant::now();
-        let result = gateway.query(sql, 1000, CancellationToken::new()).await.expect("gateway query");
+        let result = gateway
+            .query(sql, 1000, CancellationToken::new())
+            .await
+            .expect("gateway query");
         std::hint::black_box(result.row_count);
         times.push(start.elapsed().as_secs_f64() * 1000.0);
     }
@@ -120,7 +125,13 @@ async fn main() {
     println!();
     println!(
         "{:<26} {:>12} {:>12} {:>12} {:>12} {:>10} {:>14}",
-        "query", "in-proc p50", "in-proc p90", "gateway p50", "gateway p90", "ratio", "overhead p50"
+        "query",
+        "in-proc p50",
+        "in-proc p90",
+        "gateway p50",
+        "gateway p90",
+        "ratio",
+        "overhead p50"
     );
     let gateway = Gateway::start(config(&db, 1)).await.expect("gateway");
     // Let the first spare come up and the catalog cache fill.

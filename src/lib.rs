@@ -7,14 +7,14 @@ pub mod error;
 pub mod validate;
 
 #[cfg(feature = "engine")]
-pub mod protocol;
+pub mod engine;
 #[cfg(feature = "engine")]
 pub mod gateway;
 #[cfg(feature = "engine")]
-pub mod engine;
-#[cfg(feature = "engine")]
-pub mod sandbox;
-#[cfg(feature = "engine")]
 pub mod mcp;
 #[cfg(feature = "engine")]
+pub mod protocol;
+#[cfg(feature = "engine")]
 pub mod render;
+#[cfg(feature = "engine")]
+pub mod sandbox;

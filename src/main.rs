@@ -150,7 +150,11 @@ fn main() -> ExitCode {
         return ExitCode::from(code as u8);
     }
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             tracing::error!("cannot start the async runtime: {e}");
@@ -163,16 +167,23 @@ fn main() -> ExitCode {
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DUCKGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,duckgate=info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
 }
 
 fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
     let Some(db) = args.db.clone() else {
         return Err("--db PATH is required: the DuckDB database file to serve".into());
     };
-    let db = std::path::absolute(&db).map_err(|e| format!("cannot resolve --db {}: {e}", db.display()))?;
+    let db = std::path::absolute(&db)
+        .map_err(|e| format!("cannot resolve --db {}: {e}", db.display()))?;
     if args.allow_unconfined {
-        tracing::warn!("--allow-unconfined: workers will run WITHOUT landlock/seccomp where the kernel lacks them");
+        tracing::warn!(
+            "--allow-unconfined: workers will run WITHOUT landlock/seccomp where the kernel lacks them"
+        );
     }
     Ok(GatewayConfig {
         db_path: db,
@@ -193,7 +204,9 @@ fn read_sql(arg: String) -> Result<String, String> {
         return Ok(arg);
     }
     let mut sql = String::new();
-    std::io::stdin().read_to_string(&mut sql).map_err(|e| format!("cannot read SQL from stdin: {e}"))?;
+    std::io::stdin()
+        .read_to_string(&mut sql)
+        .map_err(|e| format!("cannot read SQL from stdin: {e}"))?;
     Ok(sql)
 }
 
@@ -312,8 +325,15 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
     };
     match duckgate::validate::check(&sql, &catalog, &duckgate::validate::Policy::default()) {
         Ok(accepted) => {
-            let relations = if accepted.relations.is_empty() { "none".to_string() } else { accepted.relations.join(", ") };
-            out::text(&format!("accepted ({:?}); reads: {relations}", accepted.kind));
+            let relations = if accepted.relations.is_empty() {
+                "none".to_string()
+            } else {
+                accepted.relations.join(", ")
+            };
+            out::text(&format!(
+                "accepted ({:?}); reads: {relations}",
+                accepted.kind
+            ));
             ExitCode::SUCCESS
         }
         Err(refusal) => {
@@ -339,9 +359,16 @@ async fn demo(out_path: PathBuf) -> ExitCode {
         match duckgate::engine::demo_data::write_demo_database(&out_path, &mut progress) {
             Ok(summary) => {
                 eprintln!();
-                let tables: Vec<String> =
-                    summary.tables.iter().map(|(t, n)| format!("{t} ({n} rows)")).collect();
-                out::text(&format!("Wrote {}: {}", summary.path.display(), tables.join(", ")));
+                let tables: Vec<String> = summary
+                    .tables
+                    .iter()
+                    .map(|(t, n)| format!("{t} ({n} rows)"))
+                    .collect();
+                out::text(&format!(
+                    "Wrote {}: {}",
+                    summary.path.display(),
+                    tables.join(", ")
+                ));
             }
             Err(e) => {
                 eprintln!();
@@ -367,7 +394,9 @@ async fn demo(out_path: PathBuf) -> ExitCode {
 /// A one-line progress bar on stderr (stdout stays clean for the session transcript).
 fn draw_progress(done: u64, total: u64) {
     let width = 30u64;
-    let filled = (done * width).checked_div(total).map_or(width, |f| f.min(width));
+    let filled = (done * width)
+        .checked_div(total)
+        .map_or(width, |f| f.min(width));
     eprint!(
         "\rbuilding demo database [{}{}] {done}/{total}",
         "#".repeat(filled as usize),

@@ -35,8 +35,11 @@ pub fn cell_text(value: &serde_json::Value) -> String {
 /// Aligned columns with a header, then the footer.
 pub fn query_table(result: &QueryResult) -> String {
     let headers: Vec<String> = result.columns.iter().map(|c| c.name.clone()).collect();
-    let cells: Vec<Vec<String>> =
-        result.rows.iter().map(|r| r.iter().map(cell_text).collect()).collect();
+    let cells: Vec<Vec<String>> = result
+        .rows
+        .iter()
+        .map(|r| r.iter().map(cell_text).collect())
+        .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for row in &cells {
         for (i, c) in row.iter().enumerate() {
@@ -82,16 +85,28 @@ mod tests {
     fn table_aligns_columns_and_states_the_seed_footer() {
         let result = QueryResult {
             columns: vec![
-                ColumnMeta { name: "id".into(), data_type: "INTEGER".into() },
-                ColumnMeta { name: "glucose".into(), data_type: "DOUBLE".into() },
+                ColumnMeta {
+                    name: "id".into(),
+                    data_type: "INTEGER".into(),
+                },
+                ColumnMeta {
+                    name: "glucose".into(),
+                    data_type: "DOUBLE".into(),
+                },
             ],
-            rows: vec![vec![json!(1), json!(104.5)], vec![json!(22), serde_json::Value::Null]],
+            rows: vec![
+                vec![json!(1), json!(104.5)],
+                vec![json!(22), serde_json::Value::Null],
+            ],
             row_count: 2,
             truncated: false,
             duration_ms: 1.0,
         };
         let text = query_table(&result);
-        assert_eq!(text, "id | glucose\n---+--------\n1  | 104.5\n22 | NULL\n2 rows returned.");
+        assert_eq!(
+            text,
+            "id | glucose\n---+--------\n1  | 104.5\n22 | NULL\n2 rows returned."
+        );
     }
 
     #[test]

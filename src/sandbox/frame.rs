@@ -35,10 +35,15 @@ impl std::fmt::Display for FrameError {
         match self {
             FrameError::Closed => f.write_str("the pipe closed before a whole frame arrived"),
             FrameError::TooLarge { announced, cap } => {
-                write!(f, "frame of {announced} bytes is above the cap of {cap} bytes")
+                write!(
+                    f,
+                    "frame of {announced} bytes is above the cap of {cap} bytes"
+                )
             }
             FrameError::Io(e) => write!(f, "pipe I/O failed: {e}"),
-            FrameError::Malformed(e) => write!(f, "frame is not valid JSON of the expected shape: {e}"),
+            FrameError::Malformed(e) => {
+                write!(f, "frame is not valid JSON of the expected shape: {e}")
+            }
         }
     }
 }
@@ -76,7 +81,10 @@ pub fn write_frame<T: Serialize, W: Write>(out: &mut W, value: &T) -> Result<(),
 }
 
 /// Read one frame of at most `cap` bytes (blocking; used by the worker and by tests).
-pub fn read_frame<T: DeserializeOwned, R: Read>(input: &mut R, cap: usize) -> Result<T, FrameError> {
+pub fn read_frame<T: DeserializeOwned, R: Read>(
+    input: &mut R,
+    cap: usize,
+) -> Result<T, FrameError> {
     let mut prefix = [0u8; 4];
     read_exact_or_closed(input, &mut prefix)?;
     let len = announced_len(prefix, cap)?;
@@ -99,10 +107,16 @@ mod tests {
 
     #[test]
     fn a_frame_round_trips() {
-        let request = Request::Query { sql: "SELECT 1".into(), limit: 5, max_bytes: 100 };
+        let request = Request::Query {
+            sql: "SELECT 1".into(),
+            limit: 5,
+            max_bytes: 100,
+        };
         let bytes = encode(&request);
         let back: Request = read_frame(&mut bytes.as_slice(), MAX_REQUEST_BYTES).unwrap();
-        assert!(matches!(back, Request::Query { ref sql, limit: 5, max_bytes: 100 } if sql == "SELECT 1"));
+        assert!(
+            matches!(back, Request::Query { ref sql, limit: 5, max_bytes: 100 } if sql == "SELECT 1")
+        );
     }
 
     #[test]
@@ -110,14 +124,19 @@ mod tests {
         let mut bytes = (u32::MAX).to_be_bytes().to_vec();
         bytes.extend_from_slice(b"{}");
         let err = read_frame::<Response, _>(&mut bytes.as_slice(), 1024).unwrap_err();
-        assert!(matches!(err, FrameError::TooLarge { announced, cap: 1024 } if announced == u32::MAX as usize));
+        assert!(
+            matches!(err, FrameError::TooLarge { announced, cap: 1024 } if announced == u32::MAX as usize)
+        );
     }
 
     #[test]
     fn a_truncated_frame_is_closed_and_garbage_is_malformed() {
         let mut short = 10u32.to_be_bytes().to_vec();
         short.extend_from_slice(b"{\"a\"");
-        assert!(matches!(read_frame::<Response, _>(&mut short.as_slice(), 1024), Err(FrameError::Closed)));
+        assert!(matches!(
+            read_frame::<Response, _>(&mut short.as_slice(), 1024),
+            Err(FrameError::Closed)
+        ));
         let mut garbage = 3u32.to_be_bytes().to_vec();
         garbage.extend_from_slice(b"abc");
         assert!(matches!(
