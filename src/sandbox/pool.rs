@@ -189,7 +189,6 @@ impl Pool {
             _ = cancel.cancelled() => return Err(RunError::Cancelled),
             _ = tokio::time::sleep_until(started + deadline) => return Err(RunError::Timeout),
         };
-        self.refill();
 
         let exchange = exchange(&mut worker, request, max_reply_bytes);
         let outcome = tokio::select! {
@@ -197,6 +196,9 @@ impl Pool {
             _ = cancel.cancelled() => None,
             _ = tokio::time::sleep_until(started + deadline) => None,
         };
+        // Replace the spare only now: starting a worker costs ~30 ms of CPU, and on a small
+        // machine that would compete with the query it is waiting for.
+        self.refill();
         match outcome {
             Some(Ok(response)) => {
                 reap_soon(worker.child).await;
