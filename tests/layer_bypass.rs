@@ -1,0 +1,163 @@
+//! The real binary with the validator switched off (test-only bypass): DuckDB's hardening and the
+//! confined worker still deny every file, extension and configuration escape. And with both the
+//! validator and the hardening off, the worker's sandbox alone still denies the file routes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("duckgate-bypass-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+fn build_db(dir: &Path) -> PathBuf {
+    let path = dir.join("bypass.duckdb");
+    let conn = duckdb::Connection::open(&path).expect("create db");
+    conn.execute_batch("CREATE TABLE t AS SELECT 1 AS x;")
+        .expect("fill db");
+    path
+}
+
+/// Run `duckgate query` with `layers` switched off; returns (exit code, stdout).
+fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_duckgate"))
+        .args(["query", "--db"])
+        .arg(db)
+        .arg(sql)
+        .env("DUCKGATE_UNSAFE_TEST_BYPASS", layers)
+        .output()
+        .expect("run duckgate query");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// A secret outside the database's directory, and the routes that would read or write files.
+struct Attack {
+    secret: PathBuf,
+    csv: PathBuf,
+    out: PathBuf,
+}
+
+fn attack_files(dir: &Path) -> Attack {
+    let elsewhere = dir.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let secret = elsewhere.join("secret.txt");
+    std::fs::write(&secret, "TOKEN-5f1c9a\n").expect("write secret");
+    let csv = elsewhere.join("data.csv");
+    std::fs::write(&csv, "a,b\nTOKEN-5f1c9a,2\n").expect("write csv");
+    Attack {
+        secret,
+        csv,
+        out: elsewhere.join("written.csv"),
+    }
+}
+
+fn escape_statements(a: &Attack, db: &Path) -> Vec<String> {
+    vec![
+        format!("SELECT * FROM read_text('{}')", a.secret.display()),
+        format!("SELECT * FROM read_csv('{}')", a.csv.display()),
+        format!("SELECT * FROM '{}'", a.csv.display()),
+        format!(
+            "SELECT * FROM glob('{}/*')",
+            a.secret.parent().unwrap().display()
+        ),
+        format!("COPY (SELECT 42) TO '{}'", a.out.display()),
+        format!(
+            "COPY (SELECT 42) TO '{}' (FORMAT csv, USE_TMP_FILE false)",
+            db.display()
+        ),
+        format!("ATTACH '{}' AS other", a.secret.display()),
+        "INSTALL httpfs".to_string(),
+        "LOAD httpfs".to_string(),
+        "SET enable_external_access = true".to_string(),
+        "SET lock_configuration = false".to_string(),
+    ]
+}
+
+#[test]
+fn with_the_validator_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
+    let dir = temp_dir("hardening");
+    let db = build_db(&dir);
+    let before = std::fs::read(&db).expect("read db");
+    let attack = attack_files(&dir);
+    // Control: with the bypass on, a plain query still runs, so failures below are denials and
+    // not a broken worker.
+    let (code, out) = query_with_bypass(&db, "validator", "SELECT x FROM t");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 rows returned."), "{out}");
+    for sql in escape_statements(&attack, &db) {
+        let (code, out) = query_with_bypass(&db, "validator", &sql);
+        assert_eq!(code, 1, "{sql} was not refused: {out}");
+        assert!(
+            !out.contains("TOKEN-5f1c9a"),
+            "{sql} leaked the secret: {out}"
+        );
+        assert!(
+            out.starts_with("policy_blocked")
+                || out.starts_with("database_error")
+                || out.starts_with("unknown_name"),
+            "{sql}: {out}"
+        );
+    }
+    assert!(!attack.out.exists(), "COPY wrote a file");
+    assert_eq!(
+        std::fs::read(&db).expect("read db"),
+        before,
+        "the database changed"
+    );
+}
+
+#[test]
+fn with_validator_and_hardening_off_the_sandbox_alone_denies_files() {
+    let dir = temp_dir("sandbox");
+    let db = build_db(&dir);
+    let before = std::fs::read(&db).expect("read db");
+    let attack = attack_files(&dir);
+    let layers = "validator,duckdb_hardening";
+    let (code, out) = query_with_bypass(&db, layers, "SELECT x FROM t");
+    assert_eq!(code, 0, "{out}");
+    // Control: with the hardening off, DuckDB's file readers do work — on the one file landlock
+    // allows. So the denials below are the sandbox's, not a reader that is switched off.
+    let (code, out) = query_with_bypass(
+        &db,
+        layers,
+        &format!(
+            "SELECT size > 0 AS readable FROM read_blob('{}')",
+            db.display()
+        ),
+    );
+    assert_eq!(
+        code, 0,
+        "read_blob of the database itself should work unhardened: {out}"
+    );
+    assert!(out.contains("true"), "{out}");
+    let routes = [
+        format!("SELECT * FROM read_text('{}')", attack.secret.display()),
+        format!("SELECT * FROM read_csv('{}')", attack.csv.display()),
+        format!("SELECT * FROM '{}'", attack.csv.display()),
+        format!("COPY (SELECT 42) TO '{}'", attack.out.display()),
+        format!(
+            "COPY (SELECT 42) TO '{}' (FORMAT csv, USE_TMP_FILE false)",
+            db.display()
+        ),
+        "SELECT * FROM read_text('/etc/passwd')".to_string(),
+    ];
+    for sql in routes {
+        let (code, out) = query_with_bypass(&db, layers, &sql);
+        assert_eq!(code, 1, "{sql} succeeded with only the sandbox on: {out}");
+        assert!(
+            !out.contains("TOKEN-5f1c9a") && !out.contains("root:"),
+            "{sql} leaked: {out}"
+        );
+    }
+    assert!(!attack.out.exists(), "COPY wrote a file past the sandbox");
+    assert_eq!(
+        std::fs::read(&db).expect("read db"),
+        before,
+        "the database changed"
+    );
+}
