@@ -4,8 +4,11 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod error;
+pub mod privacy;
 pub mod validate;
 
+#[cfg(feature = "engine")]
+pub mod audit;
 #[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
@@ -15,6 +18,6 @@ pub mod mcp;
 #[cfg(feature = "engine")]
 pub mod protocol;
 #[cfg(feature = "engine")]
-pub mod render;
-#[cfg(feature = "engine")]
 pub mod sandbox;
+#[cfg(feature = "engine")]
+pub mod settings;

@@ -109,6 +109,24 @@ struct ServeArgs {
     /// A TOML file of table descriptions (`table = "text"`) that supply or override DuckDB comments.
     #[arg(long)]
     descriptions: Option<PathBuf>,
+    /// A TOML file with `[privacy]` (hide_tables, hide_columns) and `[audit]` (log, redact_sql, required).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Append one JSON line per tool call to this file (created with mode 0600).
+    #[arg(long)]
+    audit_log: Option<PathBuf>,
+    /// Record the SHA-256 of each query instead of its SQL.
+    #[arg(long)]
+    audit_redact_sql: bool,
+    /// Fail a call when its audit line cannot be written.
+    #[arg(long)]
+    audit_required: bool,
+    /// Hide a table from agents (`name`, `schema.name`, globs); repeatable.
+    #[arg(long)]
+    hide_table: Vec<String>,
+    /// Hide a column from agents (`table.column`, globs such as `*.serial_number`); repeatable.
+    #[arg(long)]
+    hide_column: Vec<String>,
 }
 
 /// Human output of the CLI commands: the one place that writes to stdout outside MCP.
@@ -196,6 +214,8 @@ fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
         missing_db_hint: args.missing_db_hint.clone(),
         allow_unconfined: args.allow_unconfined,
         worker_exe: None,
+        privacy: Default::default(),
+        audit: None,
     })
 }
 
@@ -230,10 +250,13 @@ fn usage_error(message: &str) -> ExitCode {
 }
 
 async fn serve(args: ServeArgs) -> ExitCode {
-    let config = match gateway_config(&args.db) {
+    let mut config = match gateway_config(&args.db) {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
+    if let Err(e) = privacy_and_audit(&args, &mut config) {
+        return usage_error(&e);
+    }
     let descriptions = match &args.descriptions {
         Some(path) => match duckgate::mcp::load_descriptions(path) {
             Ok(d) => d,
@@ -257,6 +280,31 @@ async fn serve(args: ServeArgs) -> ExitCode {
     }
 }
 
+/// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration.
+fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(), String> {
+    let mut file = match &args.config {
+        Some(path) => duckgate::settings::ConfigFile::load(path)?,
+        None => Default::default(),
+    };
+    file.privacy
+        .hide_tables
+        .extend(args.hide_table.iter().cloned());
+    file.privacy
+        .hide_columns
+        .extend(args.hide_column.iter().cloned());
+    let audit = file.audit;
+    if let Some(path) = args.audit_log.as_ref().or(audit.log.as_ref()) {
+        let redact = args.audit_redact_sql || audit.redact_sql;
+        let required = args.audit_required || audit.required;
+        let log = duckgate::audit::AuditLog::open(path, redact, required)?;
+        config.audit = Some(std::sync::Arc::new(log));
+    } else if args.audit_required || audit.required {
+        return Err("--audit-required needs --audit-log PATH (or [audit] log in --config)".into());
+    }
+    config.privacy = file.privacy;
+    Ok(())
+}
+
 async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
     let config = match gateway_config(&args) {
         Ok(c) => c,
@@ -274,7 +322,7 @@ async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
     gateway.shutdown().await;
     match outcome {
         Ok(result) => {
-            out::text(&duckgate::render::query_table(&result));
+            out::text(&duckgate::mcp::render::query_text(&result));
             ExitCode::SUCCESS
         }
         Err(e) => {
