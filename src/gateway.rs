@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
+use crate::audit::AuditLog;
 use crate::error::{ErrorKind, messages};
+use crate::privacy::PrivacyPolicy;
 use crate::protocol::{
     CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError,
 };
@@ -44,6 +46,10 @@ pub struct GatewayConfig {
     /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
     /// `duckgate` binary.
     pub worker_exe: Option<PathBuf>,
+    /// Tables and columns hidden from agents (issue 6).
+    pub privacy: PrivacyPolicy,
+    /// The audit log every tool call is recorded in, if the operator asked for one.
+    pub audit: Option<Arc<AuditLog>>,
 }
 
 impl GatewayConfig {
@@ -60,6 +66,8 @@ impl GatewayConfig {
             missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
             allow_unconfined: false,
             worker_exe: None,
+            privacy: PrivacyPolicy::default(),
+            audit: None,
         }
     }
 }
@@ -266,7 +274,15 @@ impl Gateway {
         let Response::Catalog(snapshot) = response else {
             return Err(unexpected(&response));
         };
-        let for_validator = Arc::new(validator_catalog(&snapshot));
+        let (snapshot, hidden) = without_hidden(snapshot, &self.inner.config.privacy);
+        let mut for_validator = validator_catalog(&snapshot);
+        for_validator.restricted = !self.inner.config.privacy.is_empty();
+        for relation in &mut for_validator.relations {
+            if let Some(columns) = hidden.get(&(relation.schema.clone(), relation.name.clone())) {
+                relation.hidden_columns = columns.clone();
+            }
+        }
+        let for_validator = Arc::new(for_validator);
         let snapshot = Arc::new(snapshot);
         *cache = Some(CachedCatalog {
             stamp: now,
@@ -301,7 +317,8 @@ impl Gateway {
         };
         match self
             .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
-            .await?
+            .await
+            .map_err(|e| self.private_error(e))?
         {
             Response::Rows(rows) => Ok(rows),
             other => Err(unexpected(&other)),
@@ -320,10 +337,35 @@ impl Gateway {
         };
         match self
             .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
-            .await?
+            .await
+            .map_err(|e| self.private_error(e))?
         {
             Response::Plan(plan) => Ok(plan),
             other => Err(unexpected(&other)),
+        }
+    }
+
+    /// Under privacy rules, DuckDB's own "not found" errors are reworded like the validator's:
+    /// DuckDB lists candidate columns (hidden ones included, since the worker reads the real
+    /// tables), and an unknown column must read exactly like a hidden one.
+    fn private_error(&self, error: GatewayError) -> GatewayError {
+        if self.inner.config.privacy.is_empty() || error.kind != ErrorKind::UnknownName {
+            return error;
+        }
+        // `Referenced column "x" not found…` / `Table "t" does not have a column named "x"`: the
+        // column is the first quoted name after the word "column" (candidates come later).
+        let column = error
+            .message
+            .find("column")
+            .and_then(|at| error.message[at..].split('"').nth(1));
+        match column {
+            Some(name) => validate::unknown_column(name).into(),
+            None => GatewayError {
+                kind: ErrorKind::UnknownName,
+                message: "A name in the query does not exist in this database.".into(),
+                construct: None,
+                suggestion: Some("Check the names with list_tables and describe_table.".into()),
+            },
         }
     }
 
@@ -414,9 +456,106 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
                 schema: t.schema.clone(),
                 name: t.name.clone(),
                 columns: t.columns.iter().map(|c| c.name.clone()).collect(),
+                hidden_columns: Vec::new(),
             })
             .collect(),
+        restricted: false,
     }
+}
+
+/// Hidden columns of the tables that stay visible, by `(schema, table)`.
+type HiddenColumns = std::collections::HashMap<(String, String), Vec<String>>;
+
+/// `snapshot` as the agent may see it: hidden tables gone, hidden columns gone, and every
+/// foreign key, column reference and index that names something hidden gone with them. Also
+/// returns the hidden columns of each visible table, for the validator to refuse expansions.
+pub fn without_hidden(
+    mut snapshot: CatalogSnapshot,
+    policy: &PrivacyPolicy,
+) -> (CatalogSnapshot, HiddenColumns) {
+    let mut hidden = HiddenColumns::new();
+    if policy.is_empty() {
+        return (snapshot, hidden);
+    }
+    let hidden_tables: Vec<String> = snapshot
+        .tables
+        .iter()
+        .filter(|t| policy.hides_table(&t.schema, &t.name))
+        .map(|t| t.name.to_lowercase())
+        .collect();
+    snapshot
+        .tables
+        .retain(|t| !policy.hides_table(&t.schema, &t.name));
+    // Foreign keys and `references` name tables without their schema; a name that is hidden in
+    // any schema is treated as hidden (conservative).
+    let table_hidden = |name: &str| hidden_tables.contains(&name.to_lowercase());
+    let column_hidden = |table: &str, column: &str| {
+        table_hidden(table)
+            || snapshot.tables.iter().any(|t| {
+                t.name.eq_ignore_ascii_case(table)
+                    && policy.hides_column(&t.schema, &t.name, column)
+            })
+    };
+    let foreign_keys: Vec<_> = snapshot
+        .foreign_keys
+        .iter()
+        .filter(|fk| {
+            !fk.columns.iter().any(|c| column_hidden(&fk.table, c))
+                && !fk
+                    .referenced_columns
+                    .iter()
+                    .any(|c| column_hidden(&fk.referenced_table, c))
+        })
+        .cloned()
+        .collect();
+    let mut dangling_references = Vec::new();
+    for table in &snapshot.tables {
+        for column in &table.columns {
+            if let Some((target, target_column)) = column
+                .references
+                .as_deref()
+                .and_then(|r| r.rsplit_once('.'))
+                && column_hidden(target, target_column)
+            {
+                dangling_references.push((
+                    table.schema.clone(),
+                    table.name.clone(),
+                    column.name.clone(),
+                ));
+            }
+        }
+    }
+    for table in &mut snapshot.tables {
+        let (schema, name) = (table.schema.clone(), table.name.clone());
+        let hidden_here: Vec<String> = table
+            .columns
+            .iter()
+            .filter(|c| policy.hides_column(&schema, &name, &c.name))
+            .map(|c| c.name.clone())
+            .collect();
+        if hidden_here.is_empty() {
+            continue;
+        }
+        table.columns.retain(|c| !hidden_here.contains(&c.name));
+        // An index definition names its columns; drop any that names a hidden one.
+        table.indexes.retain(|index| {
+            let sql = index.sql.as_deref().unwrap_or("").to_lowercase();
+            !hidden_here.iter().any(|c| sql.contains(&c.to_lowercase()))
+        });
+        hidden.insert((schema, name), hidden_here);
+    }
+    for table in &mut snapshot.tables {
+        for column in &mut table.columns {
+            if dangling_references
+                .iter()
+                .any(|(s, t, c)| *s == table.schema && *t == table.name && *c == column.name)
+            {
+                column.references = None;
+            }
+        }
+    }
+    snapshot.foreign_keys = foreign_keys;
+    (snapshot, hidden)
 }
 
 /// Parse a DuckDB-style size (`512MB`, `2GB`, `1.5GiB`) into bytes.

@@ -304,6 +304,45 @@ impl DuckgateServer {
         }
     }
 
+    /// Record `reply` in the audit log, if there is one. A failed write is logged on stderr and,
+    /// with `--audit-required`, replaces the reply with an error (fail closed: the agent gets
+    /// nothing the log did not record).
+    fn audited(
+        &self,
+        tool: ToolName,
+        arguments: Option<&serde_json::Map<String, Value>>,
+        reply: Reply,
+        started: Instant,
+    ) -> Reply {
+        let Some(log) = self.gateway.config().audit.as_ref() else {
+            return reply;
+        };
+        let envelope = &reply.envelope;
+        let bytes = serde_json::to_string(envelope).map_or(0, |s| s.len()) + reply.text.len();
+        let entry = crate::audit::AuditEntry {
+            tool: tool.as_str(),
+            arguments,
+            status: envelope.status.as_str(),
+            error_kind: envelope.error.as_ref().map(|e| e.kind.to_string()),
+            rows: envelope.data.get("row_count").and_then(Value::as_u64),
+            bytes,
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        };
+        match log.record(&entry) {
+            Ok(()) => reply,
+            Err(error) => {
+                tracing::warn!("{error}");
+                if !log.required() {
+                    return reply;
+                }
+                Reply::failed(ErrorBody::new(
+                    ErrorKind::InternalError,
+                    "The audit log is unwritable, and the operator requires every call to be recorded (--audit-required), so this call was not answered.",
+                ))
+            }
+        }
+    }
+
     async fn list_tables(&self, args: ListTablesArgs) -> Result<Reply, ErrorBody> {
         let catalog = self.catalog().await?;
         if let Some(schema) = &args.schema {
@@ -1108,9 +1147,12 @@ impl ServerHandler for DuckgateServer {
                 Some(json!({ "available_tools": available })),
             ));
         };
+        // Every tool call passes here: the audit hook (issue 6) sees each one.
+        let started = Instant::now();
+        let arguments = request.arguments.clone();
+        let reply = self.call(tool, request, &context).await;
         Ok(self
-            .call(tool, request, &context)
-            .await
+            .audited(tool, arguments.as_ref(), reply, started)
             .into_result()
             .into())
     }

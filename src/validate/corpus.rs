@@ -24,6 +24,7 @@ pub fn catalog() -> Catalog {
         schema: schema.into(),
         name: name.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
+        hidden_columns: Vec::new(),
     };
     Catalog {
         relations: vec![
@@ -42,6 +43,7 @@ pub fn catalog() -> Catalog {
             relation("main", "daily_summary", &["day", "avg_glucose"]),
             relation("analytics", "hourly", &["hour", "avg_glucose"]),
         ],
+        restricted: false,
     }
 }
 

@@ -37,6 +37,8 @@ mod statements;
 mod walk;
 
 #[cfg(test)]
+mod privacy_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
@@ -44,8 +46,12 @@ mod tests;
 /// The relations the validator resolves names against, as read from the database by a worker.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Catalog {
-    /// Tables and views of the attached database.
+    /// Tables and views of the attached database (hidden tables already left out).
     pub relations: Vec<CatalogRelation>,
+    /// Some privacy rule is set (issue 6): catalog functions, `information_schema`, `SHOW`,
+    /// which would list hidden names, are refused.
+    #[serde(default)]
+    pub restricted: bool,
 }
 
 impl Catalog {
@@ -73,14 +79,18 @@ impl Catalog {
 }
 
 /// One table or view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogRelation {
     /// Schema name, usually `main`.
     pub schema: String,
     /// Table or view name.
     pub name: String,
-    /// Column names, in order.
+    /// Column names, in order (hidden columns left out).
     pub columns: Vec<String>,
+    /// Columns the operator hides (issue 6): a reference is an unknown name, and an expansion
+    /// of the whole row (`*`, `t.*`, `to_json(t)`, …) is refused.
+    #[serde(default)]
+    pub hidden_columns: Vec<String>,
 }
 
 /// Limits and switches the operator controls.
@@ -147,6 +157,12 @@ pub struct Refusal {
     pub construct: String,
     /// What to do instead.
     pub suggestion: String,
+}
+
+/// The refusal for a column that does not exist, and equally for a hidden one (issue 6): one
+/// message for both, so a refusal never confirms that a hidden column exists.
+pub fn unknown_column(name: &str) -> Refusal {
+    walk::unknown_column(name)
 }
 
 /// The seed refusal for any write or other non-query statement.
@@ -394,6 +410,7 @@ fn summarize(
     };
     if let Some(parts) = name {
         walker.relation(&ObjectName::from(parts))?;
+        walker.check_whole_relation("SUMMARIZE")?;
         return Ok(StatementKind::Summarize);
     }
     if let [Token::SingleQuotedString(file)] = significant.as_slice() {

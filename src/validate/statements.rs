@@ -83,6 +83,7 @@ pub(crate) fn check(
                 return Err(unsupported("DESCRIBE EXTENDED/FORMATTED", "use DESCRIBE t"));
             }
             walker.relation(table_name)?;
+            walker.check_whole_relation("DESCRIBE")?;
             Ok(StatementKind::Describe)
         }
         Statement::ShowTables {
@@ -112,6 +113,7 @@ pub(crate) fn check(
                     "use SHOW TABLES, or list_tables",
                 ));
             }
+            walker.check_catalog_listing("SHOW TABLES")?;
             Ok(StatementKind::Show)
         }
         Statement::ShowVariable { variable } => {
@@ -120,6 +122,7 @@ pub(crate) fn check(
                 .map(|i| i.value.to_ascii_lowercase())
                 .collect();
             if words == ["all", "tables"] {
+                walker.check_catalog_listing("SHOW ALL TABLES")?;
                 Ok(StatementKind::Show)
             } else {
                 Err(write_refused(name(statement)))

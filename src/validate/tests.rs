@@ -241,7 +241,9 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
             schema: String::new(),
             name: "t".into(),
             columns: vec![],
+            hidden_columns: vec![],
         }],
+        restricted: false,
     };
     assert_eq!(
         check("SELECT * FROM t", &catalog, &Policy::default())

@@ -35,6 +35,19 @@ pub(crate) struct Walker<'a> {
     pub(crate) relations: Vec<String>,
     /// Functions called (lower case), in first-seen order.
     pub(crate) functions: Vec<String>,
+    /// Every hidden column name of the catalog (lower case): a reference to one is refused as
+    /// unknown wherever it appears (by name, so conservatively across relations).
+    hidden_names: Vec<String>,
+    /// Names (relation names and their aliases, lower case) under which a relation with hidden
+    /// columns is in this statement: whole-row uses of them are refused.
+    hiding_names: Vec<String>,
+    /// `schema.name (visible columns)` of each relation with hidden columns read so far, for the
+    /// recovery of a refused expansion.
+    hiding_relations: Vec<String>,
+    /// The relation `relation()` resolved last has hidden columns.
+    last_relation_hides: bool,
+    /// Inside `count(...)`, where `*` counts rows and expands nothing.
+    in_count: bool,
 }
 
 type Walk = Result<(), Refusal>;
@@ -83,6 +96,16 @@ pub(crate) fn file_relation(name: &str) -> Refusal {
     )
 }
 
+/// An unknown column, and equally a hidden one (never confirms that a hidden column exists).
+pub(crate) fn unknown_column(name: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::UnknownName,
+        message: format!("Column {name} does not exist in this database."),
+        construct: name.into(),
+        suggestion: "Check the column names with describe_table.".into(),
+    }
+}
+
 fn unknown_relation(name: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::UnknownName,
@@ -116,7 +139,103 @@ impl<'a> Walker<'a> {
             ctes: Vec::new(),
             relations: Vec::new(),
             functions: Vec::new(),
+            hidden_names: catalog
+                .relations
+                .iter()
+                .flat_map(|r| r.hidden_columns.iter().map(|c| c.to_lowercase()))
+                .collect(),
+            hiding_names: Vec::new(),
+            hiding_relations: Vec::new(),
+            last_relation_hides: false,
+            in_count: false,
         }
+    }
+
+    // ----- privacy (issue 6) ---------------------------------------------------------------
+
+    /// Note that `found` (`schema.name`), read under `written`, was resolved from the catalog.
+    fn note_catalog_relation(&mut self, found: &str, written: &str) {
+        let Some(relation) = self.catalog.relations.iter().find(|r| {
+            let schema = if r.schema.is_empty() {
+                "main"
+            } else {
+                &r.schema
+            };
+            format!("{schema}.{}", r.name) == found
+        }) else {
+            return;
+        };
+        if relation.hidden_columns.is_empty() {
+            return;
+        }
+        self.last_relation_hides = true;
+        push_unique(&mut self.hiding_names, written.to_lowercase());
+        push_unique(&mut self.hiding_names, relation.name.to_lowercase());
+        push_unique(
+            &mut self.hiding_relations,
+            format!("{found} ({})", relation.columns.join(", ")),
+        );
+    }
+
+    /// A column name that is hidden: refused exactly like a column that does not exist.
+    fn check_column_name(&self, ident: &Ident) -> Walk {
+        if self.hidden_names.contains(&lower(ident)) {
+            return Err(unknown_column(&ident.value));
+        }
+        Ok(())
+    }
+
+    /// A name used as a value: a hidden column, or a whole row (`t`, `to_json(t)`) of a relation
+    /// with hidden columns.
+    fn check_value_name(&self, ident: &Ident) -> Walk {
+        self.check_column_name(ident)?;
+        if self.hiding_names.contains(&lower(ident)) {
+            return Err(self.expansion_refused(&ident.value));
+        }
+        Ok(())
+    }
+
+    /// An expansion (`*`, `t.*`, `COLUMNS(...)`, a whole row) while a relation with hidden
+    /// columns is in the statement.
+    fn check_expansion(&self, construct: &str) -> Walk {
+        if self.hiding_relations.is_empty() {
+            return Ok(());
+        }
+        Err(self.expansion_refused(construct))
+    }
+
+    fn expansion_refused(&self, construct: &str) -> Refusal {
+        policy_blocked(
+            construct,
+            format!(
+                "{construct} would expand to every column, which is not available for this query; name the columns you need: {}.",
+                self.hiding_relations.join("; ")
+            ),
+            "Name the columns explicitly (see describe_table).",
+        )
+    }
+
+    /// Catalog listings (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) would show
+    /// hidden names: refused whenever any privacy rule is set.
+    pub(crate) fn check_catalog_listing(&self, construct: &str) -> Walk {
+        if !self.catalog.restricted {
+            return Ok(());
+        }
+        Err(policy_blocked(
+            construct,
+            format!(
+                "{construct} is not available on this server; list_tables, describe_table and search_schema show the schema."
+            ),
+            "Use list_tables, describe_table or search_schema.",
+        ))
+    }
+
+    /// `SUMMARIZE t` / `DESCRIBE t` of a relation with hidden columns.
+    pub(crate) fn check_whole_relation(&self, construct: &str) -> Walk {
+        if self.last_relation_hides {
+            return Err(self.expansion_refused(construct));
+        }
+        Ok(())
     }
 
     fn descend(&mut self) -> Walk {
@@ -349,6 +468,10 @@ impl<'a> Walker<'a> {
             None | Some(Distinct::All) | Some(Distinct::Distinct) => {}
             Some(Distinct::On(exprs)) => self.exprs(exprs)?,
         }
+        if projection.is_empty() {
+            // `FROM t` alone selects every column.
+            self.check_expansion("FROM without SELECT (every column)")?;
+        }
         for item in projection {
             self.select_item(item)?;
         }
@@ -375,12 +498,20 @@ impl<'a> Walker<'a> {
             )),
             SelectItem::QualifiedWildcard(kind, options) => {
                 match kind {
-                    SelectItemQualifiedWildcardKind::ObjectName(_) => {}
-                    SelectItemQualifiedWildcardKind::Expr(expr) => self.expr(expr)?,
+                    SelectItemQualifiedWildcardKind::ObjectName(name) => {
+                        self.check_expansion(&format!("{name}.*"))?;
+                    }
+                    SelectItemQualifiedWildcardKind::Expr(expr) => {
+                        self.check_expansion("(...).*")?;
+                        self.expr(expr)?;
+                    }
                 }
                 self.wildcard_options(options)
             }
-            SelectItem::Wildcard(options) => self.wildcard_options(options),
+            SelectItem::Wildcard(options) => {
+                self.check_expansion("*")?;
+                self.wildcard_options(options)
+            }
         }
     }
 
@@ -564,6 +695,7 @@ impl<'a> Walker<'a> {
                         "use -> / ->> instead",
                     ));
                 }
+                self.last_relation_hides = false;
                 match args {
                     None => self.relation(name)?,
                     Some(TableFunctionArgs { args, settings }) => {
@@ -572,6 +704,17 @@ impl<'a> Walker<'a> {
                         }
                         self.table_function(name, args)?;
                     }
+                }
+                if self.last_relation_hides
+                    && let Some(alias) = alias
+                {
+                    // `t AS a(x, y, z)` renames columns by position, hidden ones included.
+                    if !alias.columns.is_empty() {
+                        return Err(
+                            self.expansion_refused(&format!("{name} AS {}(...)", alias.name))
+                        );
+                    }
+                    push_unique(&mut self.hiding_names, lower(&alias.name));
                 }
                 self.table_alias(alias.as_ref())?;
                 self.sample(sample.as_ref())?;
@@ -703,6 +846,9 @@ impl<'a> Walker<'a> {
                 "Select from the database's tables (see list_tables) or use an allowed table function.",
             ));
         }
+        if called.starts_with("duckdb_") || called.starts_with("pragma_") {
+            self.check_catalog_listing(&format!("{called}()"))?;
+        }
         push_unique(&mut self.functions, called);
         self.function_args(args)
     }
@@ -735,10 +881,12 @@ impl<'a> Walker<'a> {
                     return Ok(());
                 }
                 if let Some(found) = self.catalog.find(None, &table.value) {
+                    self.note_catalog_relation(&found, &table.value);
                     push_unique(&mut self.relations, found);
                     return Ok(());
                 }
                 if functions::is_catalog_view(&table_name) {
+                    self.check_catalog_listing(&table_name)?;
                     push_unique(&mut self.relations, format!("main.{table_name}"));
                     return Ok(());
                 }
@@ -762,12 +910,14 @@ impl<'a> Walker<'a> {
             }
             [schema, table] => {
                 if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
+                    self.note_catalog_relation(&found, &table.value);
                     push_unique(&mut self.relations, found);
                     return Ok(());
                 }
                 let schema_name = lower(schema);
                 let table_name = lower(table);
                 if schema_name == "information_schema" && !looks_like_path(&table.value) {
+                    self.check_catalog_listing(&format!("information_schema.{table_name}"))?;
                     push_unique(
                         &mut self.relations,
                         format!("information_schema.{table_name}"),
@@ -775,6 +925,7 @@ impl<'a> Walker<'a> {
                     return Ok(());
                 }
                 if schema_name == "main" && functions::is_catalog_view(&table_name) {
+                    self.check_catalog_listing(&table_name)?;
                     push_unique(&mut self.relations, format!("main.{table_name}"));
                     return Ok(());
                 }
@@ -847,8 +998,18 @@ impl<'a> Walker<'a> {
                 ));
             }
         }
+        if called == "columns" || called == "unpack" {
+            // COLUMNS(*), COLUMNS('regex'), COLUMNS(lambda) all pick columns by pattern.
+            self.check_expansion(&format!("{}(...)", called.to_uppercase()))?;
+        }
+        if called.starts_with("duckdb_") || called.starts_with("pragma_") {
+            self.check_catalog_listing(&format!("{called}()"))?;
+        }
+        let outer_count = std::mem::replace(&mut self.in_count, called == "count");
         push_unique(&mut self.functions, called);
-        self.function_arguments(args)?;
+        let walked = self.function_arguments(args);
+        self.in_count = outer_count;
+        walked?;
         self.order_by_exprs(within_group)?;
         if let Some(filter) = filter {
             self.expr(filter)?;
@@ -917,8 +1078,20 @@ impl<'a> Walker<'a> {
             };
             match value {
                 FunctionArgExpr::Expr(expr) => self.expr(expr)?,
-                FunctionArgExpr::QualifiedWildcard(_) | FunctionArgExpr::Wildcard => {}
-                FunctionArgExpr::WildcardWithOptions(options) => self.wildcard_options(options)?,
+                FunctionArgExpr::QualifiedWildcard(name) => {
+                    self.check_expansion(&format!("{name}.*"))?;
+                }
+                FunctionArgExpr::Wildcard => {
+                    if !self.in_count {
+                        self.check_expansion("*")?;
+                    }
+                }
+                FunctionArgExpr::WildcardWithOptions(options) => {
+                    if !self.in_count {
+                        self.check_expansion("*")?;
+                    }
+                    self.wildcard_options(options)?;
+                }
             }
         }
         Ok(())
@@ -988,10 +1161,23 @@ impl<'a> Walker<'a> {
             // there, and these arms, `select_item` (`*`, `t.*`, EXCLUDE/REPLACE), the wildcard
             // arms of `function_args` (`count(*)`, `COLUMNS(*)`, struct packing) and lambda
             // parameters (which shadow columns) can resolve each reference against it.
-            Expr::Identifier(_)
-            | Expr::CompoundIdentifier(_)
-            | Expr::Wildcard(_)
-            | Expr::QualifiedWildcard(..) => Ok(()),
+            Expr::Identifier(ident) => self.check_value_name(ident),
+            Expr::CompoundIdentifier(parts) => {
+                for part in parts {
+                    self.check_column_name(part)?;
+                }
+                match parts.last() {
+                    Some(last) => self.check_value_name(last),
+                    None => Ok(()),
+                }
+            }
+            Expr::Wildcard(_) => {
+                if self.in_count {
+                    return Ok(());
+                }
+                self.check_expansion("*")
+            }
+            Expr::QualifiedWildcard(name, _) => self.check_expansion(&format!("{name}.*")),
             Expr::CompoundFieldAccess { root, access_chain } => {
                 self.expr(root)?;
                 for access in access_chain {

@@ -1,0 +1,104 @@
+//! Privacy rules: tables and columns the operator hides from agents (issue 6).
+//!
+//! Patterns are case-insensitive globs (`*` any run, `?` one character). A table pattern matches
+//! `name` or `schema.name`; a column pattern matches `table.column` or `schema.table.column`.
+//! A hidden object does not exist for the agent: the gateway removes it from the catalog every
+//! tool and the validator see, so naming it is an unknown name like any other.
+
+use serde::{Deserialize, Serialize};
+
+/// The `[privacy]` section of the configuration, plus the `--hide-*` flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacyPolicy {
+    /// Table patterns (`name`, `schema.name`, globs).
+    #[serde(default)]
+    pub hide_tables: Vec<String>,
+    /// Column patterns (`table.column`, `schema.table.column`, globs such as `*.serial_number`).
+    #[serde(default)]
+    pub hide_columns: Vec<String>,
+}
+
+impl PrivacyPolicy {
+    /// No rule at all: nothing is filtered and nothing extra is refused.
+    pub fn is_empty(&self) -> bool {
+        self.hide_tables.is_empty() && self.hide_columns.is_empty()
+    }
+
+    /// Whether the table `schema.name` is hidden.
+    pub fn hides_table(&self, schema: &str, name: &str) -> bool {
+        let qualified = format!("{schema}.{name}");
+        self.hide_tables
+            .iter()
+            .any(|p| glob_matches(p, name) || glob_matches(p, &qualified))
+    }
+
+    /// Whether the column `schema.table.column` is hidden (a column of a hidden table is too).
+    pub fn hides_column(&self, schema: &str, table: &str, column: &str) -> bool {
+        if self.hides_table(schema, table) {
+            return true;
+        }
+        let short = format!("{table}.{column}");
+        let long = format!("{schema}.{table}.{column}");
+        self.hide_columns
+            .iter()
+            .any(|p| glob_matches(p, &short) || glob_matches(p, &long))
+    }
+}
+
+/// Case-insensitive glob match of the whole `text`: `*` is any run (dots included), `?` one
+/// character. Iterative with one backtrack point, so no pattern can make it exponential.
+pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.to_lowercase().chars().collect();
+    let t: Vec<char> = text.to_lowercase().chars().collect();
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((star_pi, star_ti)) = star {
+            pi = star_pi + 1;
+            ti = star_ti + 1;
+            star = Some((star_pi, star_ti + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names_case_insensitively() {
+        assert!(glob_matches("*.serial_number", "devices.Serial_Number"));
+        assert!(glob_matches("raw_*", "raw_payloads"));
+        assert!(glob_matches("n?tes", "notes"));
+        assert!(!glob_matches("notes", "notes_2"));
+        assert!(!glob_matches("*.serial", "devices.serial_number"));
+        assert!(glob_matches("*", ""));
+        assert!(!glob_matches("a*b*c", "aXbXd"));
+    }
+
+    #[test]
+    fn tables_match_bare_or_qualified_and_hide_their_columns() {
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["raw_payloads".into(), "audit.*".into()],
+            hide_columns: vec!["*.serial_number".into(), "readings.note".into()],
+        };
+        assert!(policy.hides_table("main", "RAW_PAYLOADS"));
+        assert!(policy.hides_table("audit", "anything"));
+        assert!(!policy.hides_table("main", "readings"));
+        assert!(policy.hides_column("main", "devices", "serial_number"));
+        assert!(policy.hides_column("main", "readings", "note"));
+        assert!(policy.hides_column("main", "raw_payloads", "id"));
+        assert!(!policy.hides_column("main", "readings", "glucose"));
+        assert!(PrivacyPolicy::default().is_empty());
+    }
+}

@@ -1,0 +1,58 @@
+//! The operator's configuration file (`--config duckgate.toml`): `[privacy]` and `[audit]`.
+//!
+//! ```toml
+//! [privacy]
+//! hide_tables = ["raw_payloads"]
+//! hide_columns = ["*.serial_number", "readings.note"]
+//!
+//! [audit]
+//! log = "/var/log/duckgate/audit.jsonl"
+//! redact_sql = true
+//! required = true
+//! ```
+//!
+//! Flags add to what the file says: `--hide-*` patterns are appended, `--audit-*` switches on.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::audit::AuditSettings;
+use crate::privacy::PrivacyPolicy;
+
+/// The whole file; every section may be left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Hidden tables and columns.
+    #[serde(default)]
+    pub privacy: PrivacyPolicy,
+    /// The audit log.
+    #[serde(default)]
+    pub audit: AuditSettings,
+}
+
+impl ConfigFile {
+    /// Read and parse `path`; unknown keys are an error (a typo must not silently unhide data).
+    pub fn load(path: &Path) -> Result<ConfigFile, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read --config {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("--config {}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_typo_in_the_privacy_section_is_an_error_not_an_empty_rule() {
+        let ok: ConfigFile = toml::from_str(
+            "[privacy]\nhide_tables = [\"raw\"]\nhide_columns = [\"*.serial_number\"]\n[audit]\nlog = \"a.jsonl\"\nredact_sql = true\n",
+        )
+        .unwrap();
+        assert_eq!(ok.privacy.hide_tables, ["raw"]);
+        assert!(ok.audit.redact_sql && !ok.audit.required);
+        assert!(toml::from_str::<ConfigFile>("[privacy]\nhide_table = [\"raw\"]\n").is_err());
+    }
+}
