@@ -320,9 +320,38 @@ impl Gateway {
             .await
             .map_err(|e| self.private_error(e))?
         {
-            Response::Rows(rows) => Ok(rows),
+            Response::Rows(rows) => self.without_hidden_result_columns(rows).await,
             other => Err(unexpected(&other)),
         }
+    }
+
+    /// A second check after the validator's (issue 6): a result column named like a hidden
+    /// column is withheld whole. It catches a validator gap that expands a hidden column under
+    /// its own name; it cannot catch one renamed by an alias (the validator's job).
+    async fn without_hidden_result_columns(
+        &self,
+        rows: QueryResult,
+    ) -> Result<QueryResult, GatewayError> {
+        if self.inner.config.privacy.is_empty() {
+            return Ok(rows);
+        }
+        let (_, catalog) = self.catalogs().await?;
+        let hidden = |name: &str| {
+            catalog
+                .relations
+                .iter()
+                .flat_map(|r| r.hidden_columns.iter())
+                .any(|h| h.eq_ignore_ascii_case(name))
+        };
+        if rows.columns.iter().any(|c| hidden(&c.name)) {
+            return Err(GatewayError {
+                kind: ErrorKind::PolicyBlocked,
+                message: "The result includes a column that is not available on this server; the rows were withheld.".into(),
+                construct: None,
+                suggestion: Some("Name the columns you need (see describe_table).".into()),
+            });
+        }
+        Ok(rows)
     }
 
     /// Validate `sql` and return DuckDB's plan for it.

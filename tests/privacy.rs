@@ -481,3 +481,49 @@ async fn an_unwritable_audit_log_fails_calls_closed_only_when_required() {
     assert_eq!(status(&result), "success", "{}", envelope_of(&result));
     lenient.close().await.unwrap();
 }
+
+/// With the validator switched off (test-only bypass), the parent's result-column check still
+/// withholds a hidden column expanded under its own name. Positive control: a visible column
+/// still comes back through the same bypassed server.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_validator_off_a_hidden_column_in_the_result_is_still_withheld() {
+    let f = fixture("second");
+    let mut command = tokio::process::Command::new(mcp_support::exe());
+    command
+        .args(["serve", "--db"])
+        .arg(&f.db)
+        .args(["--config", f.config.to_str().unwrap()])
+        .args([
+            "--hide-table",
+            "raw_payloads",
+            "--hide-column",
+            "*.serial_number",
+        ])
+        .env("DUCKGATE_UNSAFE_TEST_BYPASS", "validator");
+    let client = McpClient::spawn_command(command, std::process::Stdio::null())
+        .await
+        .unwrap();
+    for sql in [
+        "SELECT * FROM devices",
+        "SELECT serial_number FROM devices",
+        "SELECT COLUMNS('serial.*') FROM devices",
+        "SELECT secret_note FROM readings",
+    ] {
+        let result = call(&client, "query", json!({"sql": sql})).await;
+        assert_eq!(
+            status(&result),
+            "refused",
+            "{sql}: {}",
+            envelope_of(&result)
+        );
+        assert_eq!(error_kind(&result), "policy_blocked");
+    }
+    let visible = call(
+        &client,
+        "query",
+        json!({"sql": "SELECT model FROM devices"}),
+    )
+    .await;
+    assert_eq!(status(&visible), "success", "{}", envelope_of(&visible));
+    client.close().await.unwrap();
+}

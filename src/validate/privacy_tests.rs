@@ -62,6 +62,10 @@ fn a_hidden_column_is_refused_exactly_like_an_unknown_one() {
             "serial_number",
         ),
         ("SELECT max(note) FROM readings", "note"),
+        (
+            "SELECT a.model FROM devices a JOIN devices b USING (serial_number)",
+            "serial_number",
+        ),
         ("SELECT (SELECT note FROM readings LIMIT 1)", "note"),
         (
             "SELECT list_transform([1], x -> note) FROM readings",
@@ -105,6 +109,7 @@ fn expansions_over_a_relation_with_hidden_columns_are_refused_with_the_visible_c
         "SELECT * FROM (SELECT * FROM devices)",
         "WITH x AS (SELECT * FROM readings) SELECT glucose FROM x",
         "SELECT c FROM devices AS d(a, c, b)",
+        "SELECT model FROM devices NATURAL JOIN readings",
         "SUMMARIZE devices",
         "SUMMARIZE SELECT * FROM devices",
         "DESCRIBE devices",

@@ -656,7 +656,22 @@ impl<'a> Walker<'a> {
             };
             match constraint {
                 JoinConstraint::On(expr) => self.expr(expr)?,
-                JoinConstraint::Using(_) | JoinConstraint::Natural | JoinConstraint::None => {}
+                JoinConstraint::Using(names) => {
+                    // `USING (c)` names a column of both sides.
+                    for name in names {
+                        for part in &name.0 {
+                            match part {
+                                ObjectNamePart::Identifier(ident) => {
+                                    self.check_column_name(ident)?;
+                                }
+                                ObjectNamePart::Function(_) => {}
+                            }
+                        }
+                    }
+                }
+                // NATURAL joins on every same-named column, hidden ones included.
+                JoinConstraint::Natural => self.check_expansion("NATURAL JOIN")?,
+                JoinConstraint::None => {}
             }
         }
         Ok(())
