@@ -133,6 +133,14 @@ async fn every_tool_and_resource_shows_nothing_hidden() {
     assert_eq!(status(&sample), "success", "{}", envelope_of(&sample));
     assert!(serde_json::to_string(&sample).unwrap().contains("Libre"));
     call(&client, "sample_rows", json!({"table_name": "readings"})).await;
+    call(&client, "list_tables", json!({"schema": "main"})).await;
+    for sql in [
+        "SELECT model FROM devices WHERE device_id = 1",
+        "SELECT r.glucose, d.model FROM readings r JOIN devices d ON r.device_id = d.device_id",
+    ] {
+        let plan = call(&client, "explain_query", json!({"sql": sql})).await;
+        assert_eq!(status(&plan), "success", "{sql}: {}", envelope_of(&plan));
+    }
 
     for uri in [
         "schema://snapshot",
