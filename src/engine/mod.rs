@@ -266,6 +266,24 @@ impl Engine {
         self.alias.as_deref()
     }
 
+    /// Detach the database so its file lock is released before the reply leaves the worker:
+    /// once the parent has a reply, the user's pipeline may open the file for writing.
+    /// Best effort: the worker exits right after, which releases the lock anyway.
+    pub fn detach(&mut self) -> Result<(), WorkerError> {
+        let Some(alias) = self.alias.take() else {
+            return Ok(());
+        };
+        let quoted = format!("\"{}\"", alias.replace('"', "\"\""));
+        self.conn
+            .execute_batch(&format!("USE memory; DETACH {quoted};"))
+            .map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not detach the database: {e}"),
+                )
+            })
+    }
+
     /// DuckDB's own parser must see exactly one statement of a read-only type.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
         statement::check(&self.conn, sql)

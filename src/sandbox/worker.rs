@@ -130,6 +130,11 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
             Response::Probe(probe::run(&probe_request))
         }
     };
+    // Release the database's file lock before answering, so "the call has returned" means
+    // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
+    if let Err(e) = engine.detach() {
+        let _ = writeln!(io::stderr(), "duckgate worker: {}", e.message);
+    }
     frame::write_frame(out, &response)
         .map_err(|e| internal(format!("worker could not write its reply: {e}")))
 }
