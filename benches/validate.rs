@@ -106,6 +106,16 @@ fn measure_sqlparser_alone(sql: &str, iterations: usize) {
 }
 
 fn main() {
+    // `-- --profile-cgm N`: only validate the CGM query N times, for `perf record`.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(position) = args.iter().position(|a| a == "--profile-cgm") {
+        let runs: usize = args
+            .get(position + 1)
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(20_000);
+        measure("cgm query (~1 KB)", CGM_QUERY, runs);
+        return;
+    }
     measure("cgm query (~1 KB)", CGM_QUERY, 5000);
     measure_sqlparser_alone(CGM_QUERY, 5000);
     measure("short query", "SELECT * FROM readings LIMIT 10", 5000);

@@ -8,6 +8,7 @@
 //! on the file and the query cannot open any file at all.
 
 mod catalog;
+mod checker;
 mod convert;
 pub mod demo_data;
 mod errors;
@@ -56,6 +57,9 @@ const REPORTED_SETTINGS: [&str; 11] = [
 /// A worker's DuckDB instance.
 pub struct Engine {
     conn: Connection,
+    /// DuckDB's parser on a second connection and thread, so the statement check runs while
+    /// the database is being attached (each takes about a millisecond).
+    checker: checker::Checker,
     harden: bool,
     /// The catalog name of the attached database, once attached.
     alias: Option<String>,
@@ -177,18 +181,21 @@ impl Engine {
                 )
             })?;
         }
+        let checker = checker::Checker::start(&conn)?;
         let engine = Engine {
             conn,
+            checker,
             harden: cfg.harden,
             alias: None,
             pending_attach_ms: 0.0,
         };
         engine.warm_up()?;
+        engine.checker.ready()?;
         Ok(engine)
     }
 
-    /// Exercise the paths every request takes (parser, binder, the JSON serializer used by
-    /// [`Engine::check_statement`], a small scan) so their one-time costs are paid now.
+    /// Exercise the paths every request takes (parser, binder, a small scan) so their one-time
+    /// costs are paid now; the checker thread warms the JSON serializer meanwhile.
     fn warm_up(&self) -> Result<(), WorkerError> {
         let warm = |e: duckdb::Error| {
             worker_error(
@@ -210,12 +217,36 @@ impl Engine {
                 "DuckDB warm-up gave a wrong answer",
             ));
         }
-        statement::check(&self.conn, "SELECT 1")?;
         Ok(())
     }
 
     /// Attach the database read-only, make it the default, and lock the configuration.
     pub fn attach(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+        self.attach_checking(db_path, None)
+    }
+
+    /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])
+    /// on the checker thread. An attach error is reported first (it is the operator's to fix
+    /// whatever the query), then the check's.
+    pub fn attach_checking(
+        &mut self,
+        db_path: &Path,
+        sql: Option<&str>,
+    ) -> Result<(), WorkerError> {
+        let pending_check = match sql {
+            Some(sql) => Some(self.checker.submit(sql)?),
+            None => None,
+        };
+        let attached = self.attach_now(db_path);
+        let checked = match pending_check {
+            Some(pending) => self.checker.collect(pending),
+            None => Ok(()),
+        };
+        attached?;
+        checked
+    }
+
+    fn attach_now(&mut self, db_path: &Path) -> Result<(), WorkerError> {
         let started = Instant::now();
         let text = path_text(db_path)?;
         match std::fs::metadata(&text) {
@@ -286,7 +317,8 @@ impl Engine {
 
     /// DuckDB's own parser must see exactly one statement of a read-only type.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
-        statement::check(&self.conn, sql)
+        let pending = self.checker.submit(sql)?;
+        self.checker.collect(pending)
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.

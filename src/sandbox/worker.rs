@@ -7,7 +7,8 @@
 //! 3. Open the hardened in-memory DuckDB and run a warm-up query ([`crate::engine::Engine::open`]).
 //! 4. Write one `Response::Posture` frame: "ready".
 //! 5. Read exactly one `Request` frame (size-capped).
-//! 6. Attach the database read-only, run the request, write exactly one `Response` frame, exit 0.
+//! 6. Attach the database read-only while DuckDB's parser checks the SQL on a second thread,
+//!    run the request, detach, write exactly one `Response` frame, exit 0.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -81,7 +82,8 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
         harden: !bypass.is_off(Layer::DuckdbHardening),
     };
     let mut engine = Engine::open(&config, &args.db, &wal)?;
-    posture.duckdb_settings = engine.settings_readback();
+    // The ready report leaves DuckDB's settings out: reading them back costs ~7 ms of every
+    // worker's start-up, and `server_info` reads them after the attach instead (Request::Posture).
     posture.bypassed_layers = bypass.names();
 
     frame::write_frame(out, &Response::Posture(posture.clone()))
@@ -96,17 +98,13 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
             limit,
             max_bytes,
         } => {
-            engine.attach(&args.db)?;
-            if !bypass.is_off(Layer::Validator) {
-                engine.check_statement(&sql)?;
-            }
+            let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
+            engine.attach_checking(&args.db, check)?;
             Response::Rows(engine.run_query(&sql, limit, max_bytes)?)
         }
         Request::Explain { sql } => {
-            engine.attach(&args.db)?;
-            if !bypass.is_off(Layer::Validator) {
-                engine.check_statement(&sql)?;
-            }
+            let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
+            engine.attach_checking(&args.db, check)?;
             Response::Plan(engine.explain(&sql)?)
         }
         Request::Catalog => {
