@@ -17,61 +17,48 @@ struct Constraint {
     referenced_columns: Vec<String>,
 }
 
+/// Run one catalog query with the database alias as its only parameter, mapping every row.
+fn rows_for<T>(
+    conn: &Connection,
+    alias: &str,
+    sql: &str,
+    map: impl FnMut(&duckdb::Row<'_>) -> duckdb::Result<T>,
+) -> Result<Vec<T>, WorkerError> {
+    let err = |e: duckdb::Error| query_error(&e);
+    let mut stmt = conn.prepare(sql).map_err(err)?;
+    let rows = stmt.query_map([alias], map).map_err(err)?;
+    rows.collect::<duckdb::Result<Vec<T>>>().map_err(err)
+}
+
 /// Read tables, views, columns, constraints and indexes of the database attached as `alias`.
 pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, WorkerError> {
-    let err = |e: duckdb::Error| query_error(&e);
-
-    let mut tables: Vec<TableInfo> = Vec::new();
-    {
-        let mut stmt = conn
-            .prepare(
-                "SELECT schema_name, table_name, comment, estimated_size FROM duckdb_tables() \
-                 WHERE database_name = ? AND NOT internal AND NOT temporary \
-                 ORDER BY schema_name, table_name",
-            )
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([alias], |row| {
-                Ok(TableInfo {
-                    schema: row.get(0)?,
-                    name: row.get(1)?,
-                    kind: "table".into(),
-                    description: row.get(2)?,
-                    estimated_rows: row.get(3)?,
-                    columns: Vec::new(),
-                    indexes: Vec::new(),
-                })
-            })
-            .map_err(err)?;
-        for row in rows {
-            tables.push(row.map_err(err)?);
-        }
-    }
-    {
-        let mut stmt = conn
-            .prepare(
-                "SELECT schema_name, view_name, comment FROM duckdb_views() \
-                 WHERE database_name = ? AND NOT internal AND NOT temporary \
-                 ORDER BY schema_name, view_name",
-            )
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([alias], |row| {
-                Ok(TableInfo {
-                    schema: row.get(0)?,
-                    name: row.get(1)?,
-                    kind: "view".into(),
-                    description: row.get(2)?,
-                    estimated_rows: None,
-                    columns: Vec::new(),
-                    indexes: Vec::new(),
-                })
-            })
-            .map_err(err)?;
-        for row in rows {
-            tables.push(row.map_err(err)?);
-        }
-    }
+    let relation = |kind: &str, row: &duckdb::Row<'_>, estimated_rows| {
+        Ok(TableInfo {
+            schema: row.get(0)?,
+            name: row.get(1)?,
+            kind: kind.into(),
+            description: row.get(2)?,
+            estimated_rows,
+            columns: Vec::new(),
+            indexes: Vec::new(),
+        })
+    };
+    let mut tables = rows_for(
+        conn,
+        alias,
+        "SELECT schema_name, table_name, comment, estimated_size FROM duckdb_tables() \
+         WHERE database_name = ? AND NOT internal AND NOT temporary \
+         ORDER BY schema_name, table_name",
+        |row| relation("table", row, row.get(3)?),
+    )?;
+    tables.extend(rows_for(
+        conn,
+        alias,
+        "SELECT schema_name, view_name, comment FROM duckdb_views() \
+         WHERE database_name = ? AND NOT internal AND NOT temporary \
+         ORDER BY schema_name, view_name",
+        |row| relation("view", row, None),
+    )?);
 
     let constraints = read_constraints(conn, alias)?;
 
@@ -82,66 +69,52 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         .map(|(i, t)| ((t.schema.clone(), t.name.clone()), i))
         .collect();
 
-    {
-        let mut stmt = conn
-            .prepare(
-                "SELECT schema_name, table_name, column_name, data_type, is_nullable, \
-                        column_default, comment \
-                 FROM duckdb_columns() WHERE database_name = ? AND NOT internal \
-                 ORDER BY schema_name, table_name, column_index",
-            )
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([alias], |row| {
-                let schema: String = row.get(0)?;
-                let table: String = row.get(1)?;
-                let column = ColumnInfo {
-                    name: row.get(2)?,
-                    data_type: row.get(3)?,
-                    nullable: row.get(4)?,
-                    default: row.get(5)?,
-                    primary_key: false,
-                    unique: false,
-                    references: None,
-                    comment: row.get(6)?,
-                };
-                Ok((schema, table, column))
-            })
-            .map_err(err)?;
-        for row in rows {
-            let (schema, table, mut column) = row.map_err(err)?;
-            let Some(&i) = position.get(&(schema.clone(), table.clone())) else {
-                continue;
+    let columns = rows_for(
+        conn,
+        alias,
+        "SELECT schema_name, table_name, column_name, data_type, is_nullable, \
+                column_default, comment \
+         FROM duckdb_columns() WHERE database_name = ? AND NOT internal \
+         ORDER BY schema_name, table_name, column_index",
+        |row| {
+            let column = ColumnInfo {
+                name: row.get(2)?,
+                data_type: row.get(3)?,
+                nullable: row.get(4)?,
+                default: row.get(5)?,
+                primary_key: false,
+                unique: false,
+                references: None,
+                comment: row.get(6)?,
             };
-            annotate(&mut column, &schema, &table, &constraints);
-            tables[i].columns.push(column);
-        }
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, column))
+        },
+    )?;
+    for (schema, table, mut column) in columns {
+        let Some(&i) = position.get(&(schema.clone(), table.clone())) else {
+            continue;
+        };
+        annotate(&mut column, &schema, &table, &constraints);
+        tables[i].columns.push(column);
     }
 
-    {
-        let mut stmt = conn
-            .prepare(
-                "SELECT schema_name, table_name, index_name, is_unique, sql FROM duckdb_indexes() \
-                 WHERE database_name = ? ORDER BY schema_name, table_name, index_name",
-            )
-            .map_err(err)?;
-        let rows = stmt
-            .query_map([alias], |row| {
-                let schema: String = row.get(0)?;
-                let table: String = row.get(1)?;
-                let index = IndexInfo {
-                    name: row.get(2)?,
-                    unique: row.get(3)?,
-                    sql: row.get(4)?,
-                };
-                Ok((schema, table, index))
-            })
-            .map_err(err)?;
-        for row in rows {
-            let (schema, table, index) = row.map_err(err)?;
-            if let Some(&i) = position.get(&(schema, table)) {
-                tables[i].indexes.push(index);
-            }
+    let indexes = rows_for(
+        conn,
+        alias,
+        "SELECT schema_name, table_name, index_name, is_unique, sql FROM duckdb_indexes() \
+         WHERE database_name = ? ORDER BY schema_name, table_name, index_name",
+        |row| {
+            let index = IndexInfo {
+                name: row.get(2)?,
+                unique: row.get(3)?,
+                sql: row.get(4)?,
+            };
+            Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, index))
+        },
+    )?;
+    for (schema, table, index) in indexes {
+        if let Some(&i) = position.get(&(schema, table)) {
+            tables[i].indexes.push(index);
         }
     }
 
@@ -165,19 +138,16 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
 }
 
 fn read_constraints(conn: &Connection, alias: &str) -> Result<Vec<Constraint>, WorkerError> {
-    let err = |e: duckdb::Error| query_error(&e);
-    let mut stmt = conn
-        .prepare(
-            "SELECT schema_name, table_name, constraint_type, \
-                    constraint_column_names::VARCHAR[], referenced_table, \
-                    referenced_column_names::VARCHAR[] \
-             FROM duckdb_constraints() WHERE database_name = ? \
-               AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') \
-             ORDER BY schema_name, table_name, constraint_index",
-        )
-        .map_err(err)?;
-    let rows = stmt
-        .query_map([alias], |row| {
+    rows_for(
+        conn,
+        alias,
+        "SELECT schema_name, table_name, constraint_type, \
+                constraint_column_names::VARCHAR[], referenced_table, \
+                referenced_column_names::VARCHAR[] \
+         FROM duckdb_constraints() WHERE database_name = ? \
+           AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') \
+         ORDER BY schema_name, table_name, constraint_index",
+        |row| {
             Ok(Constraint {
                 schema: row.get(0)?,
                 table: row.get(1)?,
@@ -186,13 +156,8 @@ fn read_constraints(conn: &Connection, alias: &str) -> Result<Vec<Constraint>, W
                 referenced_table: row.get(4)?,
                 referenced_columns: string_list(row.get_ref(5)?.to_owned()),
             })
-        })
-        .map_err(err)?;
-    let mut out = Vec::new();
-    for row in rows {
-        out.push(row.map_err(err)?);
-    }
-    Ok(out)
+        },
+    )
 }
 
 fn string_list(value: duckdb::types::Value) -> Vec<String> {
