@@ -6,37 +6,14 @@
 //! `harden: false` and see them succeed, which proves it is the hardening that denies.
 #![cfg(feature = "engine")]
 
+mod mcp_support;
+use mcp_support::TempDir;
+
 use std::path::{Path, PathBuf};
 
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::error::ErrorKind;
 use duckgate::protocol::{QueryResult, WorkerError};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "duckgate-hardening-{tag}-{}-{n}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn wal_of(db: &Path) -> PathBuf {
     let mut os = db.as_os_str().to_owned();
@@ -59,7 +36,7 @@ fn make_db(path: &Path, sql: &str) {
 }
 
 fn scene(tag: &str) -> Scene {
-    let dir = TempDir::new(tag);
+    let dir = TempDir::in_system_temp(tag);
     let db = dir.path().join("served.duckdb");
     make_db(
         &db,

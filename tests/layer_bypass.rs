@@ -2,15 +2,11 @@
 //! confined worker still deny every file, extension and configuration escape. And with both the
 //! validator and the hardening off, the worker's sandbox alone still denies the file routes.
 
+mod mcp_support;
+use mcp_support::TempDir;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("duckgate-bypass-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
 
 fn build_db(dir: &Path) -> PathBuf {
     let path = dir.join("bypass.duckdb");
@@ -80,10 +76,10 @@ fn escape_statements(a: &Attack, db: &Path) -> Vec<String> {
 
 #[test]
 fn with_the_validator_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
-    let dir = temp_dir("hardening");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("hardening");
+    let db = build_db(dir.path());
     let before = std::fs::read(&db).expect("read db");
-    let attack = attack_files(&dir);
+    let attack = attack_files(dir.path());
     // Control: with the bypass on, a plain query still runs, so failures below are denials and
     // not a broken worker.
     let (code, out) = query_with_bypass(&db, "validator", "SELECT x FROM t");
@@ -113,10 +109,10 @@ fn with_the_validator_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
 
 #[test]
 fn with_validator_and_hardening_off_the_sandbox_alone_denies_files() {
-    let dir = temp_dir("sandbox");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("sandbox");
+    let db = build_db(dir.path());
     let before = std::fs::read(&db).expect("read db");
-    let attack = attack_files(&dir);
+    let attack = attack_files(dir.path());
     let layers = "validator,duckdb_hardening";
     let (code, out) = query_with_bypass(&db, layers, "SELECT x FROM t");
     assert_eq!(code, 0, "{out}");

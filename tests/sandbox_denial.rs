@@ -9,6 +9,9 @@
 //! sandbox.
 #![cfg(feature = "engine")]
 
+mod mcp_support;
+use mcp_support::TempDir;
+
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
@@ -22,32 +25,6 @@ use duckgate::sandbox::frame::{read_frame, write_frame};
 
 /// Largest reply a test accepts.
 const MAX_REPLY: usize = 16 << 20;
-
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("duckgate-sandbox-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The served database, and things elsewhere in the temp dir the worker must not reach.
 struct Scene {
@@ -70,8 +47,8 @@ struct Scene {
 }
 
 fn scene(tag: &str) -> Scene {
-    let served = TempDir::new(&format!("{tag}-served"));
-    let elsewhere = TempDir::new(&format!("{tag}-elsewhere"));
+    let served = TempDir::in_system_temp(&format!("{tag}-served"));
+    let elsewhere = TempDir::in_system_temp(&format!("{tag}-elsewhere"));
     let db = served.path().join("served.duckdb");
     {
         let conn = duckdb::Connection::open(&db).unwrap();

@@ -1,18 +1,14 @@
 //! Runaway queries, killed workers, long runs and concurrent writers, against the real binary
 //! over MCP: whatever happens to one worker, the server keeps serving.
 
+mod mcp_support;
+use mcp_support::{TempDir, serve};
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use serde_json::{Value, json};
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("duckgate-faults-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create temp dir");
-    dir
-}
 
 fn build_db(dir: &Path) -> PathBuf {
     let path = dir.join("faults.duckdb");
@@ -23,14 +19,6 @@ fn build_db(dir: &Path) -> PathBuf {
     )
     .expect("fill db");
     path
-}
-
-async fn serve(db: &Path, extra: &[&str]) -> McpClient {
-    let mut args: Vec<String> = vec!["serve".into(), "--db".into(), db.display().to_string()];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    McpClient::spawn(Path::new(env!("CARGO_BIN_EXE_duckgate")), &args)
-        .await
-        .expect("start server")
 }
 
 async fn query(client: &McpClient, sql: &str) -> Value {
@@ -117,8 +105,8 @@ fn process_footprint(pid: u32) -> (usize, usize, usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cpu_bomb_is_killed_at_the_deadline_while_other_queries_are_answered() {
-    let dir = temp_dir("cpu");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("cpu");
+    let db = build_db(dir.path());
     let client = serve(&db, &["--timeout", "3"]).await;
     let bomb = client
         .start_call(
@@ -164,8 +152,8 @@ async fn cpu_bomb_is_killed_at_the_deadline_while_other_queries_are_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn memory_bomb_ends_as_resource_limit_and_the_next_call_works() {
-    let dir = temp_dir("mem");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("mem");
+    let db = build_db(dir.path());
     let client = serve(&db, &["--memory-limit", "256MB", "--timeout", "60"]).await;
     let envelope = query(
         &client,
@@ -180,8 +168,8 @@ async fn memory_bomb_ends_as_resource_limit_and_the_next_call_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worker_killed_from_outside_gives_a_clear_error_and_the_next_call_works() {
-    let dir = temp_dir("kill");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("kill");
+    let db = build_db(dir.path());
     // No warm spare: the only worker child is the one running the query.
     let client = serve(&db, &["--warm-workers", "0", "--timeout", "60"]).await;
     let server = client.server_pid().expect("server pid");
@@ -228,8 +216,8 @@ async fn worker_killed_from_outside_gives_a_clear_error_and_the_next_call_works(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_hundred_queries_leave_no_zombie_and_no_fd_or_thread_growth() {
-    let dir = temp_dir("soak");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("soak");
+    let db = build_db(dir.path());
     let client = serve(&db, &[]).await;
     let server = client.server_pid().expect("server pid");
     // Warm up: catalog cached, spare running, runtime threads started.
@@ -265,8 +253,8 @@ async fn five_hundred_queries_leave_no_zombie_and_no_fd_or_thread_growth() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_server_holds_no_lock_and_a_held_lock_is_database_locked() {
-    let dir = temp_dir("lock");
-    let db = build_db(&dir);
+    let dir = TempDir::in_system_temp("lock");
+    let db = build_db(dir.path());
     let client = serve(&db, &[]).await;
     assert_still_serving(&client).await;
     // While the server idles, the user's pipeline writes.

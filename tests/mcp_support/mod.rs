@@ -1,5 +1,5 @@
-//! Shared by the `tests/mcp_*.rs` suites: a real DuckDB file, the real `duckgate serve` binary,
-//! the MCP client, outputSchema validation and a look at the server's worker processes.
+//! Shared by the integration tests: temp dirs, a real DuckDB file, the real `duckgate serve`
+//! binary, the MCP client, outputSchema validation and a look at the server's worker processes.
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::HashMap;
@@ -15,12 +15,22 @@ use serde_json::Value;
 pub struct TempDir(PathBuf);
 
 impl TempDir {
+    /// A fresh directory under cargo's per-target scratch folder.
     pub fn new(tag: &str) -> TempDir {
+        TempDir::create(PathBuf::from(env!("CARGO_TARGET_TMPDIR")), tag)
+    }
+
+    /// A fresh directory under the system temp dir: the sandbox tests plant their secrets
+    /// "elsewhere in /tmp", where an unconfined process could read them.
+    pub fn in_system_temp(tag: &str) -> TempDir {
+        TempDir::create(std::env::temp_dir(), tag)
+    }
+
+    fn create(base: PathBuf, tag: &str) -> TempDir {
         use std::sync::atomic::{AtomicU32, Ordering};
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("mcp-{tag}-{}-{n}", std::process::id()));
+        let dir = base.join(format!("duckgate-{tag}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
