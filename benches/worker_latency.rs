@@ -147,6 +147,27 @@ async fn main() {
             g50 - d50
         );
     }
+    // The same aggregate with privacy rules on: the worker also plans the query and checks
+    // the plan (src/engine/privacy_plan.rs), and runs without statistics propagation.
+    let mut private = config(&db, 1);
+    private.privacy.hide_columns = vec!["readings.flagged".into()];
+    let private = Gateway::start(private)
+        .await
+        .expect("gateway with privacy rules");
+    private.catalog().await.expect("catalog");
+    let (name, sql) = QUERIES[2];
+    let mut direct = in_process(&db, sql, rounds);
+    let mut gated = through_gateway(&private, sql, rounds, Duration::from_millis(150)).await;
+    let (d50, d90) = (percentile(&mut direct, 0.5), percentile(&mut direct, 0.9));
+    let (g50, g90) = (percentile(&mut gated, 0.5), percentile(&mut gated, 0.9));
+    println!(
+        "{:<26} {d50:>12.2} {d90:>12.2} {g50:>12.2} {g90:>12.2} {:>9.1}x {:>14.2}",
+        format!("{name}, privacy on"),
+        g50 / d50.max(1e-6),
+        g50 - d50
+    );
+    private.shutdown().await;
+
     // Back-to-back: no think time, so the spare cannot keep up and calls pay the spawn.
     let start = Instant::now();
     let n = rounds;

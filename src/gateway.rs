@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::audit::AuditLog;
 use crate::error::{ErrorKind, messages};
-use crate::privacy::PrivacyPolicy;
+use crate::privacy::{self, PrivacyPolicy};
 use crate::protocol::{
     CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError,
 };
@@ -314,6 +314,7 @@ impl Gateway {
             sql: sql.to_string(),
             limit,
             max_bytes: self.inner.config.max_result_bytes,
+            privacy: self.inner.config.privacy.clone(),
         };
         match self
             .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
@@ -325,9 +326,10 @@ impl Gateway {
         }
     }
 
-    /// A second check after the validator's (issue 6): a result column named like a hidden
-    /// column is withheld whole. It catches a validator gap that expands a hidden column under
-    /// its own name; it cannot catch one renamed by an alias (the validator's job).
+    /// The last check (issue 6), after the validator's and the worker's plan check: a result
+    /// column named like a hidden column is withheld whole. On its own it catches a hidden
+    /// column expanded under its own name, not one renamed by an alias; the worker's plan
+    /// check (`src/engine/privacy_plan.rs`) catches those.
     async fn without_hidden_result_columns(
         &self,
         rows: QueryResult,
@@ -363,6 +365,7 @@ impl Gateway {
         self.validate(sql).await?;
         let request = Request::Explain {
             sql: sql.to_string(),
+            privacy: self.inner.config.privacy.clone(),
         };
         match self
             .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
@@ -376,9 +379,17 @@ impl Gateway {
 
     /// Under privacy rules, DuckDB's own "not found" errors are reworded like the validator's:
     /// DuckDB lists candidate columns (hidden ones included, since the worker reads the real
-    /// tables), and an unknown column must read exactly like a hidden one.
-    fn private_error(&self, error: GatewayError) -> GatewayError {
-        if self.inner.config.privacy.is_empty() || error.kind != ErrorKind::UnknownName {
+    /// tables), and an unknown column must read exactly like a hidden one. The worker's own
+    /// privacy refusal (from its plan check) gets its recovery hint here.
+    fn private_error(&self, mut error: GatewayError) -> GatewayError {
+        if self.inner.config.privacy.is_empty() {
+            return error;
+        }
+        if error.kind == ErrorKind::PolicyBlocked && error.message == privacy::PLAN_REFUSAL {
+            error.suggestion = Some(privacy::PLAN_REFUSAL_HINT.into());
+            return error;
+        }
+        if error.kind != ErrorKind::UnknownName {
             return error;
         }
         // `Referenced column "x" not found…` / `Table "t" does not have a column named "x"`: the

@@ -7,6 +7,17 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a worker answers when DuckDB's plan for a query reads a hidden table, a hidden column
+/// or a catalog listing (`src/engine/privacy_plan.rs`). It names nothing, so it confirms
+/// nothing, and it says what to do instead.
+pub const PLAN_REFUSAL: &str = "The query reads data that is not available on this server. \
+Name the columns you need explicitly, choosing from those describe_table lists for tables that \
+list_tables shows.";
+
+/// The recovery hint that goes with [`PLAN_REFUSAL`].
+pub const PLAN_REFUSAL_HINT: &str =
+    "Name the columns you need (see describe_table), and query only tables that list_tables shows.";
+
 /// The `[privacy]` section of the configuration, plus the `--hide-*` flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::ErrorKind;
+use crate::privacy::PrivacyPolicy;
 
 /// One request to a single-use worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -19,11 +20,18 @@ pub enum Request {
         limit: usize,
         /// Bytes of JSON row data to return at most.
         max_bytes: usize,
+        /// The operator's privacy rules, enforced a second time by the worker on DuckDB's own
+        /// plan (`src/engine/privacy_plan.rs`). Empty (and left out of the frame): no extra work.
+        #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
+        privacy: PrivacyPolicy,
     },
     /// `EXPLAIN (FORMAT JSON)` of one SQL statement.
     Explain {
         /// The SQL to explain.
         sql: String,
+        /// As for [`Request::Query`]: the plan is refused if the query reads anything hidden.
+        #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
+        privacy: PrivacyPolicy,
     },
     /// Read the catalog: tables, views, columns, constraints, indexes.
     Catalog,

@@ -490,11 +490,13 @@ async fn an_unwritable_audit_log_fails_calls_closed_only_when_required() {
     lenient.close().await.unwrap();
 }
 
-/// With the validator switched off (test-only bypass), the parent's result-column check still
-/// withholds a hidden column expanded under its own name. Positive control: a visible column
-/// still comes back through the same bypassed server.
+/// With the validator and the worker's plan check both switched off (test-only bypass), the
+/// parent's result-column check still withholds a hidden column expanded under its own name.
+/// (With only the validator off, the worker refuses these first: `tests/privacy_worker.rs`.)
+/// Positive control: a visible column still comes back through the same bypassed server.
 #[tokio::test(flavor = "multi_thread")]
-async fn with_the_validator_off_a_hidden_column_in_the_result_is_still_withheld() {
+async fn with_the_validator_and_the_worker_check_off_a_hidden_column_in_the_result_is_still_withheld()
+ {
     let f = fixture("second");
     let mut command = tokio::process::Command::new(mcp_support::exe());
     command
@@ -507,7 +509,7 @@ async fn with_the_validator_off_a_hidden_column_in_the_result_is_still_withheld(
             "--hide-column",
             "*.serial_number",
         ])
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", "validator");
+        .env("DUCKGATE_UNSAFE_TEST_BYPASS", "validator,worker_privacy");
     let client = McpClient::spawn_command(command, std::process::Stdio::null())
         .await
         .unwrap();
@@ -525,6 +527,12 @@ async fn with_the_validator_off_a_hidden_column_in_the_result_is_still_withheld(
             envelope_of(&result)
         );
         assert_eq!(error_kind(&result), "policy_blocked");
+        // The parent's words, not the worker's: the worker's check really was off.
+        assert_ne!(
+            envelope_of(&result)["error"]["message"],
+            duckgate::privacy::PLAN_REFUSAL,
+            "{sql}"
+        );
     }
     let visible = call(
         &client,

@@ -390,6 +390,7 @@ fn confined_worker_still_answers_a_query() {
         sql: "SELECT count(*) AS n, max(glucose) AS top FROM readings".into(),
         limit: 10,
         max_bytes: 1 << 20,
+        privacy: Default::default(),
     };
     match worker.ask(&request) {
         Response::Rows(rows) => {

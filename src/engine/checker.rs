@@ -8,6 +8,7 @@
 use std::sync::mpsc::{self, Receiver, Sender};
 
 use duckdb::Connection;
+use serde_json::Value as Json;
 
 use super::errors::worker_error;
 use super::statement;
@@ -17,7 +18,7 @@ use crate::protocol::WorkerError;
 /// The checker thread's end of the conversation: SQL in, verdict out.
 pub(super) struct Checker {
     requests: Sender<String>,
-    verdicts: Receiver<Result<(), WorkerError>>,
+    verdicts: Receiver<Result<Json, WorkerError>>,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -64,7 +65,7 @@ impl Checker {
     /// Wait for the thread's warm-up check: a checker that cannot check `SELECT 1` must not
     /// serve. Called once, after [`Checker::start`], while the caller warms up meanwhile.
     pub(super) fn ready(&self) -> Result<(), WorkerError> {
-        self.collect(PendingCheck { _private: () })
+        self.collect(PendingCheck { _private: () }).map(drop)
     }
 
     /// Hand `sql` to the checker thread; collect the verdict with [`Checker::collect`].
@@ -75,9 +76,9 @@ impl Checker {
         Ok(PendingCheck { _private: () })
     }
 
-    /// The verdict on a submitted check. A checker that died gives an error, never a pass
-    /// (fail closed).
-    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<(), WorkerError> {
+    /// The verdict on a submitted check, with DuckDB's syntax tree of the query when it passed.
+    /// A checker that died gives an error, never a pass (fail closed).
+    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<Json, WorkerError> {
         self.verdicts.recv().map_err(|_| checker_gone())?
     }
 }

@@ -12,6 +12,7 @@ mod checker;
 mod convert;
 pub mod demo_data;
 mod errors;
+mod privacy_plan;
 mod statement;
 
 use std::io::Write;
@@ -23,6 +24,7 @@ use duckdb::{Config, Connection};
 use serde_json::Value as Json;
 
 use crate::error::ErrorKind;
+use crate::privacy::PrivacyPolicy;
 use crate::protocol::{CatalogSnapshot, ColumnMeta, ExplainResult, QueryResult, WorkerError};
 use convert::ColumnType;
 use errors::{attach_error, not_found, query_error, worker_error};
@@ -65,6 +67,12 @@ pub struct Engine {
     alias: Option<String>,
     /// Time spent attaching, counted into the next query's duration.
     pending_attach_ms: f64,
+    /// The operator's privacy rules for this request, when there are any (see
+    /// [`Engine::enforce_privacy`]).
+    privacy: Option<PrivacyPolicy>,
+    /// The SQL the checker thread last passed, with DuckDB's syntax tree of it, so the privacy
+    /// check need not parse it again.
+    checked: Option<(String, Json)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -72,6 +80,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("harden", &self.harden)
             .field("alias", &self.alias)
+            .field("privacy", &self.privacy.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -188,6 +197,8 @@ impl Engine {
             harden: cfg.harden,
             alias: None,
             pending_attach_ms: 0.0,
+            privacy: None,
+            checked: None,
         };
         engine.warm_up()?;
         engine.checker.ready()?;
@@ -239,11 +250,14 @@ impl Engine {
         };
         let attached = self.attach_now(db_path);
         let checked = match pending_check {
-            Some(pending) => self.checker.collect(pending),
-            None => Ok(()),
+            Some(pending) => self.checker.collect(pending).map(Some),
+            None => Ok(None),
         };
         attached?;
-        checked
+        if let (Some(sql), Some(tree)) = (sql, checked?) {
+            self.checked = Some((sql.to_owned(), tree));
+        }
+        Ok(())
     }
 
     fn attach_now(&mut self, db_path: &Path) -> Result<(), WorkerError> {
@@ -273,6 +287,14 @@ impl Engine {
             .execute_batch(&attach)
             .map_err(|e| attach_error(&e, Path::new(&text)))?;
         let mut setup = format!("USE {};", sql_identifier(&alias));
+        if self.privacy.is_some() {
+            // The plan the privacy check reads must not depend on the data (see
+            // `privacy_plan`); set before the lock, and for the query as well as the check.
+            setup.push_str(&format!(
+                " SET disabled_optimizers = {};",
+                sql_string(privacy_plan::DATA_DEPENDENT_OPTIMIZERS)
+            ));
+        }
         if self.harden {
             // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
             // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
@@ -290,6 +312,37 @@ impl Engine {
         self.alias = Some(alias);
         self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(())
+    }
+
+    /// Enforce `policy` on this request's query (issue 6): call before [`Engine::attach`], then
+    /// [`Engine::check_privacy`] before running anything. An empty policy changes nothing.
+    pub fn enforce_privacy(&mut self, policy: &PrivacyPolicy) {
+        self.privacy = (!policy.is_empty()).then(|| policy.clone());
+    }
+
+    /// Under privacy rules, refuse `sql` (kind `policy_blocked`) unless DuckDB's own plan for it
+    /// reads no hidden table, no hidden column and no catalog listing; see `privacy_plan`.
+    /// Without rules this does nothing. Call after the attach.
+    pub fn check_privacy(&mut self, sql: &str) -> Result<(), WorkerError> {
+        let Some(policy) = &self.privacy else {
+            return Ok(());
+        };
+        let alias = self.alias.as_deref().ok_or_else(|| {
+            worker_error(
+                ErrorKind::InternalError,
+                "check_privacy() called before attach()",
+            )
+        })?;
+        let started = Instant::now();
+        // The checker thread's tree of this very SQL, when it checked it (not under the test
+        // bypass): parsing it again would cost as much as the attach it ran beside.
+        let tree = match self.checked.take() {
+            Some((checked, tree)) if checked == sql => Some(tree),
+            _ => None,
+        };
+        let verdict = privacy_plan::check(&self.conn, alias, policy, sql, tree);
+        self.pending_attach_ms += started.elapsed().as_secs_f64() * 1e3;
+        verdict
     }
 
     /// The catalog name the database is attached as, once attached.
@@ -318,7 +371,7 @@ impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
         let pending = self.checker.submit(sql)?;
-        self.checker.collect(pending)
+        self.checker.collect(pending).map(drop)
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.

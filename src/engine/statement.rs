@@ -15,11 +15,12 @@ use super::errors::{query_error, worker_error};
 use crate::error::{ErrorKind, messages};
 use crate::protocol::WorkerError;
 
-/// Check `sql` with DuckDB's parser on `conn`.
-pub(crate) fn check(conn: &Connection, sql: &str) -> Result<(), WorkerError> {
+/// Check `sql` with DuckDB's parser on `conn`; on success, DuckDB's syntax tree of the query
+/// (of the explained query, for `EXPLAIN`), which the privacy check reads again.
+pub(crate) fn check(conn: &Connection, sql: &str) -> Result<Json, WorkerError> {
     match strip_explain(sql) {
-        Some(inner) => check_single_select(conn, inner),
-        None => check_single_select(conn, sql),
+        Some(inner) => parse_single_select(conn, inner),
+        None => parse_single_select(conn, sql),
     }
 }
 
@@ -27,7 +28,7 @@ pub(crate) fn check(conn: &Connection, sql: &str) -> Result<(), WorkerError> {
 ///
 /// Only leading whitespace may precede `EXPLAIN` (no comments), so this reading and DuckDB's
 /// cannot differ about where the explained statement starts.
-fn strip_explain(sql: &str) -> Option<&str> {
+pub(crate) fn strip_explain(sql: &str) -> Option<&str> {
     let rest = strip_keyword(sql.trim_start(), "EXPLAIN")?.trim_start();
     let rest = strip_keyword(rest, "ANALYZE").unwrap_or(rest).trim_start();
     if let Some(options) = rest.strip_prefix('(') {
@@ -58,7 +59,8 @@ fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     }
 }
 
-fn check_single_select(conn: &Connection, sql: &str) -> Result<(), WorkerError> {
+/// DuckDB's syntax tree of `sql` (`json_serialize_sql`), which must be exactly one `SELECT`.
+pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, WorkerError> {
     // The SQL travels as a bound parameter: it is data to the serializer, never executed.
     let serialized: String = conn
         .query_row(
@@ -93,7 +95,7 @@ fn check_single_select(conn: &Connection, sql: &str) -> Result<(), WorkerError> 
         .and_then(Json::as_array)
         .map_or(0, Vec::len);
     match count {
-        1 => Ok(()),
+        1 => Ok(parsed),
         0 => Err(worker_error(ErrorKind::SyntaxError, "The query is empty.")),
         _ => Err(worker_error(
             ErrorKind::MultipleStatements,

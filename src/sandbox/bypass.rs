@@ -17,6 +17,9 @@ pub enum Layer {
     DuckdbHardening,
     /// Allows `Request::Probe`, which tries forbidden syscalls from inside the confined worker.
     Probe,
+    /// The worker's privacy check on DuckDB's plan (`src/engine/privacy_plan.rs`), so a test
+    /// can show the parent's result-column check on its own.
+    WorkerPrivacy,
 }
 
 impl Layer {
@@ -26,6 +29,7 @@ impl Layer {
             Layer::Validator => "validator",
             Layer::DuckdbHardening => "duckdb_hardening",
             Layer::Probe => "probe",
+            Layer::WorkerPrivacy => "worker_privacy",
         }
     }
 }
@@ -46,6 +50,7 @@ impl Bypass {
                 "validator" => Layer::Validator,
                 "duckdb_hardening" => Layer::DuckdbHardening,
                 "probe" => Layer::Probe,
+                "worker_privacy" => Layer::WorkerPrivacy,
                 other => return Err(format!("unknown layer {other:?} in {ENV_VAR}")),
             };
             layers.push(layer);

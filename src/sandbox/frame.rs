@@ -111,11 +111,12 @@ mod tests {
             sql: "SELECT 1".into(),
             limit: 5,
             max_bytes: 100,
+            privacy: Default::default(),
         };
         let bytes = encode(&request);
         let back: Request = read_frame(&mut bytes.as_slice(), MAX_REQUEST_BYTES).unwrap();
         assert!(
-            matches!(back, Request::Query { ref sql, limit: 5, max_bytes: 100 } if sql == "SELECT 1")
+            matches!(back, Request::Query { ref sql, limit: 5, max_bytes: 100, .. } if sql == "SELECT 1")
         );
     }
 

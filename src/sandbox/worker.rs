@@ -7,8 +7,10 @@
 //! 3. Open the hardened in-memory DuckDB and run a warm-up query ([`crate::engine::Engine::open`]).
 //! 4. Write one `Response::Posture` frame: "ready".
 //! 5. Read exactly one `Request` frame (size-capped).
-//! 6. Attach the database read-only while DuckDB's parser checks the SQL on a second thread,
-//!    run the request, detach, write exactly one `Response` frame, exit 0.
+//! 6. Attach the database read-only while DuckDB's parser checks the SQL on a second thread;
+//!    under the operator's privacy rules, refuse unless DuckDB's plan for the query reads
+//!    nothing hidden ([`crate::engine::Engine::check_privacy`]); run the request, detach,
+//!    write exactly one `Response` frame, exit 0.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -97,14 +99,23 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
             sql,
             limit,
             max_bytes,
+            privacy,
         } => {
             let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
+            if !bypass.is_off(Layer::WorkerPrivacy) {
+                engine.enforce_privacy(&privacy);
+            }
             engine.attach_checking(&args.db, check)?;
+            engine.check_privacy(&sql)?;
             Response::Rows(engine.run_query(&sql, limit, max_bytes)?)
         }
-        Request::Explain { sql } => {
+        Request::Explain { sql, privacy } => {
             let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
+            if !bypass.is_off(Layer::WorkerPrivacy) {
+                engine.enforce_privacy(&privacy);
+            }
             engine.attach_checking(&args.db, check)?;
+            engine.check_privacy(&sql)?;
             Response::Plan(engine.explain(&sql)?)
         }
         Request::Catalog => {

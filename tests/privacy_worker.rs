@@ -1,0 +1,385 @@
+//! Issue 6, the worker's layer: with the validator switched off (the test-only bypass), the
+//! worker still refuses every route to a hidden table or column, because it checks DuckDB's own
+//! bound plan of the query (`src/engine/privacy_plan.rs`). Over real MCP stdio, against the real
+//! binary and a real DuckDB file with the same hidden objects and planted token as
+//! `tests/privacy.rs`, plus a view the database itself defines over a hidden column.
+#![cfg(feature = "engine")]
+
+mod mcp_support;
+
+use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::privacy::{PLAN_REFUSAL, PLAN_REFUSAL_HINT};
+use mcp_support::{TempDir, error_kind, make_db, status};
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+/// `tests/privacy.rs`'s database, plus `device_labels`, a view over the hidden serial number
+/// (a view that is not hidden itself: the validator sees only its visible name and columns).
+const PRIVATE_SCHEMA: &str = r#"
+CREATE TABLE devices (device_id INTEGER PRIMARY KEY, model VARCHAR, serial_number VARCHAR);
+INSERT INTO devices VALUES (1, 'G7', 'SN-PLANTED-0001'), (2, 'Libre', 'SN-PLANTED-0002');
+CREATE INDEX idx_devices_serial ON devices (serial_number);
+CREATE TABLE readings (
+    id INTEGER PRIMARY KEY,
+    device_id INTEGER REFERENCES devices (device_id),
+    glucose INTEGER,
+    secret_note VARCHAR
+);
+INSERT INTO readings VALUES (1, 1, 110, 'PLANTED note one'), (2, 2, 140, 'PLANTED note two');
+COMMENT ON COLUMN readings.secret_note IS 'free text the user typed';
+CREATE TABLE raw_payloads (id INTEGER, reading_id INTEGER REFERENCES readings (id), body VARCHAR);
+INSERT INTO raw_payloads VALUES (1, 1, '{"token": "PLANTED payload"}');
+COMMENT ON TABLE raw_payloads IS 'raw API payloads from the vendor';
+CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;
+"#;
+
+/// Strings no reply may contain (lower case): the hidden names and the planted token.
+const FORBIDDEN: &[&str] = &[
+    "planted",
+    "serial_number",
+    "secret_note",
+    "raw_payloads",
+    "idx_devices_serial",
+];
+
+/// Every route the issue names to a hidden column or table, and a few more. Each reads hidden
+/// data or lists the catalog in DuckDB's plan (or, for `DESCRIBE`, in DuckDB's syntax tree).
+const ROUTES: &[(&str, &str)] = &[
+    ("hidden table", "SELECT body FROM raw_payloads"),
+    ("hidden table, all rows", "SELECT * FROM raw_payloads"),
+    (
+        "hidden table, count only",
+        "SELECT count(*) FROM raw_payloads",
+    ),
+    ("hidden column by name", "SELECT serial_number FROM devices"),
+    (
+        "hidden column by alias",
+        "SELECT serial_number AS s FROM devices",
+    ),
+    (
+        "inside an expression",
+        "SELECT upper(serial_number) FROM devices",
+    ),
+    (
+        "filter-only oracle (no match)",
+        "SELECT count(*) FROM devices WHERE serial_number LIKE 'A%'",
+    ),
+    (
+        "filter-only oracle (match)",
+        "SELECT count(*) FROM devices WHERE serial_number LIKE 'SN-P%'",
+    ),
+    (
+        "filter on a null test",
+        "SELECT count(*) FROM devices WHERE serial_number IS NULL",
+    ),
+    (
+        "ordering by it",
+        "SELECT model FROM devices ORDER BY serial_number",
+    ),
+    ("aggregate", "SELECT max(serial_number) FROM devices"),
+    (
+        "aggregate of the other hidden column",
+        "SELECT string_agg(secret_note, ',') FROM readings",
+    ),
+    ("star", "SELECT * FROM devices"),
+    ("FROM alone", "FROM devices"),
+    ("row as a struct", "SELECT d FROM devices d"),
+    ("row as JSON", "SELECT to_json(d) FROM devices d"),
+    ("COLUMNS(*)", "SELECT COLUMNS(*) FROM devices"),
+    ("positional reference", "SELECT #3 FROM devices"),
+    (
+        "CTE",
+        "WITH x AS (SELECT serial_number AS s FROM devices) SELECT s FROM x",
+    ),
+    (
+        "materialized CTE",
+        "WITH x AS MATERIALIZED (SELECT serial_number AS s FROM devices) SELECT s FROM x",
+    ),
+    (
+        "subquery",
+        "SELECT s FROM (SELECT serial_number AS s FROM devices)",
+    ),
+    (
+        "scalar subquery",
+        "SELECT (SELECT max(body) FROM raw_payloads) AS b",
+    ),
+    (
+        "join",
+        "SELECT r.glucose, d.serial_number AS s FROM readings r JOIN devices d USING (device_id)",
+    ),
+    (
+        "join condition only",
+        "SELECT r.glucose FROM readings r JOIN devices d ON d.serial_number <> r.secret_note",
+    ),
+    (
+        "view over a hidden column",
+        "SELECT label FROM device_labels",
+    ),
+    ("SUMMARIZE", "SUMMARIZE devices"),
+    ("SUMMARIZE a query", "SUMMARIZE SELECT * FROM readings"),
+    ("DESCRIBE", "DESCRIBE devices"),
+    (
+        "DESCRIBE a visible query",
+        "DESCRIBE SELECT model FROM devices",
+    ),
+    ("SHOW TABLES", "SHOW TABLES"),
+    (
+        "duckdb_columns()",
+        "SELECT column_name FROM duckdb_columns()",
+    ),
+    ("duckdb_tables()", "SELECT table_name FROM duckdb_tables()"),
+    (
+        "duckdb_indexes()",
+        "SELECT index_name FROM duckdb_indexes()",
+    ),
+    (
+        "information_schema.columns",
+        "SELECT column_name FROM information_schema.columns",
+    ),
+    (
+        "information_schema.tables",
+        "SELECT table_name FROM information_schema.tables",
+    ),
+    (
+        "pragma_table_info",
+        "SELECT name FROM pragma_table_info('devices')",
+    ),
+    ("query_table()", "SELECT * FROM query_table('devices')"),
+    (
+        "EXPLAIN of a hidden column",
+        "EXPLAIN SELECT serial_number FROM devices",
+    ),
+    (
+        "binder error that would name it",
+        "SELECT * EXCLUDE (device_id) FROM devices GROUP BY model",
+    ),
+];
+
+struct Fixture {
+    _dir: TempDir,
+    db: std::path::PathBuf,
+}
+
+fn fixture(tag: &str) -> Fixture {
+    let dir = TempDir::new(tag);
+    let db = dir.path().join("private.duckdb");
+    make_db(&db, PRIVATE_SCHEMA);
+    Fixture { _dir: dir, db }
+}
+
+/// `duckgate serve` with the same rules as `tests/privacy.rs`, and `bypass` as the test-only
+/// layer switch (empty: none).
+async fn server(f: &Fixture, bypass: &str) -> McpClient {
+    let mut command = tokio::process::Command::new(mcp_support::exe());
+    command.args(["serve", "--db"]).arg(&f.db).args([
+        "--hide-table",
+        "raw_payloads",
+        "--hide-column",
+        "*.serial_number",
+        "--hide-column",
+        "readings.secret_note",
+    ]);
+    if !bypass.is_empty() {
+        command.env("DUCKGATE_UNSAFE_TEST_BYPASS", bypass);
+    }
+    McpClient::spawn_command(command, std::process::Stdio::null())
+        .await
+        .expect("duckgate serve initialises")
+}
+
+/// Call, and fail if the reply holds a hidden name or the planted token anywhere, including
+/// names the SQL itself wrote: the worker's refusal echoes nothing.
+async fn call(client: &McpClient, tool: &str, args: Value) -> CallToolResult {
+    let result = client.call(tool, args.clone()).await.unwrap();
+    let reply = serde_json::to_string(&result).unwrap().to_lowercase();
+    for word in FORBIDDEN {
+        assert!(
+            !reply.contains(word),
+            "{tool} {args} leaks {word:?}: {reply}"
+        );
+    }
+    result
+}
+
+/// The refusal is the worker's: its message word for word, kind `policy_blocked`, and a next
+/// step.
+fn assert_refused_by_the_worker(what: &str, result: &CallToolResult) {
+    let envelope = envelope_of(result);
+    assert_eq!(status(result), "refused", "{what}: {envelope}");
+    assert_eq!(error_kind(result), "policy_blocked", "{what}: {envelope}");
+    assert_eq!(
+        envelope["error"]["message"], PLAN_REFUSAL,
+        "{what}: not the worker's refusal: {envelope}"
+    );
+    assert_eq!(
+        envelope["error"]["recovery"]["hint"], PLAN_REFUSAL_HINT,
+        "{what}: {envelope}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_validator_off_the_worker_refuses_every_route_to_hidden_data() {
+    let f = fixture("worker-routes");
+    let client = server(&f, "validator").await;
+    for (what, sql) in ROUTES {
+        for tool in ["query", "explain_query"] {
+            let result = call(&client, tool, json!({ "sql": sql })).await;
+            assert_refused_by_the_worker(&format!("{what} via {tool}: {sql}"), &result);
+        }
+    }
+    client.close().await.unwrap();
+}
+
+/// Positive controls through the same bypassed server: what reads only visible columns works,
+/// from the very tables that have hidden columns, and its plan can be explained.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_validator_off_visible_columns_of_the_same_tables_still_work() {
+    let f = fixture("worker-visible");
+    let client = server(&f, "validator").await;
+    let cases: &[(&str, Value)] = &[
+        (
+            "SELECT glucose FROM readings ORDER BY id",
+            json!([[110], [140]]),
+        ),
+        ("SELECT count(*) AS n FROM devices", json!([[2]])),
+        (
+            "SELECT model FROM devices ORDER BY device_id",
+            json!([["G7"], ["Libre"]]),
+        ),
+        (
+            "SELECT d.model, r.glucose FROM devices d JOIN readings r USING (device_id) ORDER BY 2",
+            json!([["G7", 110], ["Libre", 140]]),
+        ),
+        (
+            "WITH x AS (SELECT device_id FROM devices) SELECT count(*) FROM x",
+            json!([[2]]),
+        ),
+        (
+            "SELECT device_id FROM device_labels ORDER BY 1",
+            json!([[1], [2]]),
+        ),
+        (
+            "SELECT count(*) FROM devices WHERE model LIKE 'G%'",
+            json!([[1]]),
+        ),
+        (
+            "SELECT model FROM devices WHERE device_id = 2",
+            json!([["Libre"]]),
+        ),
+        ("SELECT * FROM range(2)", json!([[0], [1]])),
+        ("VALUES (1)", json!([[1]])),
+    ];
+    for (sql, rows) in cases {
+        let result = call(&client, "query", json!({ "sql": sql })).await;
+        assert_eq!(
+            status(&result),
+            "success",
+            "{sql}: {}",
+            envelope_of(&result)
+        );
+        assert_eq!(&envelope_of(&result)["data"]["rows"], rows, "{sql}");
+        let plan = call(&client, "explain_query", json!({ "sql": sql })).await;
+        assert_eq!(status(&plan), "success", "{sql}: {}", envelope_of(&plan));
+    }
+    client.close().await.unwrap();
+}
+
+/// A gap the validator has today: a view stored in the database that selects a hidden column
+/// is visible by name, so the validator accepts it. The worker, reading DuckDB's plan, sees the
+/// hidden column the view scans and refuses; the visible column of the same view still works.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_every_layer_on_a_view_over_a_hidden_column_is_refused_by_the_worker() {
+    let f = fixture("worker-view");
+    let client = server(&f, "").await;
+    for tool in ["query", "explain_query"] {
+        for sql in [
+            "SELECT label FROM device_labels",
+            "SELECT * FROM device_labels",
+            "SELECT count(*) FROM device_labels WHERE label LIKE 'SN%'",
+        ] {
+            let result = call(&client, tool, json!({ "sql": sql })).await;
+            assert_refused_by_the_worker(&format!("{tool}: {sql}"), &result);
+        }
+    }
+    let sample = call(
+        &client,
+        "sample_rows",
+        json!({"table_name": "device_labels"}),
+    )
+    .await;
+    assert_refused_by_the_worker("sample_rows device_labels", &sample);
+    let visible = call(
+        &client,
+        "query",
+        json!({"sql": "SELECT device_id FROM device_labels ORDER BY 1"}),
+    )
+    .await;
+    assert_eq!(status(&visible), "success", "{}", envelope_of(&visible));
+    client.close().await.unwrap();
+}
+
+/// The worker's refusal is one sentence for every route: it does not say which table or column,
+/// nor whether what was reached is a table, a column or a catalog listing.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_worker_refusal_is_the_same_for_a_hidden_table_a_hidden_column_and_a_listing() {
+    let f = fixture("worker-same");
+    let client = server(&f, "validator").await;
+    let mut envelopes = Vec::new();
+    for sql in [
+        "SELECT body FROM raw_payloads",
+        "SELECT serial_number AS s FROM devices",
+        "SELECT secret_note AS n FROM readings",
+        "SELECT column_name FROM duckdb_columns()",
+    ] {
+        let result = call(&client, "query", json!({ "sql": sql })).await;
+        envelopes.push(serde_json::to_string(envelope_of(&result)).unwrap());
+    }
+    assert!(
+        envelopes.windows(2).all(|pair| pair[0] == pair[1]),
+        "{envelopes:#?}"
+    );
+    client.close().await.unwrap();
+}
+
+/// What the plan check does not hide, recorded so it cannot change unnoticed: a query that
+/// *names* a hidden column without reading it runs, so with the validator off an agent can
+/// confirm that the column exists (its type, its name) — never a value of it. A result column
+/// that carries the hidden name itself is still withheld by the parent's last check.
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_validator_off_a_hidden_name_can_be_confirmed_but_no_value_read() {
+    let f = fixture("worker-names");
+    let client = server(&f, "validator").await;
+    let reply = |result: &CallToolResult| serde_json::to_string(result).unwrap().to_lowercase();
+
+    let typed = client
+        .call(
+            "query",
+            json!({"sql": "SELECT typeof(serial_number) AS t FROM devices LIMIT 1"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status(&typed), "success", "{}", envelope_of(&typed));
+    assert_eq!(envelope_of(&typed)["data"]["rows"], json!([["VARCHAR"]]));
+    assert!(!reply(&typed).contains("planted"), "{}", reply(&typed));
+
+    let empty = client
+        .call(
+            "query",
+            json!({"sql": "SELECT s FROM (SELECT serial_number AS s FROM devices) LIMIT 0"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status(&empty), "empty", "{}", envelope_of(&empty));
+    assert!(!reply(&empty).contains("planted"), "{}", reply(&empty));
+
+    let named = client
+        .call(
+            "query",
+            json!({"sql": "SELECT serial_number FROM devices LIMIT 0"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(status(&named), "refused", "{}", envelope_of(&named));
+    assert_ne!(envelope_of(&named)["error"]["message"], PLAN_REFUSAL);
+    client.close().await.unwrap();
+}
