@@ -6,6 +6,10 @@
 //!
 //! Run: `cargo bench --bench mcp_roundtrip` (release profile). `MCP_BENCH_ROUNDS` sets the
 //! number of calls per series (default 40).
+#![allow(
+    clippy::print_stdout,
+    reason = "a bench's report is its output: it prints the figures to stdout"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

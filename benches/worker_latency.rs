@@ -2,6 +2,10 @@
 //! in-process DuckDB connection. Reports medians and ratios; never a pass/fail test.
 //!
 //! Run: `cargo bench --bench worker_latency` (release profile; add `-- --quick` for fewer rounds).
+#![allow(
+    clippy::print_stdout,
+    reason = "a bench's report is its output: it prints the figures to stdout"
+)]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -19,6 +19,7 @@ use crate::protocol::{
 };
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
+use crate::sandbox::preflight;
 use crate::sandbox::worker::wal_path;
 use crate::validate;
 
@@ -153,6 +154,9 @@ struct Inner {
     bypass: Bypass,
     policy: validate::Policy,
     catalog: Mutex<Option<CachedCatalog>>,
+    /// What the start-up preflight found the kernel cannot enforce (allowed by
+    /// `--allow-unconfined`); empty when workers are fully confined.
+    unenforced: Vec<String>,
 }
 
 /// Validates and runs requests through single-use confined workers.
@@ -166,6 +170,10 @@ const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 impl Gateway {
     /// Start the gateway and begin warming its worker pool.
+    ///
+    /// First runs the confinement preflight ([`crate::sandbox::preflight`]): when this kernel
+    /// cannot confine workers and `allow_unconfined` is off, or confinement fails outright, this
+    /// returns the refusal (an `internal_error` whose message is one paragraph for stderr).
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         let bypass =
             Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
@@ -213,6 +221,9 @@ impl Gateway {
             startup_timeout: Duration::from_secs(20),
         };
         let pool = Pool::new(spec, config.warm_workers, config.max_concurrent);
+        let unenforced = preflight::check(pool.spec())
+            .await
+            .map_err(|refusal| GatewayError::new(ErrorKind::InternalError, refusal))?;
         pool.refill();
         Ok(Gateway {
             inner: Arc::new(Inner {
@@ -221,6 +232,7 @@ impl Gateway {
                 bypass,
                 policy: validate::Policy::default(),
                 catalog: Mutex::new(None),
+                unenforced,
             }),
         })
     }
@@ -228,6 +240,12 @@ impl Gateway {
     /// The configuration in force.
     pub fn config(&self) -> &GatewayConfig {
         &self.inner.config
+    }
+
+    /// What the kernel cannot enforce, accepted by `--allow-unconfined` (empty when workers are
+    /// fully confined); the caller announces it.
+    pub fn unenforced(&self) -> &[String] {
+        &self.inner.unenforced
     }
 
     /// Test-only layers switched off (empty in production).

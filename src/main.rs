@@ -1,6 +1,4 @@
 //! The duckgate command line: `serve` (default), `query`, `check`, `demo`, and the hidden worker mode.
-#![forbid(unsafe_code)]
-#![deny(clippy::print_stdout)]
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -8,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use duckgate::error::ErrorKind;
 use duckgate::gateway::{DEFAULT_MISSING_DB_HINT, Gateway, GatewayConfig};
+use duckgate::sandbox::preflight;
 use duckgate::sandbox::worker::{self, WorkerArgs};
 use tokio_util::sync::CancellationToken;
 
@@ -67,6 +67,9 @@ enum Command {
         parent_pid: i32,
         #[arg(long)]
         allow_unconfined: bool,
+        /// Confine, report the posture and exit: the start-up preflight (no DuckDB, no request).
+        #[arg(long)]
+        confine_only: bool,
     },
 }
 
@@ -97,7 +100,9 @@ struct DbArgs {
     /// What to tell the user when the database file is missing.
     #[arg(long, default_value = DEFAULT_MISSING_DB_HINT)]
     missing_db_hint: String,
-    /// Run workers without landlock/seccomp where the kernel lacks them (NOT recommended; reported by server_info).
+    /// Start even where the kernel lacks landlock or seccomp, running workers without them (NOT
+    /// recommended: announced on stderr at start-up and reported by server_info). Without it,
+    /// duckgate refuses to start on such a kernel.
     #[arg(long)]
     allow_unconfined: bool,
 }
@@ -152,11 +157,12 @@ fn main() -> ExitCode {
         address_space_bytes,
         parent_pid,
         allow_unconfined,
+        confine_only,
     } = command
     {
         // No tokio and no logging set-up here: the worker must stay single-threaded until it has
         // confined itself.
-        let code = worker::run(WorkerArgs {
+        let args = WorkerArgs {
             db,
             memory_limit,
             threads,
@@ -164,7 +170,12 @@ fn main() -> ExitCode {
             address_space_bytes,
             allow_unconfined,
             parent_pid,
-        });
+        };
+        let code = if confine_only {
+            preflight::confine_only(&args)
+        } else {
+            worker::run(args)
+        };
         return ExitCode::from(code as u8);
     }
     init_logging();
@@ -198,11 +209,6 @@ fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
     };
     let db = std::path::absolute(&db)
         .map_err(|e| format!("cannot resolve --db {}: {e}", db.display()))?;
-    if args.allow_unconfined {
-        tracing::warn!(
-            "--allow-unconfined: workers will run WITHOUT landlock/seccomp where the kernel lacks them"
-        );
-    }
     Ok(GatewayConfig {
         db_path: db,
         timeout: Duration::from_secs(args.timeout),
@@ -249,6 +255,31 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Start the gateway: the confinement preflight runs first (see `duckgate::sandbox::preflight`).
+/// A refusal or failure is printed as is (one paragraph) and exits 1; a bad setting exits 2.
+/// What `--allow-unconfined` let through is announced loudly on stderr.
+async fn start_gateway(config: GatewayConfig) -> Result<Gateway, ExitCode> {
+    let allow_unconfined = config.allow_unconfined;
+    match Gateway::start(config).await {
+        Ok(gateway) => {
+            if !gateway.unenforced().is_empty() {
+                eprintln!("{}", preflight::unconfined_warning(gateway.unenforced()));
+            } else if allow_unconfined {
+                tracing::info!(
+                    "--allow-unconfined has no effect here: this kernel enforces landlock and \
+                     seccomp, and workers are fully confined"
+                );
+            }
+            Ok(gateway)
+        }
+        Err(e) if e.kind == ErrorKind::InvalidArgument => Err(usage_error(&e.message)),
+        Err(e) => {
+            eprintln!("{}", e.message);
+            Err(ExitCode::from(1))
+        }
+    }
+}
+
 async fn serve(args: ServeArgs) -> ExitCode {
     let mut config = match gateway_config(&args.db) {
         Ok(c) => c,
@@ -264,9 +295,9 @@ async fn serve(args: ServeArgs) -> ExitCode {
         },
         None => Default::default(),
     };
-    let gateway = match Gateway::start(config).await {
+    let gateway = match start_gateway(config).await {
         Ok(g) => g,
-        Err(e) => return usage_error(&e.message),
+        Err(code) => return code,
     };
     let options = duckgate::mcp::ServeOptions { descriptions };
     let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
@@ -314,9 +345,9 @@ async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    let gateway = match Gateway::start(config).await {
+    let gateway = match start_gateway(config).await {
         Ok(g) => g,
-        Err(e) => return usage_error(&e.message),
+        Err(code) => return code,
     };
     let outcome = gateway.query(&sql, limit, CancellationToken::new()).await;
     gateway.shutdown().await;
@@ -358,9 +389,9 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 Ok(c) => c,
                 Err(e) => return usage_error(&e),
             };
-            let gateway = match Gateway::start(config).await {
+            let gateway = match start_gateway(config).await {
                 Ok(g) => g,
-                Err(e) => return usage_error(&e.message),
+                Err(code) => return code,
             };
             let snapshot = gateway.catalog().await;
             gateway.shutdown().await;

@@ -218,4 +218,9 @@ pub struct Posture {
     pub duckdb_settings: Vec<(String, String)>,
     /// Test-only bypasses in force (empty in production).
     pub bypassed_layers: Vec<String>,
+    /// What the kernel cannot enforce and the operator accepted with `--allow-unconfined`, one
+    /// line each, naming the feature first (`landlock: …`, `seccomp: …`); empty when every
+    /// layer is in force.
+    #[serde(default)]
+    pub unenforced: Vec<String>,
 }

@@ -68,8 +68,9 @@ fn every_locked_crate_comes_from_crates_io() {
             .iter()
             .map(|(name, _, _)| name.as_str())
             .collect::<Vec<_>>(),
-        ["duckgate"],
-        "only duckgate itself may be a path package"
+        ["duckdb-oracle", "duckgate"],
+        "only duckgate itself and its test-only oracle (devtools/duckdb-oracle) may be path \
+         packages"
     );
 }
 
@@ -118,27 +119,64 @@ fn duckdb_is_pinned_exactly_and_bundled_with_json_only() {
         1,
         "exactly one duckdb in Cargo.lock: {duckdb_versions:?}"
     );
+    // The differential test's oracle links the same DuckDB build: same pin, same features.
+    let oracle = read_repo_file("devtools/duckdb-oracle/Cargo.toml");
+    let oracle_line = oracle
+        .lines()
+        .find(|l| l.trim_start().starts_with("duckdb "))
+        .expect("the oracle depends on duckdb");
+    // `version = "…"` and `features = […]` of an inline dependency table.
+    let part = |l: &str, key: &str| -> Option<String> {
+        let (open, close) = if key == "features" {
+            ("features = [", ']')
+        } else {
+            ("version = \"", '"')
+        };
+        let start = l.find(open)?;
+        let end = l[start + open.len()..].find(close)? + start + open.len();
+        Some(l[start..=end].to_string())
+    };
+    for key in ["version", "features"] {
+        let expected = part(line, key).unwrap_or_else(|| panic!("no {key} in {line}"));
+        assert_eq!(
+            part(oracle_line, key),
+            Some(expected),
+            "devtools/duckdb-oracle must depend on duckdb with duckgate's {key}: {oracle_line}"
+        );
+    }
 }
 
-/// Memory safety of duckgate's own code is not negotiable: `unsafe` is forbidden crate-wide,
-/// for the library and the binary alike.
+/// Whether Cargo.toml's `[table]` has the line `key = value` (spaces ignored).
+fn manifest_table_has(manifest: &str, table: &str, line: &str) -> bool {
+    let wanted = line.replace(' ', "");
+    manifest
+        .split(&format!("\n[{table}]\n"))
+        .nth(1)
+        .map(|rest| rest.split("\n[").next().unwrap_or(rest))
+        .is_some_and(|body| body.lines().any(|l| l.replace(' ', "") == wanted))
+}
+
+/// Memory safety of duckgate's own code is not negotiable: `unsafe` is forbidden for every
+/// target of the package (library, binary, tests, examples, benches) by Cargo.toml's lints.
+/// The C-API oracle of the differential test is the one exception, kept out of the package: a
+/// crate of its own, and only a dev-dependency, so it never reaches the shipped binary.
 #[test]
 fn duckgate_forbids_unsafe_code() {
     let manifest = read_repo_file("Cargo.toml");
-    let in_manifest = manifest
-        .split("[lints.rust]")
-        .nth(1)
-        .map(|table| table.split("\n[").next().unwrap_or(table))
-        .is_some_and(|table| {
-            table
-                .lines()
-                .any(|l| l.replace(' ', "") == "unsafe_code=\"forbid\"")
-        });
-    let in_sources = ["src/lib.rs", "src/main.rs"]
-        .iter()
-        .all(|file| read_repo_file(file).contains("#![forbid(unsafe_code)]"));
     assert!(
-        in_manifest || in_sources,
-        "unsafe_code must be forbidden in Cargo.toml [lints.rust] or in every crate root"
+        manifest_table_has(&manifest, "lints.rust", r#"unsafe_code = "forbid""#),
+        "Cargo.toml [lints.rust] must forbid unsafe_code"
+    );
+    assert!(
+        manifest_table_has(&manifest, "lints.clippy", r#"print_stdout = "deny""#),
+        "Cargo.toml [lints.clippy] must deny print_stdout (stdout carries MCP and worker frames)"
+    );
+    let oracle_is_dev_only = manifest
+        .lines()
+        .filter(|l| l.trim_start().starts_with("duckdb-oracle"))
+        .all(|l| manifest_table_has(&manifest, "dev-dependencies", l));
+    assert!(
+        manifest.contains("duckdb-oracle") && oracle_is_dev_only,
+        "duckdb-oracle (unsafe C-API calls) may only be a dev-dependency"
     );
 }

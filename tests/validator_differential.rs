@@ -7,111 +7,37 @@
 //! (against an in-memory copy of the test schema) must give SELECT or EXPLAIN; when DuckDB cannot
 //! bind it (e.g. types do not fit), `json_serialize_sql` must still parse it as one SELECT.
 //!
-//! The C API is used directly because the `duckdb` crate's `prepare` runs every statement but
-//! the last of a multi-statement string and does not expose the statement type.
+//! DuckDB's side comes from its C API, through the test-only `duckdb-oracle` crate
+//! (`devtools/duckdb-oracle`): the `duckdb` crate's `prepare` runs every statement but the last
+//! of a multi-statement string and does not expose the statement type. The oracle keeps the
+//! C API's `unsafe` out of this package, which forbids it.
 #![cfg(feature = "engine")]
 
-use std::ffi::{CStr, CString};
-use std::ptr;
-
-use duckdb::ffi;
+use duckdb_oracle::{Oracle, Split, StatementType};
 use duckgate::validate::{Policy, StatementKind, check, corpus, generate};
 
-/// What DuckDB makes of one SQL text.
-#[derive(Debug)]
-enum DuckView {
-    /// `duckdb_extract_statements` failed (a parse error).
-    ParseError(String),
-    /// The statements it found: their types where they could be prepared, or the prepare error.
-    Statements(Vec<Result<ffi::duckdb_statement_type, String>>),
-}
-
-/// An in-memory DuckDB with the test schema, reached through the C API.
+/// An in-memory DuckDB with the test schema.
 struct Duck {
-    db: ffi::duckdb_database,
-    con: ffi::duckdb_connection,
-}
-
-fn c_string(text: *const std::os::raw::c_char) -> String {
-    if text.is_null() {
-        return String::new();
-    }
-    // SAFETY: DuckDB returns NUL-terminated strings that live as long as their owner object,
-    // which the callers keep alive across this call.
-    unsafe { CStr::from_ptr(text) }
-        .to_string_lossy()
-        .into_owned()
+    oracle: Oracle,
 }
 
 impl Duck {
     fn open() -> Duck {
-        let mut db: ffi::duckdb_database = ptr::null_mut();
-        let mut con: ffi::duckdb_connection = ptr::null_mut();
-        // SAFETY: out-pointers to locals; a null path opens an in-memory database.
-        unsafe {
-            assert_eq!(
-                ffi::duckdb_open(ptr::null(), &mut db),
-                ffi::duckdb_state_DuckDBSuccess
-            );
-            assert_eq!(
-                ffi::duckdb_connect(db, &mut con),
-                ffi::duckdb_state_DuckDBSuccess
-            );
-        }
-        let duck = Duck { db, con };
+        let oracle = Oracle::open_in_memory().expect("in-memory DuckDB");
         for statement in corpus::SCHEMA_SQL
             .split(';')
             .filter(|s| !s.trim().is_empty())
         {
-            duck.execute(statement);
+            oracle
+                .execute(statement)
+                .unwrap_or_else(|e| panic!("{statement}: {e}"));
         }
-        duck
-    }
-
-    fn execute(&self, sql: &str) {
-        let text = CString::new(sql).unwrap();
-        // SAFETY: `result` is zero-initialised as the C API expects and destroyed after use.
-        unsafe {
-            let mut result: ffi::duckdb_result = std::mem::zeroed();
-            let state = ffi::duckdb_query(self.con, text.as_ptr(), &mut result);
-            let error = c_string(ffi::duckdb_result_error(&mut result));
-            ffi::duckdb_destroy_result(&mut result);
-            assert_eq!(state, ffi::duckdb_state_DuckDBSuccess, "{sql}: {error}");
-        }
+        Duck { oracle }
     }
 
     /// DuckDB's own split of `sql` into statements, and each statement's type.
-    fn view(&self, sql: &str) -> DuckView {
-        let text = CString::new(sql).expect("validated SQL has no NUL");
-        // SAFETY: the extracted set and every prepared statement are destroyed before return;
-        // error strings are copied out while their owners are alive.
-        unsafe {
-            let mut extracted: ffi::duckdb_extracted_statements = ptr::null_mut();
-            let count = ffi::duckdb_extract_statements(self.con, text.as_ptr(), &mut extracted);
-            if count == 0 {
-                let error = c_string(ffi::duckdb_extract_statements_error(extracted));
-                ffi::duckdb_destroy_extracted(&mut extracted);
-                return DuckView::ParseError(error);
-            }
-            let mut statements = Vec::new();
-            for index in 0..count {
-                let mut prepared: ffi::duckdb_prepared_statement = ptr::null_mut();
-                let state = ffi::duckdb_prepare_extracted_statement(
-                    self.con,
-                    extracted,
-                    index,
-                    &mut prepared,
-                );
-                statements.push(if state == ffi::duckdb_state_DuckDBSuccess {
-                    Ok(ffi::duckdb_prepared_statement_type(prepared))
-                } else {
-                    Err(c_string(ffi::duckdb_prepare_error(prepared)))
-                });
-                ffi::duckdb_destroy_prepare(&mut prepared);
-            }
-            ffi::duckdb_destroy_extracted(&mut extracted);
-            DuckView::Statements(statements)
-        }
+    fn view(&self, sql: &str) -> Split {
+        self.oracle.split(sql)
     }
 
     /// `json_serialize_sql`: parses without binding; succeeds only for SELECT statements.
@@ -128,29 +54,16 @@ impl Duck {
     }
 }
 
-impl Drop for Duck {
-    fn drop(&mut self) {
-        // SAFETY: handles opened in `open`, closed once.
-        unsafe {
-            ffi::duckdb_disconnect(&mut self.con);
-            ffi::duckdb_close(&mut self.db);
-        }
-    }
-}
-
-const READ_ONLY_TYPES: [ffi::duckdb_statement_type; 2] = [
-    ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_SELECT,
-    ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_EXPLAIN,
-];
+const READ_ONLY_TYPES: [StatementType; 2] = [StatementType::SELECT, StatementType::EXPLAIN];
 
 /// Why DuckDB disagrees with an acceptance of kind `kind`, if it does.
 fn disagreement(duck: &Duck, sql: &str, kind: StatementKind) -> Option<String> {
     match duck.view(sql) {
-        DuckView::ParseError(e) => Some(format!("DuckDB cannot parse it: {e}")),
-        DuckView::Statements(statements) if statements.len() != 1 => {
+        Split::ParseError(e) => Some(format!("DuckDB cannot parse it: {e}")),
+        Split::Statements(statements) if statements.len() != 1 => {
             Some(format!("DuckDB sees {} statements", statements.len()))
         }
-        DuckView::Statements(statements) => match &statements[0] {
+        Split::Statements(statements) => match &statements[0] {
             Ok(kind) if READ_ONLY_TYPES.contains(kind) => None,
             Ok(kind) => Some(format!("DuckDB prepares it as statement type {kind}")),
             // Not bindable here (types, unknown columns): fall back to the parse-only check,
@@ -269,8 +182,8 @@ fn refused_lexical_tricks_really_hide_a_second_statement_from_sqlparser() {
                 .map(|s| s.len())
                 .unwrap_or(0);
         let duck_count = match duck.view(sql) {
-            DuckView::ParseError(_) => 0,
-            DuckView::Statements(s) => s.len(),
+            Split::ParseError(_) => 0,
+            Split::Statements(s) => s.len(),
         };
         eprintln!("{sql:?}: sqlparser sees {sqlparser_count}, DuckDB sees {duck_count}");
         assert_eq!((sqlparser_count, duck_count), (1, 2), "{sql}");
@@ -288,7 +201,7 @@ fn known_limitations_are_valid_duckdb() {
             problems.push(format!("{sql} is accepted now"));
         }
         match duck.view(sql) {
-            DuckView::Statements(s) if s.len() == 1 => {}
+            Split::Statements(s) if s.len() == 1 => {}
             other => problems.push(format!(
                 "{sql} ({why}) is not one DuckDB statement: {other:?}"
             )),

@@ -703,6 +703,11 @@ impl DuckgateServer {
                         posture.bypassed_layers.join(", ")
                     ));
                 }
+                for gap in &posture.unenforced {
+                    text.push_str(&format!(
+                        "\nWARNING: NOT ENFORCED (--allow-unconfined): {gap}"
+                    ));
+                }
                 (
                     Status::Success,
                     serde_json::to_value(posture).unwrap_or(Value::Null),

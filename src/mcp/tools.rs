@@ -482,9 +482,10 @@ fn server_info_schema() -> Value {
                             "no_new_privs": { "type": "boolean" },
                             "rlimits": pairs.clone(),
                             "duckdb_settings": pairs,
-                            "bypassed_layers": { "type": "array", "items": { "type": "string" } }
+                            "bypassed_layers": { "type": "array", "items": { "type": "string" } },
+                            "unenforced": { "type": "array", "items": { "type": "string" } }
                         },
-                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers"]
+                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers", "unenforced"]
                     },
                     { "type": "null" }
                 ]

@@ -3,11 +3,14 @@
 //! A worker is our own binary re-executed as `duckgate __worker …` with a cleared environment.
 //! It confines itself (see [`confine`]), creates a hardened in-memory DuckDB, runs a warm-up
 //! query, then writes one `Response::Posture` frame as its "ready" signal, reads exactly one
-//! `Request` frame, writes exactly one `Response` frame and exits.
+//! `Request` frame, writes exactly one `Response` frame and exits. Once at start-up, the server
+//! runs it in a confine-only mode to learn whether this kernel can confine workers at all
+//! ([`preflight`]).
 
 pub mod bypass;
 pub mod confine;
 pub mod frame;
 pub mod pool;
+pub mod preflight;
 pub mod probe;
 pub mod worker;

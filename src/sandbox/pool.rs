@@ -275,6 +275,24 @@ impl Pool {
 }
 
 async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
+    launch(spec, false).await.map(|(worker, _)| worker)
+}
+
+/// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
+/// confines itself exactly as every worker does, reports the posture it got and exits without
+/// opening DuckDB or the database.
+pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
+    let (mut worker, posture) = launch(spec, true).await?;
+    wait_briefly(&mut worker.child).await;
+    kill_and_reap(&mut worker.child).await;
+    Ok(posture)
+}
+
+/// Spawn a worker and wait for its ready report (in `confine_only` mode: its only report).
+async fn launch(
+    spec: &WorkerSpec,
+    confine_only: bool,
+) -> Result<(ReadyWorker, Posture), WorkerError> {
     let db_identity = file_identity(&spec.db);
     let mut cmd = Command::new(&spec.exe);
     cmd.arg("__worker")
@@ -292,6 +310,9 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
         .arg(std::process::id().to_string());
     if spec.allow_unconfined {
         cmd.arg("--allow-unconfined");
+    }
+    if confine_only {
+        cmd.arg("--confine-only");
     }
     // The worker sees nothing of the operator's environment but the test switch.
     cmd.env_clear();
@@ -324,9 +345,9 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
     )
     .await;
     // The ready frame carries the posture at spawn time; `server_info` asks for the posture at
-    // request time instead (see `probe_posture`), so this one only says "ready".
-    match ready {
-        Ok(Ok(Response::Posture(_))) => {}
+    // request time instead (see `probe_posture`), so for a worker this one only says "ready".
+    let posture = match ready {
+        Ok(Ok(Response::Posture(posture))) => posture,
         Ok(Ok(Response::Error(e))) => {
             kill_and_reap(&mut child).await;
             return Err(e);
@@ -350,12 +371,15 @@ async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
             )));
         }
     };
-    Ok(ReadyWorker {
-        child,
-        stdin,
-        stdout,
-        db_identity,
-    })
+    Ok((
+        ReadyWorker {
+            child,
+            stdin,
+            stdout,
+            db_identity,
+        },
+        posture,
+    ))
 }
 
 /// Drain a worker's stderr into the server's log until the worker exits. Reads in bounded

@@ -67,7 +67,7 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let wal = wal_path(&args.db);
     let plan = ConfinePlan {
-        db_path: args.db.clone(),
+        db_path: Some(args.db.clone()),
         wal_path: wal.exists().then(|| wal.clone()),
         parent_pid: args.parent_pid,
         address_space_bytes: args.address_space_bytes,

@@ -48,6 +48,9 @@ pub(super) struct LandlockOutcome {
     pub(super) status: &'static str,
     /// The kernel's landlock ABI, when it has one.
     pub(super) abi: Option<i32>,
+    /// What is not enforced and why, when the operator allowed running without it
+    /// (`landlock: …`, for the posture's `unenforced` list).
+    pub(super) gap: Option<String>,
 }
 
 /// A file to grant `ReadFile` on, and why.
@@ -59,19 +62,22 @@ struct Grant {
 /// Step 5: build and enforce the ruleset.
 pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineError> {
     let Some(abi) = newest_supported_abi() else {
+        let offered = absent_landlock();
         if plan.allow_unconfined {
             return Ok(LandlockOutcome {
                 status: "not_enforced",
                 abi: None,
+                gap: Some(format!(
+                    "landlock: {offered}; the worker's file system and network access are not \
+                     restricted"
+                )),
             });
         }
-        return Err(ConfineError::LandlockUnavailable {
-            offered: "no landlock".into(),
-        });
+        return Err(ConfineError::LandlockUnavailable { offered });
     };
     if abi < MINIMUM_ABI && !plan.allow_unconfined {
         return Err(ConfineError::LandlockUnavailable {
-            offered: format!("landlock ABI {abi}"),
+            offered: format!("the kernel offers only landlock ABI {abi}"),
         });
     }
 
@@ -101,7 +107,64 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
             "partially_enforced"
         },
         abi: kernel_abi(&status.landlock),
+        gap: (abi < MINIMUM_ABI).then(|| {
+            format!(
+                "landlock: the kernel offers ABI {abi}, older than the minimum {MINIMUM_ABI}; \
+                 not restricted: {}",
+                missing_below_minimum(abi).join(", ")
+            )
+        }),
     })
+}
+
+/// Why the kernel has no usable landlock, in its own words: the status the `landlock` crate
+/// reads from `landlock_create_ruleset(…, LANDLOCK_CREATE_RULESET_VERSION)`.
+///
+/// Called only when not even ABI 1 can be handled, so the best-effort ruleset below handles
+/// nothing the kernel knows: `restrict_self` enforces nothing (it only sets no_new_privs, which
+/// step 1 already did) and reports the status.
+fn absent_landlock() -> String {
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(ABI::V1))
+        .and_then(Ruleset::create)
+        .and_then(|ruleset| ruleset.restrict_self())
+        .map(|status| status.landlock);
+    match status {
+        Ok(LandlockStatus::NotImplemented) => "the kernel does not implement landlock \
+            (landlock_create_ruleset returns ENOSYS: it needs Linux 5.13 or newer built with \
+            CONFIG_SECURITY_LANDLOCK)"
+            .into(),
+        Ok(LandlockStatus::NotEnabled) => "landlock is built into the kernel but not enabled \
+            (landlock_create_ruleset returns EOPNOTSUPP: add `landlock` to the `lsm=` boot \
+            parameter)"
+            .into(),
+        Ok(LandlockStatus::Available { effective_abi, .. }) => format!(
+            "the kernel reports landlock ABI {effective_abi} but rejects duckgate's ruleset"
+        ),
+        Err(e) => format!("the kernel has no usable landlock ({e})"),
+    }
+}
+
+/// What a kernel at `abi` (below [`MINIMUM_ABI`]) leaves unrestricted.
+fn missing_below_minimum(abi: ABI) -> Vec<&'static str> {
+    let mut missing = Vec::new();
+    if abi < ABI::V2 {
+        missing.push("renaming or linking files across directories");
+    }
+    if abi < ABI::V3 {
+        missing.push("truncating files");
+    }
+    if abi < ABI::V4 {
+        missing.push("TCP bind and connect");
+    }
+    if abi < ABI::V5 {
+        missing.push("device ioctls");
+    }
+    if abi < ABI::V6 {
+        missing.push("signals to other processes and abstract unix sockets");
+    }
+    missing
 }
 
 /// A ruleset handling everything `abi` defines, every part a hard requirement: if the running
@@ -140,10 +203,13 @@ fn kernel_abi(status: &LandlockStatus) -> Option<i32> {
 
 /// Every file the worker may read.
 fn grants(plan: &ConfinePlan) -> Vec<Grant> {
-    let mut grants = vec![Grant {
-        path: plan.db_path.clone(),
-        purpose: "the database, attached read-only",
-    }];
+    let mut grants = Vec::new();
+    if let Some(db) = &plan.db_path {
+        grants.push(Grant {
+            path: db.clone(),
+            purpose: "the database, attached read-only",
+        });
+    }
     if let Some(wal) = &plan.wal_path {
         grants.push(Grant {
             path: wal.clone(),

@@ -28,7 +28,10 @@
 //! Steps 5 and 6 depend on the kernel. When it lacks landlock (or offers an ABI older than
 //! [`landlock::MINIMUM_ABI`]) or seccomp, `confine` fails unless `plan.allow_unconfined` is set;
 //! then it carries on with whatever the kernel offers and the returned [`Posture`] says exactly
-//! what is and is not in force.
+//! what is and is not in force (`unenforced` names each gap and its cause). The server runs
+//! this same function once at start-up, in a process that opens no database
+//! ([`crate::sandbox::preflight`]), and refuses to start when a gap is found and the operator did
+//! not pass `--allow-unconfined`.
 
 mod landlock;
 mod prctl;
@@ -40,11 +43,15 @@ use std::path::PathBuf;
 
 use crate::protocol::Posture;
 
+/// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
+pub const MINIMUM_LANDLOCK_ABI: i32 = landlock::MINIMUM_ABI as i32;
+
 /// What [`confine`] needs to know about the worker it confines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfinePlan {
-    /// The database file: read-only access.
-    pub db_path: PathBuf,
+    /// The database file: read-only access. `None` only in the start-up preflight when the
+    /// file does not exist yet (a worker always has one: the server checks before spawning).
+    pub db_path: Option<PathBuf>,
     /// Its `.wal`, only if it exists at spawn time: read-only access.
     pub wal_path: Option<PathBuf>,
     /// The pid the worker expects as its parent; checked after the parent-death signal is set.
@@ -116,7 +123,11 @@ pub enum ConfineError {
         status: String,
     },
     /// Step 6: the kernel has no seccomp filter support and `allow_unconfined` is off.
-    SeccompUnavailable,
+    SeccompUnavailable {
+        /// How the kernel showed it: no `Seccomp:` status line, or `ENOSYS`/`EINVAL` from
+        /// `seccomp(2)`.
+        evidence: String,
+    },
     /// Step 6: building the filter failed (a bug in our rule table).
     SeccompBuild(seccompiler::BackendError),
     /// Step 6: installing the filter failed.
@@ -162,9 +173,9 @@ impl fmt::Display for ConfineError {
             }
             ConfineError::LandlockUnavailable { offered } => write!(
                 f,
-                "confine step 5 (landlock): the kernel offers {offered}, but at least landlock \
-                 ABI {} is required; upgrade the kernel or pass --allow-unconfined to run with \
-                 weaker isolation",
+                "confine step 5 (landlock): {offered}, but at least landlock ABI {} is \
+                 required; upgrade the kernel or pass --allow-unconfined to run with weaker \
+                 isolation",
                 landlock::MINIMUM_ABI
             ),
             ConfineError::LandlockPath {
@@ -182,10 +193,10 @@ impl fmt::Display for ConfineError {
                 f,
                 "confine step 5 (landlock): the ruleset is not fully enforced ({status})"
             ),
-            ConfineError::SeccompUnavailable => write!(
+            ConfineError::SeccompUnavailable { evidence } => write!(
                 f,
-                "confine step 6 (seccomp): the kernel has no seccomp support; pass \
-                 --allow-unconfined to run without a system-call filter"
+                "confine step 6 (seccomp): {evidence}; pass --allow-unconfined to run without \
+                 a system-call filter"
             ),
             ConfineError::SeccompBuild(e) => {
                 write!(
@@ -220,11 +231,12 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     Ok(Posture {
         landlock: landlock.status.to_string(),
         landlock_abi: landlock.abi,
-        seccomp,
+        seccomp: seccomp.enforced,
         no_new_privs: prctl::no_new_privs_is_set(),
         rlimits,
         duckdb_settings: Vec::new(),
         bypassed_layers: Vec::new(),
+        unenforced: landlock.gap.into_iter().chain(seccomp.gap).collect(),
     })
 }
 
@@ -288,9 +300,11 @@ mod tests {
                 error: nix::errno::Errno::EPERM,
             },
             ConfineError::LandlockUnavailable {
-                offered: "no landlock".into(),
+                offered: "the kernel does not implement landlock".into(),
             },
-            ConfineError::SeccompUnavailable,
+            ConfineError::SeccompUnavailable {
+                evidence: "seccomp(2) returned ENOSYS".into(),
+            },
         ];
         for (error, step) in errors.iter().zip([
             "step 0", "step 1", "step 2", "step 3", "step 4", "step 5", "step 6",

@@ -373,26 +373,84 @@ fn compile() -> Result<[BpfProgram; 2], BackendError> {
     ])
 }
 
+/// What step 6 put in force.
+pub(super) struct SeccompOutcome {
+    /// Whether the filters are installed: `false` only when the kernel has no seccomp and the
+    /// operator allowed running without it.
+    pub(super) enforced: bool,
+    /// What is not enforced and why, in that case (`seccomp: …`, for the posture).
+    pub(super) gap: Option<String>,
+}
+
 /// Step 6: install the filters on every thread (there is only one; TSYNC makes sure).
 ///
-/// Returns whether a filter is in force: `false` only when the kernel has no seccomp and the
-/// operator allowed running unconfined.
+/// The kernel has no seccomp when `/proc/self/status` has no `Seccomp:` line (read by step 0:
+/// the kernel prints it only when built with `CONFIG_SECCOMP`), or when installing the first
+/// filter fails with `ENOSYS` (no `seccomp` system call) or `EINVAL` (a kernel without
+/// `CONFIG_SECCOMP_FILTER` answers `SECCOMP_SET_MODE_FILTER` so; our filters are well-formed and
+/// within the kernel's 4096-instruction limit, which `filters_compile_for_this_architecture`
+/// checks). That is
+/// [`ConfineError::SeccompUnavailable`], which `allow_unconfined` turns into a posture without
+/// a filter; every other failure is [`ConfineError::SeccompInstall`] whatever the operator
+/// allowed.
 pub(super) fn install(
     kernel_has_seccomp: bool,
     allow_unconfined: bool,
-) -> Result<bool, ConfineError> {
-    if !kernel_has_seccomp {
-        return if allow_unconfined {
-            Ok(false)
+) -> Result<SeccompOutcome, ConfineError> {
+    let unavailable = |evidence: String| {
+        if allow_unconfined {
+            Ok(SeccompOutcome {
+                enforced: false,
+                gap: Some(format!(
+                    "seccomp: {evidence}; the worker's system calls (exec, sockets, ptrace, \
+                     mounts, …) are not filtered"
+                )),
+            })
         } else {
-            Err(ConfineError::SeccompUnavailable)
-        };
+            Err(ConfineError::SeccompUnavailable { evidence })
+        }
+    };
+    if !kernel_has_seccomp {
+        return unavailable(
+            "the kernel is built without seccomp (no Seccomp: line in /proc/self/status)".into(),
+        );
     }
     let programs = compile().map_err(ConfineError::SeccompBuild)?;
-    for program in &programs {
-        seccompiler::apply_filter_all_threads(program).map_err(ConfineError::SeccompInstall)?;
+    for (index, program) in programs.iter().enumerate() {
+        match seccompiler::apply_filter_all_threads(program) {
+            Ok(()) => {}
+            // Only before anything is installed: once a filter is in, the kernel has seccomp.
+            Err(error) if index == 0 => match kernel_lacks_filters(&error) {
+                Some(evidence) => return unavailable(evidence),
+                None => return Err(ConfineError::SeccompInstall(error)),
+            },
+            Err(error) => return Err(ConfineError::SeccompInstall(error)),
+        }
     }
-    Ok(true)
+    Ok(SeccompOutcome {
+        enforced: true,
+        gap: None,
+    })
+}
+
+/// Whether an install error means "this kernel has no seccomp filters", and how it said so.
+fn kernel_lacks_filters(error: &seccompiler::Error) -> Option<String> {
+    let seccompiler::Error::Seccomp(io) = error else {
+        return None;
+    };
+    match io.raw_os_error() {
+        Some(libc::ENOSYS) => Some(
+            "the kernel has no seccomp system call (seccomp(SECCOMP_SET_MODE_FILTER) returned \
+             ENOSYS)"
+                .into(),
+        ),
+        Some(libc::EINVAL) => Some(
+            "the kernel has no seccomp filter support (seccomp(SECCOMP_SET_MODE_FILTER) \
+             returned EINVAL: CONFIG_SECCOMP_FILTER is off)"
+                .into(),
+        ),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -400,10 +458,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn enosys_and_einval_mean_no_seccomp_other_errors_do_not() {
+        let install_error =
+            |errno: i32| seccompiler::Error::Seccomp(std::io::Error::from_raw_os_error(errno));
+        assert!(
+            kernel_lacks_filters(&install_error(libc::ENOSYS))
+                .is_some_and(|e| e.contains("ENOSYS"))
+        );
+        assert!(
+            kernel_lacks_filters(&install_error(libc::EINVAL))
+                .is_some_and(|e| e.contains("EINVAL"))
+        );
+        assert_eq!(kernel_lacks_filters(&install_error(libc::EPERM)), None);
+        assert_eq!(kernel_lacks_filters(&install_error(libc::EFAULT)), None);
+        assert_eq!(
+            kernel_lacks_filters(&seccompiler::Error::Prctl(
+                std::io::Error::from_raw_os_error(libc::ENOSYS)
+            )),
+            None
+        );
+    }
+
+    #[test]
     fn filters_compile_for_this_architecture() {
         let [eperm, enosys] = compile().expect("filters compile");
         assert!(eperm.len() > always_denied().len());
         assert!(!enosys.is_empty());
+        // BPF_MAXINSNS: a longer program gets EINVAL, which `install` would read as a kernel
+        // without seccomp filters.
+        assert!(
+            eperm.len() <= 4096 && enosys.len() <= 4096,
+            "{}",
+            eperm.len()
+        );
     }
 
     #[test]

@@ -1,0 +1,185 @@
+//! The start-up preflight: can this kernel confine a worker at all?
+//!
+//! Before the server serves (and before `duckgate query` runs its one query), it starts our
+//! own binary as `duckgate __worker --confine-only …`, with the command line, environment and
+//! resource limits of every worker ([`super::pool::confinement_preflight`]). That process runs
+//! the workers' own [`confine`] and reports the [`Posture`] it got, then exits: it never creates
+//! DuckDB and never opens the database. So the answer comes from the same code on the same
+//! kernel, not from a separate feature test that could disagree with it.
+//!
+//! Two differences from a worker, both so that the preflight reports instead of stopping:
+//! - it grants the database file only if it exists: the server must start when the file is
+//!   missing (calls then answer `database_not_found` with the operator's hint);
+//! - it always confines with `allow_unconfined` on, so a kernel without landlock still gets its
+//!   seccomp checked, and [`Posture::unenforced`] lists every gap at once. The decision is the
+//!   parent's ([`check`]): with a gap and without `--allow-unconfined` the server refuses to
+//!   start. Workers themselves keep failing closed on their own, whatever the preflight said.
+//!
+//! Any other confinement failure (no_new_privs, rlimits, a landlock or seccomp error that is not
+//! the kernel lacking the feature) also stops the start-up: every worker would fail the same way.
+
+use std::io::{self, Write};
+
+use crate::error::ErrorKind;
+use crate::protocol::{Posture, Response, WorkerError};
+use crate::sandbox::confine::{ConfinePlan, confine};
+use crate::sandbox::frame;
+use crate::sandbox::pool::{self, WorkerSpec};
+use crate::sandbox::worker::{WorkerArgs, wal_path};
+
+/// The child side: confine like a worker, write one `Response::Posture` (or `Response::Error`)
+/// frame, and return the exit code. Nothing else: no DuckDB, no request.
+pub fn confine_only(args: &WorkerArgs) -> i32 {
+    let wal = wal_path(&args.db);
+    let plan = ConfinePlan {
+        db_path: args.db.exists().then(|| args.db.clone()),
+        wal_path: wal.exists().then_some(wal),
+        parent_pid: args.parent_pid,
+        address_space_bytes: args.address_space_bytes,
+        cpu_seconds: args.cpu_seconds,
+        // As a worker's (src/sandbox/worker.rs).
+        max_open_files: 256,
+        // Report every gap; the parent decides (see the module documentation).
+        allow_unconfined: true,
+    };
+    let (response, code) = match confine(&plan) {
+        Ok(posture) => (Response::Posture(posture), 0),
+        Err(e) => (
+            Response::Error(WorkerError {
+                kind: ErrorKind::InternalError,
+                message: format!("sandbox setup failed: {e}"),
+            }),
+            3,
+        ),
+    };
+    let mut out = io::stdout().lock();
+    // Best effort: if the pipe is gone the parent has given up on us anyway.
+    let _ = frame::write_frame(&mut out, &response);
+    let _ = out.flush();
+    code
+}
+
+/// The parent side: run the preflight with `spec` (the workers' own) and decide.
+///
+/// Returns what is not enforced (empty on a kernel with everything), which is allowed only
+/// with `spec.allow_unconfined`; otherwise the refusal, one paragraph for stderr.
+pub async fn check(spec: &WorkerSpec) -> Result<Vec<String>, String> {
+    let posture = pool::confinement_preflight(spec)
+        .await
+        .map_err(|e| setup_failure(&e))?;
+    decide(&posture, spec.allow_unconfined)
+}
+
+/// The decision on a preflight's posture.
+fn decide(posture: &Posture, allow_unconfined: bool) -> Result<Vec<String>, String> {
+    if posture.unenforced.is_empty() || allow_unconfined {
+        Ok(posture.unenforced.clone())
+    } else {
+        Err(refusal(&posture.unenforced))
+    }
+}
+
+/// Why duckgate will not start on a kernel that lacks a confinement feature: one paragraph.
+pub fn refusal(unenforced: &[String]) -> String {
+    format!(
+        "duckgate refuses to start: this kernel cannot confine the query workers. {} Every query \
+         runs in a single-use worker process that locks itself down with landlock (which files \
+         it may read; no network) and a seccomp filter (no exec, sockets, ptrace or mounts) \
+         before it opens the database, so that SQL which gets past the validator and DuckDB's \
+         own hardening still cannot read other files, reach the network or run programs; \
+         without that layer the database's reader would be guarded by SQL checks alone, so \
+         duckgate does not serve. Run it on a kernel with landlock ABI {} or newer (Linux 6.12 \
+         or later) and seccomp filters, or pass --allow-unconfined to run anyway with weaker \
+         isolation (announced on stderr at every start and reported by server_info).",
+        sentences(unenforced),
+        super::confine::MINIMUM_LANDLOCK_ABI,
+    )
+}
+
+/// Why start-up stopped when confinement failed for a reason other than a missing feature.
+fn setup_failure(error: &WorkerError) -> String {
+    format!(
+        "duckgate refuses to start: the query workers' sandbox cannot be set up on this \
+         machine ({}), so every call would fail. --allow-unconfined does not change this: it \
+         only accepts a kernel without landlock or seccomp.",
+        error.message
+    )
+}
+
+/// The loud, multi-line warning printed at start-up under `--allow-unconfined` when something
+/// is not enforced.
+pub fn unconfined_warning(unenforced: &[String]) -> String {
+    let rule = "#".repeat(78);
+    let mut text = format!(
+        "{rule}\n# WARNING: duckgate runs with --allow-unconfined and this kernel cannot enforce\n\
+         # every sandbox layer of its query workers. NOT ENFORCED:\n"
+    );
+    for gap in unenforced {
+        text.push_str(&format!("#   - {gap}\n"));
+    }
+    text.push_str(&format!(
+        "# SQL that gets past the validator and DuckDB's hardening could then read other\n\
+         # files, reach the network or run programs as this user. server_info reports this\n\
+         # posture. Use a kernel with landlock ABI {} or newer and seccomp instead.\n{rule}",
+        super::confine::MINIMUM_LANDLOCK_ABI,
+    ));
+    text
+}
+
+/// `a; b` → `A; b.` style: each gap as a sentence.
+fn sentences(unenforced: &[String]) -> String {
+    unenforced
+        .iter()
+        .map(|gap| {
+            let mut sentence = gap.clone();
+            if !sentence.ends_with('.') {
+                sentence.push('.');
+            }
+            let mut chars = sentence.chars();
+            match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect(),
+                None => sentence,
+            }
+        })
+        .collect::<Vec<String>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn posture(unenforced: &[&str]) -> Posture {
+        Posture {
+            unenforced: unenforced.iter().map(|s| s.to_string()).collect(),
+            ..Posture::default()
+        }
+    }
+
+    #[test]
+    fn a_gap_refuses_without_the_flag_and_passes_with_it() {
+        let gap = ["landlock: the kernel does not implement landlock"];
+        let refused = decide(&posture(&gap), false).unwrap_err();
+        assert!(refused.contains("Landlock: the kernel does not implement landlock."));
+        assert!(refused.contains("--allow-unconfined"), "{refused}");
+        assert!(!refused.contains('\n'), "one paragraph: {refused}");
+        assert_eq!(
+            decide(&posture(&gap), true).unwrap(),
+            vec![gap[0].to_string()]
+        );
+    }
+
+    #[test]
+    fn no_gap_passes_with_or_without_the_flag() {
+        assert!(decide(&posture(&[]), false).unwrap().is_empty());
+        assert!(decide(&posture(&[]), true).unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_warning_lists_every_gap_on_its_own_line() {
+        let warning = unconfined_warning(&["landlock: absent".into(), "seccomp: absent".into()]);
+        assert!(warning.contains("\n#   - landlock: absent\n#   - seccomp: absent\n"));
+        assert!(warning.contains("--allow-unconfined"));
+        assert!(warning.lines().count() >= 6, "{warning}");
+    }
+}

@@ -1,0 +1,308 @@
+//! duckgate refuses to start on a kernel without landlock or seccomp, unless the operator passes
+//! `--allow-unconfined`, which it then announces on stderr and reports in `server_info`.
+//!
+//! The missing kernel feature is real, not a flag: the real `duckgate` binary runs under
+//! `examples/without_kernel_feature.rs`, which installs a seccomp filter making the landlock
+//! system calls (or the `seccomp` system call) fail with `ENOSYS`, as a kernel built without
+//! them answers, and then execs duckgate, whose every process inherits the filter. Cargo builds
+//! that example next to the binary (`target/release/examples/`) for `cargo test`; a run of this
+//! file alone builds it first.
+#![cfg(feature = "engine")]
+
+mod mcp_support;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use mcp_support::{OutputSchemas, cgm_db, exe, status};
+use serde_json::{Value, json};
+
+/// The wrapper example, built if this test binary was built without it.
+fn wrapper() -> &'static Path {
+    static WRAPPER: OnceLock<PathBuf> = OnceLock::new();
+    WRAPPER.get_or_init(|| {
+        let release = exe().parent().expect("target/release").to_path_buf();
+        let path = release.join("examples").join("without_kernel_feature");
+        if !path.exists() {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--release", "--example", "without_kernel_feature"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("run cargo to build the example");
+            assert!(status.success(), "cargo build --example failed: {status}");
+        }
+        assert!(path.exists(), "{} is missing", path.display());
+        path
+    })
+}
+
+/// `without_kernel_feature FEATURE -- duckgate ARGS…` as a command (stdio left to the caller).
+fn without(feature: &str, duckgate_args: &[OsString]) -> Command {
+    let mut command = Command::new(wrapper());
+    command
+        .arg(feature)
+        .arg("--")
+        .arg(exe())
+        .args(duckgate_args);
+    command
+}
+
+fn args(parts: &[&str], db: &Path) -> Vec<OsString> {
+    let mut out: Vec<OsString> = parts.iter().map(OsString::from).collect();
+    out.push("--db".into());
+    out.push(db.into());
+    out
+}
+
+/// Run to completion with stdin closed (a server that did start reads EOF and stops).
+fn run(mut command: Command) -> Output {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run the command")
+}
+
+fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The refusal paragraph: the one stderr line that says duckgate refuses to start.
+fn refusal_line(output: &Output) -> String {
+    let stderr = stderr_of(output);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("refuses to start"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one refusal paragraph expected:\n{stderr}");
+    lines[0].to_string()
+}
+
+/// `duckgate serve --db DB extra…` through the wrapper (or directly with `None`), as an MCP
+/// session; the server's stderr goes to `stderr_file`.
+async fn serve_with(
+    feature: Option<&str>,
+    db: &Path,
+    extra: &[&str],
+    stderr_file: &Path,
+) -> McpClient {
+    let mut command = match feature {
+        Some(feature) => {
+            let mut c = tokio::process::Command::new(wrapper());
+            c.arg(feature).arg("--").arg(exe());
+            c
+        }
+        None => tokio::process::Command::new(exe()),
+    };
+    command.arg("serve").arg("--db").arg(db).args(extra);
+    let stderr = File::create(stderr_file).expect("stderr file");
+    McpClient::spawn_command(command, Stdio::from(stderr))
+        .await
+        .expect("duckgate serve initialises")
+}
+
+/// Run a query that must succeed, and `server_info`'s posture, validated against its schema.
+async fn query_and_posture(client: &McpClient) -> (Value, String) {
+    let schemas = OutputSchemas::fetch(client).await;
+    let result = client
+        .call(
+            "query",
+            json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
+        )
+        .await
+        .unwrap();
+    schemas.check("query", &result);
+    assert_eq!(status(&result), "success", "{}", envelope_of(&result));
+    assert_eq!(
+        envelope_of(&result)["data"]["rows"],
+        json!([[4032]]),
+        "{}",
+        envelope_of(&result)
+    );
+    let info = client.call("server_info", json!({})).await.unwrap();
+    schemas.check("server_info", &info);
+    assert_eq!(status(&info), "success", "{}", envelope_of(&info));
+    (
+        envelope_of(&info)["data"]["posture"].clone(),
+        text_of(&info).to_string(),
+    )
+}
+
+fn unenforced(posture: &Value) -> Vec<String> {
+    posture["unenforced"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no unenforced list: {posture}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The wrapper works at the kernel level: its child runs under a seccomp filter with
+/// no_new_privs, as `/proc/self/status` shows, and `exec` still works (it is not filtered).
+#[test]
+fn the_wrapper_installs_a_real_seccomp_filter_and_execs() {
+    for feature in ["landlock", "seccomp"] {
+        let mut command = Command::new(wrapper());
+        command.args([feature, "--", "/bin/cat", "/proc/self/status"]);
+        let output = run(command);
+        assert!(output.status.success(), "{output:?}");
+        let status = String::from_utf8_lossy(&output.stdout);
+        assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+        assert!(status.contains("Seccomp:\t2"), "{status}");
+    }
+}
+
+#[test]
+fn serve_refuses_to_start_without_landlock() {
+    let (_dir, db) = cgm_db("kernel-no-landlock");
+    let output = run(without("landlock", &args(&["serve"], &db)));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let refusal = refusal_line(&output);
+    for needle in [
+        "Landlock: the kernel does not implement landlock",
+        "ENOSYS",
+        "--allow-unconfined",
+    ] {
+        assert!(refusal.contains(needle), "{needle:?} not in: {refusal}");
+    }
+    assert!(
+        !refusal.contains("Seccomp:"),
+        "seccomp is present here: {refusal}"
+    );
+    // It stopped before serving: nothing on stdout (no MCP traffic, no worker frames).
+    assert!(output.stdout.is_empty(), "{output:?}");
+}
+
+#[test]
+fn serve_refuses_to_start_without_seccomp() {
+    let (_dir, db) = cgm_db("kernel-no-seccomp");
+    let output = run(without("seccomp", &args(&["serve"], &db)));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
+    let refusal = refusal_line(&output);
+    for needle in [
+        "Seccomp: the kernel has no seccomp system call",
+        "ENOSYS",
+        "--allow-unconfined",
+    ] {
+        assert!(refusal.contains(needle), "{needle:?} not in: {refusal}");
+    }
+    assert!(
+        !refusal.contains("Landlock:"),
+        "landlock is present here: {refusal}"
+    );
+    assert!(output.stdout.is_empty(), "{output:?}");
+}
+
+/// The CLI's `query` command makes the same check; with the flag it runs and warns.
+#[test]
+fn query_command_refuses_without_landlock_and_runs_with_allow_unconfined() {
+    let (_dir, db) = cgm_db("kernel-query");
+    let sql = "SELECT count(*) AS n FROM cgm_readings";
+    let refused = run(without("landlock", &args(&["query", sql], &db)));
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr_of(&refused));
+    assert!(refusal_line(&refused).contains("--allow-unconfined"));
+    assert!(refused.stdout.is_empty(), "{refused:?}");
+
+    let allowed = run(without(
+        "landlock",
+        &args(&["query", "--allow-unconfined", sql], &db),
+    ));
+    assert_eq!(allowed.status.code(), Some(0), "{}", stderr_of(&allowed));
+    let stdout = String::from_utf8_lossy(&allowed.stdout);
+    assert!(stdout.contains("4032"), "{stdout}");
+    let stderr = stderr_of(&allowed);
+    assert!(stderr.contains("WARNING"), "{stderr}");
+    assert!(stderr.contains("- landlock: the kernel does not implement landlock"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_unconfined_serves_without_landlock_warns_and_reports_it() {
+    let (dir, db) = cgm_db("kernel-allow-landlock");
+    let log = dir.path().join("stderr.log");
+    let client = serve_with(Some("landlock"), &db, &["--allow-unconfined"], &log).await;
+    let (posture, text) = query_and_posture(&client).await;
+    client.close().await.unwrap();
+
+    assert_eq!(posture["landlock"], "not_enforced", "{posture}");
+    assert_eq!(posture["landlock_abi"], Value::Null, "{posture}");
+    assert_eq!(posture["seccomp"], true, "{posture}");
+    assert_eq!(posture["no_new_privs"], true, "{posture}");
+    let gaps = unenforced(&posture);
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(
+        gaps[0].starts_with("landlock: the kernel does not implement landlock"),
+        "{gaps:?}"
+    );
+    assert!(
+        text.contains("NOT ENFORCED (--allow-unconfined): landlock"),
+        "{text}"
+    );
+
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(stderr.contains("WARNING: duckgate runs with --allow-unconfined"));
+    assert!(stderr.contains("NOT ENFORCED"), "{stderr}");
+    assert!(stderr.contains("- landlock: the kernel does not implement landlock"));
+    assert!(!stderr.contains("- seccomp:"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn allow_unconfined_serves_without_seccomp_warns_and_reports_it() {
+    let (dir, db) = cgm_db("kernel-allow-seccomp");
+    let log = dir.path().join("stderr.log");
+    let client = serve_with(Some("seccomp"), &db, &["--allow-unconfined"], &log).await;
+    let (posture, text) = query_and_posture(&client).await;
+    client.close().await.unwrap();
+
+    assert_eq!(posture["seccomp"], false, "{posture}");
+    assert_eq!(posture["landlock"], "fully_enforced", "{posture}");
+    let gaps = unenforced(&posture);
+    assert_eq!(gaps.len(), 1, "{gaps:?}");
+    assert!(
+        gaps[0].starts_with("seccomp: the kernel has no seccomp system call"),
+        "{gaps:?}"
+    );
+    assert!(text.contains("seccomp off"), "{text}");
+    assert!(
+        text.contains("NOT ENFORCED (--allow-unconfined): seccomp"),
+        "{text}"
+    );
+
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(stderr.contains("WARNING: duckgate runs with --allow-unconfined"));
+    assert!(stderr.contains("- seccomp: the kernel has no seccomp system call"));
+    assert!(!stderr.contains("- landlock:"), "{stderr}");
+}
+
+/// Positive control: on this machine's kernel, without the wrapper, the server starts without
+/// the flag, every layer is in force and nothing is announced; with the flag nothing changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_full_kernel_the_server_is_fully_confined_with_or_without_the_flag() {
+    let (dir, db) = cgm_db("kernel-full");
+    for extra in [&[][..], &["--allow-unconfined"][..]] {
+        let log = dir.path().join("stderr.log");
+        let client = serve_with(None, &db, extra, &log).await;
+        let (posture, text) = query_and_posture(&client).await;
+        client.close().await.unwrap();
+
+        assert_eq!(
+            posture["landlock"], "fully_enforced",
+            "{extra:?}: {posture}"
+        );
+        assert!(
+            posture["landlock_abi"].as_i64().is_some_and(|abi| abi >= 6),
+            "{posture}"
+        );
+        assert_eq!(posture["seccomp"], true, "{posture}");
+        assert_eq!(posture["no_new_privs"], true, "{posture}");
+        assert!(unenforced(&posture).is_empty(), "{posture}");
+        assert!(!text.contains("NOT ENFORCED"), "{text}");
+        let stderr = std::fs::read_to_string(&log).unwrap();
+        assert!(!stderr.contains("WARNING"), "{extra:?}: {stderr}");
+        assert!(!stderr.contains("refuses"), "{extra:?}: {stderr}");
+    }
+}
