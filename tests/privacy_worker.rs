@@ -9,38 +9,14 @@ mod mcp_support;
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use duckgate::privacy::{PLAN_REFUSAL, PLAN_REFUSAL_HINT};
-use mcp_support::{TempDir, error_kind, make_db, status};
+use mcp_support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, status};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
-/// `tests/privacy.rs`'s database, plus `device_labels`, a view over the hidden serial number
-/// (a view that is not hidden itself: the validator sees only its visible name and columns).
-const PRIVATE_SCHEMA: &str = r#"
-CREATE TABLE devices (device_id INTEGER PRIMARY KEY, model VARCHAR, serial_number VARCHAR);
-INSERT INTO devices VALUES (1, 'G7', 'SN-PLANTED-0001'), (2, 'Libre', 'SN-PLANTED-0002');
-CREATE INDEX idx_devices_serial ON devices (serial_number);
-CREATE TABLE readings (
-    id INTEGER PRIMARY KEY,
-    device_id INTEGER REFERENCES devices (device_id),
-    glucose INTEGER,
-    secret_note VARCHAR
-);
-INSERT INTO readings VALUES (1, 1, 110, 'PLANTED note one'), (2, 2, 140, 'PLANTED note two');
-COMMENT ON COLUMN readings.secret_note IS 'free text the user typed';
-CREATE TABLE raw_payloads (id INTEGER, reading_id INTEGER REFERENCES readings (id), body VARCHAR);
-INSERT INTO raw_payloads VALUES (1, 1, '{"token": "PLANTED payload"}');
-COMMENT ON TABLE raw_payloads IS 'raw API payloads from the vendor';
-CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;
-"#;
-
-/// Strings no reply may contain (lower case): the hidden names and the planted token.
-const FORBIDDEN: &[&str] = &[
-    "planted",
-    "serial_number",
-    "secret_note",
-    "raw_payloads",
-    "idx_devices_serial",
-];
+/// A view over the hidden serial number, added to [`PRIVATE_SCHEMA`]: the view is not hidden
+/// itself, so the validator sees only its visible name and columns.
+const VIEW_OVER_HIDDEN_COLUMN: &str =
+    "CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;";
 
 /// Every route the issue names to a hidden column or table, and a few more. Each reads hidden
 /// data or lists the catalog in DuckDB's plan (or, for `DESCRIBE`, in DuckDB's syntax tree).
@@ -163,7 +139,7 @@ struct Fixture {
 fn fixture(tag: &str) -> Fixture {
     let dir = TempDir::new(tag);
     let db = dir.path().join("private.duckdb");
-    make_db(&db, PRIVATE_SCHEMA);
+    make_db(&db, &format!("{PRIVATE_SCHEMA}{VIEW_OVER_HIDDEN_COLUMN}"));
     Fixture { _dir: dir, db }
 }
 

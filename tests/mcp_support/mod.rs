@@ -271,3 +271,32 @@ pub async fn wait_until(
     }
     None
 }
+
+/// A device table with a hidden serial number, readings with a hidden free-text note, and a
+/// hidden raw-payload table. Every hidden value carries the token `PLANTED`.
+pub const PRIVATE_SCHEMA: &str = r#"
+CREATE TABLE devices (device_id INTEGER PRIMARY KEY, model VARCHAR, serial_number VARCHAR);
+INSERT INTO devices VALUES (1, 'G7', 'SN-PLANTED-0001'), (2, 'Libre', 'SN-PLANTED-0002');
+CREATE INDEX idx_devices_serial ON devices (serial_number);
+CREATE TABLE readings (
+    id INTEGER PRIMARY KEY,
+    device_id INTEGER REFERENCES devices (device_id),
+    glucose INTEGER,
+    secret_note VARCHAR
+);
+INSERT INTO readings VALUES (1, 1, 110, 'PLANTED note one'), (2, 2, 140, 'PLANTED note two');
+COMMENT ON COLUMN readings.secret_note IS 'free text the user typed';
+CREATE TABLE raw_payloads (id INTEGER, reading_id INTEGER REFERENCES readings (id), body VARCHAR);
+INSERT INTO raw_payloads VALUES (1, 1, '{"token": "PLANTED payload"}');
+COMMENT ON TABLE raw_payloads IS 'raw API payloads from the vendor';
+"#;
+
+/// Strings no reply over [`PRIVATE_SCHEMA`] may contain (lower case): the hidden names and
+/// the planted token.
+pub const FORBIDDEN: &[&str] = &[
+    "planted",
+    "serial_number",
+    "secret_note",
+    "raw_payloads",
+    "idx_devices_serial",
+];
