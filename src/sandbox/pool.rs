@@ -8,6 +8,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
@@ -94,6 +95,9 @@ fn file_identity(db: &Path) -> Option<FileIdentity> {
 pub struct Pool {
     spec: WorkerSpec,
     spares: Mutex<Vec<ReadyWorker>>,
+    /// Spares being started right now. Counted with the ready ones, under the `spares` lock, so
+    /// that two refills racing (one per reply, back to back) do not start more than the target.
+    starting: AtomicUsize,
     warm_target: usize,
     running: Semaphore,
     last_posture: Mutex<Option<Posture>>,
@@ -105,6 +109,7 @@ impl Pool {
         Arc::new(Pool {
             spec,
             spares: Mutex::new(Vec::new()),
+            starting: AtomicUsize::new(0),
             warm_target,
             running: Semaphore::new(max_concurrent.max(1)),
             last_posture: Mutex::new(None),
@@ -121,11 +126,18 @@ impl Pool {
         let pool = Arc::clone(self);
         tokio::spawn(async move {
             loop {
-                if pool.spares.lock().await.len() >= pool.warm_target {
-                    return;
+                {
+                    let spares = pool.spares.lock().await;
+                    if spares.len() + pool.starting.load(Ordering::SeqCst) >= pool.warm_target {
+                        return;
+                    }
+                    pool.starting.fetch_add(1, Ordering::SeqCst);
                 }
-                match spawn_worker(&pool.spec).await {
-                    Ok(worker) => pool.spares.lock().await.push(worker),
+                let started = spawn_worker(&pool.spec).await;
+                let mut spares = pool.spares.lock().await;
+                pool.starting.fetch_sub(1, Ordering::SeqCst);
+                match started {
+                    Ok(worker) => spares.push(worker),
                     Err(e) => {
                         tracing::warn!(error = %e.message, "could not start a warm worker");
                         return;
