@@ -70,6 +70,9 @@ enum Command {
         /// Confine, report the posture and exit: the start-up preflight (no DuckDB, no request).
         #[arg(long)]
         confine_only: bool,
+        /// A spare started ahead of need: also warm the paths a request takes.
+        #[arg(long)]
+        full_warm_up: bool,
     },
 }
 
@@ -158,6 +161,7 @@ fn main() -> ExitCode {
         parent_pid,
         allow_unconfined,
         confine_only,
+        full_warm_up,
     } = command
     {
         // No tokio and no logging set-up here: the worker must stay single-threaded until it has
@@ -170,6 +174,7 @@ fn main() -> ExitCode {
             address_space_bytes,
             allow_unconfined,
             parent_pid,
+            full_warm_up,
         };
         let code = if confine_only {
             preflight::confine_only(&args)

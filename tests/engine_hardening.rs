@@ -62,6 +62,8 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
         memory_limit: "256MB".into(),
         threads: 2,
         harden,
+        // As a spare runs: the warm-up's own ATTACH must leave the hardening as it was.
+        full_warm_up: true,
     };
     let mut engine = Engine::open(&cfg, &scene.db, &wal_of(&scene.db)).unwrap();
     engine.attach(&scene.db).unwrap();
@@ -310,6 +312,7 @@ fn timings_of_open_attach_and_first_query() {
         memory_limit: "2GB".into(),
         threads: 2,
         harden: true,
+        full_warm_up: false,
     };
     for _ in 0..3 {
         let t0 = std::time::Instant::now();

@@ -501,6 +501,7 @@ mod tests {
             memory_limit: "1GB".into(),
             threads: 2,
             harden: true,
+            full_warm_up: true,
         };
         let mut wal = db.as_os_str().to_owned();
         wal.push(".wal");

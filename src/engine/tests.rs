@@ -53,6 +53,7 @@ fn config(memory_limit: &str) -> EngineConfig {
         memory_limit: memory_limit.into(),
         threads: 2,
         harden: true,
+        full_warm_up: true,
     }
 }
 
@@ -819,4 +820,48 @@ fn introspection_statements_run_under_the_hardening() {
     }
     let r = engine.run_query("SHOW TABLES", 100, 1 << 20).unwrap();
     assert_eq!(r.rows, vec![vec![json!("t")]]);
+}
+
+#[test]
+fn the_warm_up_database_is_detached_before_any_request() {
+    let dir = TempDir::new("warm-up-gone");
+    let db = small_db(&dir);
+    for full_warm_up in [true, false] {
+        let cfg = EngineConfig {
+            full_warm_up,
+            ..config("1GB")
+        };
+        let mut engine = Engine::open(&cfg, &db, &wal_of(&db)).unwrap();
+        engine.attach(&db).unwrap();
+        let listed = engine
+            .run_query(
+                "SELECT database_name FROM duckdb_databases() ORDER BY database_name",
+                100,
+                1 << 20,
+            )
+            .unwrap();
+        let names: Vec<String> = listed
+            .rows
+            .iter()
+            .map(|r| r[0].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            ["memory", "small", "system", "temp"],
+            "full_warm_up={full_warm_up}"
+        );
+        let err = engine
+            .run_query(
+                "SELECT count(*) FROM duckgate_warm_up.readings",
+                10,
+                1 << 20,
+            )
+            .unwrap_err();
+        assert!(err.message.contains("duckgate_warm_up"), "{}", err.message);
+        // The paths it warmed still give the right answer on the real database.
+        let rows = engine
+            .run_query("SELECT count(*) AS n FROM t", 10, 1 << 20)
+            .unwrap();
+        assert_eq!(rows.rows[0][0], serde_json::json!(10));
+    }
 }

@@ -133,7 +133,7 @@ impl Pool {
                     }
                     pool.starting.fetch_add(1, Ordering::SeqCst);
                 }
-                let started = spawn_worker(&pool.spec).await;
+                let started = launch(&pool.spec, Launch::Spare).await.map(|(w, _)| w);
                 let mut spares = pool.spares.lock().await;
                 pool.starting.fetch_sub(1, Ordering::SeqCst);
                 match started {
@@ -273,7 +273,8 @@ impl Pool {
         }
         match taken {
             Some(w) => Ok(w),
-            None => spawn_worker(&self.spec).await,
+            // Nobody waits for a spare's start-up, but this caller waits for this one's.
+            None => launch(&self.spec, Launch::OnDemand).await.map(|(w, _)| w),
         }
     }
 
@@ -286,25 +287,29 @@ impl Pool {
     }
 }
 
-async fn spawn_worker(spec: &WorkerSpec) -> Result<ReadyWorker, WorkerError> {
-    launch(spec, false).await.map(|(worker, _)| worker)
+/// What a worker is started for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Launch {
+    /// A warm spare, ahead of need: it also warms the paths a request takes.
+    Spare,
+    /// A request that found no spare is waiting for it: the shortest start-up.
+    OnDemand,
+    /// The start-up preflight: confine, report, exit.
+    ConfineOnly,
 }
 
 /// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
 /// confines itself exactly as every worker does, reports the posture it got and exits without
 /// opening DuckDB or the database.
 pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
-    let (mut worker, posture) = launch(spec, true).await?;
+    let (mut worker, posture) = launch(spec, Launch::ConfineOnly).await?;
     wait_briefly(&mut worker.child).await;
     kill_and_reap(&mut worker.child).await;
     Ok(posture)
 }
 
-/// Spawn a worker and wait for its ready report (in `confine_only` mode: its only report).
-async fn launch(
-    spec: &WorkerSpec,
-    confine_only: bool,
-) -> Result<(ReadyWorker, Posture), WorkerError> {
+/// Spawn a worker and wait for its ready report (for the preflight: its only report).
+async fn launch(spec: &WorkerSpec, kind: Launch) -> Result<(ReadyWorker, Posture), WorkerError> {
     let db_identity = file_identity(&spec.db);
     let mut cmd = Command::new(&spec.exe);
     cmd.arg("__worker")
@@ -323,8 +328,14 @@ async fn launch(
     if spec.allow_unconfined {
         cmd.arg("--allow-unconfined");
     }
-    if confine_only {
-        cmd.arg("--confine-only");
+    match kind {
+        Launch::Spare => {
+            cmd.arg("--full-warm-up");
+        }
+        Launch::OnDemand => {}
+        Launch::ConfineOnly => {
+            cmd.arg("--confine-only");
+        }
     }
     // The worker sees nothing of the operator's environment but the test switch.
     cmd.env_clear();

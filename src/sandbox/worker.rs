@@ -40,6 +40,8 @@ pub struct WorkerArgs {
     pub allow_unconfined: bool,
     /// The pid the worker expects as its parent.
     pub parent_pid: i32,
+    /// A spare started ahead of need: also warm the paths a request takes (see `EngineConfig`).
+    pub full_warm_up: bool,
 }
 
 /// The `.wal` file DuckDB keeps beside a database.
@@ -82,6 +84,7 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
         memory_limit: args.memory_limit.clone(),
         threads: args.threads,
         harden: !bypass.is_off(Layer::DuckdbHardening),
+        full_warm_up: args.full_warm_up,
     };
     let mut engine = Engine::open(&config, &args.db, &wal)?;
     // The ready report leaves DuckDB's settings out: reading them back costs ~7 ms of every
