@@ -12,40 +12,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use duckgate::gateway::{Gateway, GatewayConfig};
+use support::{QUERIES, build_database, percentile};
 use tokio_util::sync::CancellationToken;
 
-const QUERIES: [(&str, &str); 3] = [
-    ("SELECT 1", "SELECT 1"),
-    ("1,000-row scan", "SELECT * FROM readings LIMIT 1000"),
-    (
-        "aggregate over 100k rows",
-        "SELECT device, avg(glucose) AS mean_glucose, count(*) AS n FROM readings GROUP BY device ORDER BY device",
-    ),
-];
-
-fn build_database(dir: &Path) -> PathBuf {
-    let path = dir.join("bench.duckdb");
-    let _ = std::fs::remove_file(&path);
-    let conn = duckdb::Connection::open(&path).expect("create bench database");
-    conn.execute_batch(
-        "CREATE TABLE readings AS
-           SELECT i AS id,
-                  TIMESTAMP '2025-01-01' + INTERVAL (i * 5) MINUTE AS ts,
-                  'dev' || (i % 4) AS device,
-                  90 + (i * 37 % 120) AS glucose,
-                  (i % 7 = 0) AS flagged
-           FROM range(100000) t(i);",
-    )
-    .expect("fill bench database");
-    drop(conn);
-    path
-}
-
-fn percentile(samples: &mut [f64], p: f64) -> f64 {
-    samples.sort_by(|a, b| a.total_cmp(b));
-    let idx = ((samples.len() as f64 - 1.0) * p).round() as usize;
-    samples[idx]
-}
+mod support;
 
 /// The baseline: one in-process read-only DuckDB connection, opened once.
 fn in_process(db: &Path) -> duckdb::Connection {

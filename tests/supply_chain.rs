@@ -68,9 +68,9 @@ fn every_locked_crate_comes_from_crates_io() {
             .iter()
             .map(|(name, _, _)| name.as_str())
             .collect::<Vec<_>>(),
-        ["duckdb-oracle", "duckgate"],
-        "only duckgate itself and its test-only oracle (devtools/duckdb-oracle) may be path \
-         packages"
+        ["duckdb-oracle", "duckgate", "zygote-probe"],
+        "only duckgate itself and its test- and bench-only helpers (devtools/duckdb-oracle, \
+         devtools/zygote-probe) may be path packages"
     );
 }
 
