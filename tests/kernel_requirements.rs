@@ -157,45 +157,40 @@ fn the_wrapper_installs_a_real_seccomp_filter_and_execs() {
     }
 }
 
-#[test]
-fn serve_refuses_to_start_without_landlock() {
-    let (_dir, db) = cgm_db("kernel-no-landlock");
-    let output = run(without("landlock", &args(&["serve"], &db)));
+/// `serve` on a kernel without `missing` exits 1 before serving, naming that feature (`names`),
+/// ENOSYS and the override, and not the feature that is present (`present`).
+fn assert_serve_refuses_without(missing: &str, names: &str, present: &str) {
+    let (_dir, db) = cgm_db(&format!("kernel-no-{missing}"));
+    let output = run(without(missing, &args(&["serve"], &db)));
     assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
     let refusal = refusal_line(&output);
-    for needle in [
-        "Landlock: the kernel does not implement landlock",
-        "ENOSYS",
-        "--allow-unconfined",
-    ] {
+    for needle in [names, "ENOSYS", "--allow-unconfined"] {
         assert!(refusal.contains(needle), "{needle:?} not in: {refusal}");
     }
     assert!(
-        !refusal.contains("Seccomp:"),
-        "seccomp is present here: {refusal}"
+        !refusal.contains(present),
+        "{present} is present here: {refusal}"
     );
     // It stopped before serving: nothing on stdout (no MCP traffic, no worker frames).
     assert!(output.stdout.is_empty(), "{output:?}");
 }
 
 #[test]
-fn serve_refuses_to_start_without_seccomp() {
-    let (_dir, db) = cgm_db("kernel-no-seccomp");
-    let output = run(without("seccomp", &args(&["serve"], &db)));
-    assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
-    let refusal = refusal_line(&output);
-    for needle in [
-        "Seccomp: the kernel has no seccomp system call",
-        "ENOSYS",
-        "--allow-unconfined",
-    ] {
-        assert!(refusal.contains(needle), "{needle:?} not in: {refusal}");
-    }
-    assert!(
-        !refusal.contains("Landlock:"),
-        "landlock is present here: {refusal}"
+fn serve_refuses_to_start_without_landlock() {
+    assert_serve_refuses_without(
+        "landlock",
+        "Landlock: the kernel does not implement landlock",
+        "Seccomp:",
     );
-    assert!(output.stdout.is_empty(), "{output:?}");
+}
+
+#[test]
+fn serve_refuses_to_start_without_seccomp() {
+    assert_serve_refuses_without(
+        "seccomp",
+        "Seccomp: the kernel has no seccomp system call",
+        "Landlock:",
+    );
 }
 
 /// The CLI's `query` command makes the same check; with the flag it runs and warns.
