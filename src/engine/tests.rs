@@ -865,3 +865,58 @@ fn the_warm_up_database_is_detached_before_any_request() {
         assert_eq!(rows.rows[0][0], serde_json::json!(10));
     }
 }
+
+/// This process's locks on `file` in the kernel's lock table (`/proc/locks`): the lines
+/// naming our pid and the file's inode.
+fn kernel_locks_on(file: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(file).unwrap().ino();
+    let pid = std::process::id().to_string();
+    std::fs::read_to_string("/proc/locks")
+        .unwrap()
+        .lines()
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // "1: POSIX  ADVISORY  READ 31892 fe:00:10231840 0 EOF"
+            fields.len() >= 6
+                && fields[4] == pid
+                && fields[5].rsplit(':').next() == Some(inode.to_string().as_str())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
+    let dir = TempDir::new("release");
+    let db = small_db(&dir);
+    let mut engine = attached(&db, "256MB");
+    let held = kernel_locks_on(&db);
+    assert!(
+        held.iter()
+            .any(|l| l.contains("POSIX") && l.contains("READ")),
+        "an attached database holds DuckDB's POSIX read lock: {held:?}"
+    );
+    let rows = engine
+        .run_query("SELECT count(*) FROM t", 10, 1 << 20)
+        .unwrap();
+    assert_eq!(rows.rows, vec![vec![json!(10)]]);
+
+    engine.release_file_lock().unwrap();
+    assert_eq!(
+        kernel_locks_on(&db),
+        Vec::<String>::new(),
+        "lock still held"
+    );
+    // Without its lock the file may be changing under DuckDB: nothing reads it any more.
+    for err in [
+        engine
+            .run_query("SELECT count(*) FROM t", 10, 1 << 20)
+            .unwrap_err(),
+        engine.catalog().unwrap_err(),
+        engine.attach(&db).unwrap_err(),
+    ] {
+        assert_eq!(err.kind, ErrorKind::InternalError, "{}", err.message);
+        assert!(err.message.contains("released its lock"), "{}", err.message);
+    }
+}

@@ -9,8 +9,9 @@
 //! 5. Read exactly one `Request` frame (size-capped).
 //! 6. Attach the database read-only while DuckDB's parser checks the SQL on a second thread;
 //!    under the operator's privacy rules, refuse unless DuckDB's plan for the query reads
-//!    nothing hidden ([`crate::engine::Engine::check_privacy`]); run the request, detach,
-//!    write exactly one `Response` frame, exit 0.
+//!    nothing hidden ([`crate::engine::Engine::check_privacy`]); run the request; give up
+//!    the database's file lock ([`crate::engine::Engine::release_file_lock`]); write exactly
+//!    one `Response` frame, exit 0.
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -144,7 +145,8 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
     };
     // Release the database's file lock before answering, so "the call has returned" means
     // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
-    if let Err(e) = engine.detach() {
+    // DuckDB's teardown (the detach's work) happens after the reply, off the caller's clock.
+    if let Err(e) = engine.release_file_lock() {
         let _ = writeln!(io::stderr(), "duckgate worker: {}", e.message);
     }
     frame::write_frame(out, &response)
