@@ -18,6 +18,8 @@
 //! - MAP: always an array of `{"key": …, "value": …}` objects, whatever the key type, so its
 //!   shape does not depend on the data and non-text keys survive.
 
+use std::fmt::Write as _;
+
 use base64::Engine as _;
 use duckdb::arrow::datatypes::DataType;
 use duckdb::core::{LogicalTypeHandle, LogicalTypeId};
@@ -564,12 +566,22 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// ISO 8601 year: at least four digits, astronomical numbering (year 0 is 1 BC).
-fn iso_year(y: i64) -> String {
-    if y < 0 {
-        format!("-{:04}", -y)
+///
+/// The date and time renderers write into one buffer each: a 1,000-row result with a
+/// timestamp column formats a thousand of them, and an allocation per part showed up there.
+fn push_iso_year(out: &mut String, y: i64) {
+    let _ = if y < 0 {
+        write!(out, "-{:04}", -y)
     } else {
-        format!("{y:04}")
-    }
+        write!(out, "{y:04}")
+    };
+}
+
+/// `YYYY-MM-DD` of a day number.
+fn push_date(out: &mut String, days: i64) {
+    let (y, m, d) = civil_from_days(days);
+    push_iso_year(out, y);
+    let _ = write!(out, "-{m:02}-{d:02}");
 }
 
 fn date(days: i32) -> String {
@@ -577,8 +589,9 @@ fn date(days: i32) -> String {
         DATE_INFINITY => "infinity".into(),
         DATE_NEG_INFINITY => "-infinity".into(),
         _ => {
-            let (y, m, d) = civil_from_days(i64::from(days));
-            format!("{}-{m:02}-{d:02}", iso_year(y))
+            let mut out = String::with_capacity(10);
+            push_date(&mut out, i64::from(days));
+            out
         }
     }
 }
@@ -594,25 +607,34 @@ fn nanos_per(unit: TimeUnit) -> i128 {
 }
 
 /// `HH:MM:SS` plus the fraction without trailing zeros.
-fn clock(nanos_of_day: i128) -> String {
+fn push_clock(out: &mut String, nanos_of_day: i128) {
     let secs = nanos_of_day / 1_000_000_000;
     let frac = nanos_of_day % 1_000_000_000;
-    let base = format!(
+    let _ = write!(
+        out,
         "{:02}:{:02}:{:02}",
         secs / 3600,
         (secs / 60) % 60,
         secs % 60
     );
-    if frac == 0 {
-        base
-    } else {
-        let digits = format!("{frac:09}");
-        format!("{base}.{}", digits.trim_end_matches('0'))
+    if frac != 0 {
+        let mut digits = [b'0'; 9];
+        let mut rest = frac.unsigned_abs();
+        for digit in digits.iter_mut().rev() {
+            *digit = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        let kept = digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
+        out.push('.');
+        // ASCII digits, so each byte is a char.
+        out.extend(digits[..kept].iter().map(|&d| char::from(d)));
     }
 }
 
 fn time_of_day(unit: TimeUnit, v: i64) -> String {
-    clock(i128::from(v) * nanos_per(unit))
+    let mut out = String::with_capacity(18);
+    push_clock(&mut out, i128::from(v) * nanos_per(unit));
+    out
 }
 
 fn timestamp(unit: TimeUnit, v: i64, with_zone: bool) -> String {
@@ -625,10 +647,15 @@ fn timestamp(unit: TimeUnit, v: i64, with_zone: bool) -> String {
     let day_nanos: i128 = 86_400 * 1_000_000_000;
     let days = total.div_euclid(day_nanos);
     let of_day = total.rem_euclid(day_nanos);
+    let mut out = String::with_capacity(32);
     // |days| < 2^63 / 86400, so it fits an i64.
-    let (y, m, d) = civil_from_days(days as i64);
-    let zone = if with_zone { "Z" } else { "" };
-    format!("{}-{m:02}-{d:02}T{}{zone}", iso_year(y), clock(of_day))
+    push_date(&mut out, days as i64);
+    out.push('T');
+    push_clock(&mut out, of_day);
+    if with_zone {
+        out.push('Z');
+    }
+    out
 }
 
 /// ISO 8601 duration with a sign per component, as PostgreSQL's `iso_8601` style prints it.
