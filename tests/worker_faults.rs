@@ -325,6 +325,9 @@ async fn the_database_is_writable_the_moment_each_reply_arrives() {
     for round in 0..10_i64 {
         let seen = query(&client, "SELECT count(*) AS n FROM readings").await;
         assert_eq!(seen["data"]["rows"][0][0], json!(1000 + round), "{seen}");
+        // An error found after the attach (here DuckDB's, at run time) is answered the same way.
+        let failed = query(&client, "SELECT 'not a number'::INTEGER AS n FROM readings").await;
+        assert_eq!(error_kind(&failed), "database_error", "{failed}");
         // No pause between the reply and the writer. That the worker gives up DuckDB's lock
         // before it answers is proven in src/engine/tests.rs against /proc/locks; here, the
         // promise a user relies on, end to end.

@@ -98,7 +98,28 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
     let request: Request = frame::read_frame(&mut io::stdin().lock(), MAX_REQUEST_BYTES)
         .map_err(|e| internal(format!("worker could not read its request: {e}")))?;
 
-    let response = match request {
+    // An error is answered like any reply: after the lock is released.
+    let response =
+        answer(&mut engine, request, args, &bypass, posture).unwrap_or_else(Response::Error);
+    // Release the database's file lock before answering, so "the call has returned" means
+    // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
+    // DuckDB's teardown (the detach's work) happens after the reply, off the caller's clock.
+    if let Err(e) = engine.release_file_lock() {
+        let _ = writeln!(io::stderr(), "duckgate worker: {}", e.message);
+    }
+    frame::write_frame(out, &response)
+        .map_err(|e| internal(format!("worker could not write its reply: {e}")))
+}
+
+/// Step 6 for one request: everything between reading it and answering it.
+fn answer(
+    engine: &mut Engine,
+    request: Request,
+    args: &WorkerArgs,
+    bypass: &Bypass,
+    mut posture: Posture,
+) -> Result<Response, WorkerError> {
+    Ok(match request {
         Request::Query {
             sql,
             limit,
@@ -142,15 +163,7 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
             }
             Response::Probe(probe::run(&probe_request))
         }
-    };
-    // Release the database's file lock before answering, so "the call has returned" means
-    // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
-    // DuckDB's teardown (the detach's work) happens after the reply, off the caller's clock.
-    if let Err(e) = engine.release_file_lock() {
-        let _ = writeln!(io::stderr(), "duckgate worker: {}", e.message);
-    }
-    frame::write_frame(out, &response)
-        .map_err(|e| internal(format!("worker could not write its reply: {e}")))
+    })
 }
 
 fn internal(message: String) -> WorkerError {
