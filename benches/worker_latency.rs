@@ -38,6 +38,25 @@ fn time_in_process(conn: &duckdb::Connection, sql: &str) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
+/// One in-process call that also reads every value out of DuckDB, as any consumer of the
+/// result does (the gateway's worker reads and converts every value it returns).
+fn time_in_process_reading(conn: &duckdb::Connection, sql: &str) -> f64 {
+    let start = Instant::now();
+    let mut stmt = conn.prepare(sql).expect("prepare");
+    let mut rows = stmt.query([]).expect("query");
+    let columns = rows.as_ref().map_or(0, |s| s.column_count());
+    let mut values = 0usize;
+    while let Some(row) = rows.next().expect("row") {
+        for i in 0..columns {
+            let value: duckdb::types::Value = row.get_ref(i).expect("value").to_owned();
+            std::hint::black_box(&value);
+            values += 1;
+        }
+    }
+    std::hint::black_box(values);
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
 /// Round-trip times through the gateway, and the part of each spent in the worker's engine
 /// (attach with DuckDB's statement check beside it, plan check, run and row conversion).
 async fn through_gateway(
@@ -72,9 +91,12 @@ async fn row(name: &str, db: &Path, sql: &str, gateway: &Gateway, rounds: usize,
     let conn = in_process(db);
     let mut hot: Vec<f64> = (0..rounds).map(|_| time_in_process(&conn, sql)).collect();
     let (mut direct, mut gated, mut engine) = (Vec::new(), Vec::new(), Vec::new());
+    let mut reading = Vec::new();
     for _ in 0..rounds {
         tokio::time::sleep(think).await;
         direct.push(time_in_process(&conn, sql));
+        tokio::time::sleep(think).await;
+        reading.push(time_in_process_reading(&conn, sql));
         let (g, e) = through_gateway(gateway, sql, 1, think).await;
         gated.extend(g);
         engine.extend(e);
@@ -82,12 +104,14 @@ async fn row(name: &str, db: &Path, sql: &str, gateway: &Gateway, rounds: usize,
     let (d50, d90) = (percentile(&mut direct, 0.5), percentile(&mut direct, 0.9));
     let (g50, g90) = (percentile(&mut gated, 0.5), percentile(&mut gated, 0.9));
     let h50 = percentile(&mut hot, 0.5);
+    let r50 = percentile(&mut reading, 0.5);
     println!(
-        "{name:<38} {d50:>11.2} {d90:>11.2} {g50:>11.2} {g90:>11.2} {:>6.1}x {:>9.2} {h50:>11.2} {:>9.2} {:>9.2}",
+        "{name:<38} {d50:>11.2} {d90:>11.2} {g50:>11.2} {g90:>11.2} {:>6.1}x {:>9.2} {h50:>11.2} {:>9.2} {:>9.2} {r50:>11.2} {:>9.2}",
         g50 / d50.max(1e-6),
         g50 - d50,
         g50 - h50,
-        percentile(&mut engine, 0.5)
+        percentile(&mut engine, 0.5),
+        g50 - r50
     );
 }
 
@@ -140,10 +164,11 @@ async fn main() {
         "Calls arrive 150 ms apart on both sides, as an agent's do; 'hot' is the in-process\n\
          query repeated with no pause, and 'overhead vs hot' the stricter difference to it.\n\
          'in engine' is the worker's attach (DuckDB's statement check beside it), plan check, run\n\
-         and row conversion."
+         and row conversion. 'in-proc read' also reads every value out of DuckDB, as a consumer\n\
+         of the result does, and 'vs read' is the overhead against that."
     );
     println!(
-        "{:<38} {:>11} {:>11} {:>11} {:>11} {:>7} {:>9} {:>11} {:>9} {:>9}",
+        "{:<38} {:>11} {:>11} {:>11} {:>11} {:>7} {:>9} {:>11} {:>9} {:>9} {:>11} {:>9}",
         "query",
         "in-proc p50",
         "in-proc p90",
@@ -153,7 +178,9 @@ async fn main() {
         "overhead",
         "in-proc hot",
         "vs hot",
-        "in engine"
+        "in engine",
+        "in-proc read",
+        "vs read"
     );
     let think = Duration::from_millis(150);
     let gateway = Gateway::start(config(&db, 1)).await.expect("gateway");
