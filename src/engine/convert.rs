@@ -13,7 +13,9 @@
 //! - DATE `2024-01-31`, TIME `13:45:00.5`, TIMESTAMP `2024-01-31T13:45:00.5`, TIMESTAMPTZ
 //!   in UTC with `Z`, `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
 //!   duration with a sign per component (`P1Y2M3DT4H5M6.5S`, `P-1M`, `PT0S`);
-//! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse);
+//! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse, or
+//!   if it holds a number a double cannot hold exactly: an integer beyond ±(2^53 − 1), or more
+//!   digits than a double keeps);
 //! - LIST/ARRAY: arrays; STRUCT: objects in field order; UNION: the member's value;
 //! - MAP: always an array of `{"key": …, "value": …}` objects, whatever the key type, so its
 //!   shape does not depend on the data and non-text keys survive.
@@ -458,11 +460,98 @@ fn float(f: f64) -> Json {
 
 fn text(s: &str, ty: Option<&ColumnType>) -> Json {
     if ty.is_some_and(ColumnType::is_json)
+        && numbers_survive_doubles(s)
         && let Ok(parsed) = serde_json::from_str::<Json>(s)
     {
         return parsed;
     }
     Json::String(s.to_string())
+}
+
+/// Whether every number in the JSON text `s` keeps its exact value when read as an IEEE
+/// double, as JSON consumers commonly hold numbers (and `serde_json` parses fractions): an
+/// integer within ±(2^53 − 1), or a number whose double has the same decimal value. A JSON
+/// value with any other number is returned as its text, so no digit is silently lost.
+fn numbers_survive_doubles(s: &str) -> bool {
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    let mut in_string = false;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                // The escaped character cannot end the string.
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                {
+                    i += 1;
+                }
+                if !number_survives_double(&s[start..i]) {
+                    return false;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+fn number_survives_double(token: &str) -> bool {
+    let Ok(value) = token.parse::<f64>() else {
+        // Not a JSON number after all: serde_json decides whether the text parses.
+        return true;
+    };
+    if !value.is_finite() {
+        return false;
+    }
+    let integral = !token.contains(['.', 'e', 'E']);
+    if integral && value.abs() > MAX_SAFE_INTEGER as f64 {
+        return false;
+    }
+    decimal_value(token).is_some_and(|v| Some(v) == decimal_value(&format!("{value:e}")))
+}
+
+/// The decimal value of a JSON number's text as (negative, significant digits, power of ten),
+/// with no leading or trailing zero digit, so equal values compare equal.
+fn decimal_value(text: &str) -> Option<(bool, String, i64)> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, e.parse::<i64>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let significant = digits.trim_start_matches('0');
+    let trimmed = significant.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return Some((false, String::new(), 0));
+    }
+    let fraction_len = i64::try_from(fraction.len()).ok()?;
+    let trailing = i64::try_from(significant.len() - trimmed.len()).ok()?;
+    Some((
+        negative,
+        trimmed.to_string(),
+        exponent - fraction_len + trailing,
+    ))
 }
 
 fn blob(bytes: &[u8], ty: Option<&ColumnType>) -> Json {
@@ -717,6 +806,44 @@ mod tests {
         assert_eq!(interval(0, 0, 0), "PT0S");
         assert_eq!(interval(14, 3, 3_723_500_000_000), "P1Y2M3DT1H2M3.5S");
         assert_eq!(interval(-1, 0, -1_000_000_000), "P-1MT-1S");
+    }
+
+    #[test]
+    fn json_numbers_that_a_double_cannot_hold_are_detected() {
+        for exact in [
+            "0",
+            "-0",
+            "1",
+            "-17",
+            "2.5",
+            "2.50",
+            "0.1",
+            "1e-7",
+            "1.5E+3",
+            "123.456",
+            "9007199254740991",
+            "-9007199254740991",
+            "1.7976931348623157e308",
+        ] {
+            assert!(number_survives_double(exact), "{exact}");
+        }
+        for lossy in [
+            "9007199254740992",
+            "12345678901234567890",
+            "3.14159265358979323846",
+            "0.10000000000000000001",
+            "1e400",
+            "-1e400",
+        ] {
+            assert!(!number_survives_double(lossy), "{lossy}");
+        }
+        // Digits inside strings, escaped quotes included, are text, not numbers.
+        assert!(numbers_survive_doubles(
+            r#"{"s": "12345678901234567890 \" 98765432109876543210", "n": [1, 2.5]}"#
+        ));
+        assert!(!numbers_survive_doubles(
+            r#"{"s": "x", "n": [1, 12345678901234567890]}"#
+        ));
     }
 
     #[test]

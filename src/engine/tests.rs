@@ -235,6 +235,23 @@ fn conversion_cases() -> Vec<(&'static str, &'static str, Json)> {
             json!({"a": [1, 2.5, null], "b": {"c": "d"}}),
         ),
         ("['{\"x\":1}'::JSON]", "JSON[]", json!([{"x": 1}])),
+        // A number a double cannot hold exactly: the JSON comes back as its text.
+        (
+            "'{\"id\": 12345678901234567890, \"pi\": 3.14159265358979323846}'::JSON",
+            "JSON",
+            json!("{\"id\": 12345678901234567890, \"pi\": 3.14159265358979323846}"),
+        ),
+        (
+            "'[1.5, 1e-7, 2.50, 9007199254740991, \"12345678901234567890\"]'::JSON",
+            "JSON",
+            json!([
+                1.5,
+                1e-7,
+                2.5,
+                9_007_199_254_740_991_i64,
+                "12345678901234567890"
+            ]),
+        ),
         (
             "{'t': TIMESTAMPTZ '2024-01-01 00:00:00+00'}",
             "STRUCT(t TIMESTAMP WITH TIME ZONE)",
