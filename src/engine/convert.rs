@@ -16,7 +16,8 @@
 //! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse, or
 //!   if it holds a number a double cannot hold exactly: an integer beyond ±(2^53 − 1), or more
 //!   digits than a double keeps);
-//! - LIST/ARRAY: arrays; STRUCT: objects in field order; UNION: the member's value;
+//! - LIST/ARRAY: arrays; STRUCT: objects in field order; UNION: the member's value, rendered
+//!   by the member's type (untyped only if two members of one storage shape would differ);
 //! - MAP: always an array of `{"key": …, "value": …}` objects, whatever the key type, so its
 //!   shape does not depend on the data and non-text keys survive.
 
@@ -426,9 +427,94 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                     .collect(),
             )
         }
-        // Which member is set is not carried by the crate's value; convert it untyped.
-        Value::Union(inner) => to_json(inner, None),
+        // Which member is set is not carried by the crate's value: the member whose type can
+        // hold this value's shape, when that decides the rendering (see `union_member`).
+        Value::Union(inner) => {
+            let members = ty.and_then(|t| match &t.kind {
+                Kind::Union(m) => Some(m.as_slice()),
+                _ => None,
+            });
+            match members {
+                Some(members) => union_member(inner, members),
+                None => to_json(inner, None),
+            }
+        }
         other => Json::String(format!("{other:?}")),
+    }
+}
+
+/// A UNION value converted as its member: every member whose type could hold the value's
+/// shape is tried, and if they all render it alike, that is the answer (e.g. the one
+/// `TIMESTAMPTZ` member of `UNION(t TIMESTAMPTZ, s VARCHAR)` gives the value its `Z`). If
+/// members of the same shape render it differently (`UNION(a TIMESTAMP, b TIMESTAMPTZ)`), the
+/// value cannot say which is set and is converted untyped.
+fn union_member(inner: &Value, members: &[(String, ColumnType)]) -> Json {
+    let mut renderings = members
+        .iter()
+        .filter(|(_, member)| could_hold(member, inner))
+        .map(|(_, member)| to_json(inner, Some(member)));
+    match renderings.next() {
+        Some(first) if renderings.all(|other| other == first) => first,
+        _ => to_json(inner, None),
+    }
+}
+
+/// Whether a value of `member`'s type arrives from the crate as `value`'s variant.
+fn could_hold(member: &ColumnType, value: &Value) -> bool {
+    use Scalar as S;
+    let scalar = member.scalar();
+    match value {
+        Value::Null => true,
+        Value::Boolean(_) => scalar == Some(S::Boolean),
+        Value::TinyInt(_)
+        | Value::SmallInt(_)
+        | Value::Int(_)
+        | Value::BigInt(_)
+        | Value::UTinyInt(_)
+        | Value::USmallInt(_)
+        | Value::UInt(_)
+        | Value::UBigInt(_) => matches!(
+            scalar,
+            Some(
+                S::TinyInt
+                    | S::SmallInt
+                    | S::Integer
+                    | S::BigInt
+                    | S::UTinyInt
+                    | S::USmallInt
+                    | S::UInteger
+                    | S::UBigInt
+            )
+        ),
+        Value::HugeInt(_) => {
+            matches!(scalar, Some(S::HugeInt | S::UHugeInt))
+                || matches!(member.kind, Kind::Decimal { .. })
+        }
+        Value::UHugeInt(_) => scalar == Some(S::UHugeInt),
+        Value::Float(_) | Value::Double(_) => matches!(scalar, Some(S::Float | S::Double)),
+        Value::Decimal(_) => matches!(member.kind, Kind::Decimal { .. }),
+        Value::Text(_) => matches!(scalar, Some(S::Varchar | S::Uuid | S::Enum)),
+        Value::Blob(_) => matches!(
+            scalar,
+            Some(S::Blob | S::Bit | S::Bignum | S::Uuid | S::Geometry)
+        ),
+        Value::Geometry(_) => scalar == Some(S::Geometry),
+        Value::Enum(_) => scalar == Some(S::Enum),
+        Value::Date32(_) => scalar == Some(S::Date),
+        Value::Time64(..) => matches!(scalar, Some(S::Time | S::TimeNs | S::TimeTz)),
+        Value::Timestamp(..) => matches!(
+            scalar,
+            Some(S::Timestamp | S::TimestampS | S::TimestampMs | S::TimestampNs | S::TimestampTz)
+        ),
+        Value::Interval { .. } => scalar == Some(S::Interval),
+        Value::List(_) => matches!(member.kind, Kind::List(_)),
+        Value::Array(_) => matches!(member.kind, Kind::Array { .. }),
+        Value::Struct(_) => matches!(member.kind, Kind::Struct(_)),
+        Value::Map(_) => matches!(member.kind, Kind::Map { .. }),
+        Value::Union(_) => matches!(member.kind, Kind::Union(_)),
+        // `Value` is non-exhaustive: a variant added later matches no member, so it converts
+        // untyped, as before.
+        _ => false,
     }
 }
 

@@ -229,6 +229,33 @@ fn conversion_cases() -> Vec<(&'static str, &'static str, Json)> {
             "UNION(num INTEGER, str VARCHAR)",
             json!("x"),
         ),
+        // The member's type decides the rendering where the value's shape fits one member.
+        (
+            "union_value(t := TIMESTAMPTZ '2024-01-01 00:00:00+00')::UNION(t TIMESTAMPTZ, s VARCHAR)",
+            "UNION(t TIMESTAMP WITH TIME ZONE, s VARCHAR)",
+            json!("2024-01-01T00:00:00Z"),
+        ),
+        (
+            "union_value(j := '{\"a\": [1, 2]}'::JSON)::UNION(j JSON, n INTEGER)",
+            "UNION(j JSON, n INTEGER)",
+            json!({"a": [1, 2]}),
+        ),
+        (
+            "union_value(b := '101'::BIT)::UNION(b BIT, n INTEGER)",
+            "UNION(b BIT, n INTEGER)",
+            json!("101"),
+        ),
+        (
+            "union_value(d := 1.25::DECIMAL(10, 2))::UNION(d DECIMAL(10,2), s VARCHAR)",
+            "UNION(d DECIMAL(10,2), s VARCHAR)",
+            json!("1.25"),
+        ),
+        // Two members of one shape that render differently: the value cannot say which is set.
+        (
+            "union_value(tz := TIMESTAMPTZ '2024-01-01 00:00:00+00')::UNION(t TIMESTAMP, tz TIMESTAMPTZ)",
+            "UNION(t TIMESTAMP, tz TIMESTAMP WITH TIME ZONE)",
+            json!("2024-01-01T00:00:00"),
+        ),
         (
             "'{\"a\": [1, 2.5, null], \"b\": {\"c\": \"d\"}}'::JSON",
             "JSON",
