@@ -282,6 +282,12 @@ impl Engine {
             100,
             usize::MAX,
         )?;
+        // The checker thread's path for the settings after an attach; this value is the
+        // default, so nothing changes.
+        let pending = self
+            .checker
+            .submit_configure("SET disabled_optimizers = '';".into())?;
+        self.checker.collect_configured(pending)?;
         self.conn
             .execute_batch(&format!("USE memory; DETACH {WARM_UP_DATABASE};"))
             .map_err(warm)
@@ -343,12 +349,15 @@ impl Engine {
         self.conn
             .execute_batch(&attach)
             .map_err(|e| attach_error(&e, Path::new(&text)))?;
-        let mut setup = format!("USE {};", sql_identifier(&alias));
+        // The settings that must hold before any query: global, so the checker's connection
+        // sets them while this one selects the database; the query runs only once both are
+        // done (`collect_configured` below), and a failure of either fails the request.
+        let mut hardening = String::new();
         if self.privacy.is_some() {
             // The plan the privacy check reads must not depend on the data (see
             // `privacy_plan`); set before the lock, and for the query as well as the check.
-            setup.push_str(&format!(
-                " SET disabled_optimizers = {};",
+            hardening.push_str(&format!(
+                "SET disabled_optimizers = {};",
                 sql_string(privacy_plan::DATA_DEPENDENT_OPTIMIZERS)
             ));
         }
@@ -357,15 +366,29 @@ impl Engine {
             // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
             // them to it anyway. Once attached, DuckDB reads through handles it already holds,
             // so the local file system can go entirely; DuckDB refuses to re-enable it.
-            setup.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
-            setup.push_str(" SET lock_configuration = true;");
+            // The lock comes last: after it no setting can change (`USE` still can: DuckDB
+            // always allows `schema` and `search_path`).
+            hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
+            hardening.push_str(" SET lock_configuration = true;");
         }
-        self.conn.execute_batch(&setup).map_err(|e| {
-            worker_error(
-                ErrorKind::InternalError,
-                format!("Could not select the database: {e}"),
-            )
-        })?;
+        let pending = if hardening.is_empty() {
+            None
+        } else {
+            Some(self.checker.submit_configure(hardening)?)
+        };
+        let selected = self
+            .conn
+            .execute_batch(&format!("USE {};", sql_identifier(&alias)))
+            .map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not select the database: {e}"),
+                )
+            });
+        if let Some(pending) = pending {
+            self.checker.collect_configured(pending)?;
+        }
+        selected?;
         self.alias = Some(alias);
         self.attached_file = Some(PathBuf::from(text));
         self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
