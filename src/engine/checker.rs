@@ -34,6 +34,9 @@ pub(super) struct Checker {
     jobs: Sender<Job>,
     verdicts: Receiver<Result<Json, WorkerError>>,
     configured: Receiver<Result<(), WorkerError>>,
+    /// The process the thread runs in: a `fork()`ed copy of it (the zygote probe's children)
+    /// has the channels but not the thread, so a job sent there would wait forever.
+    owner_pid: u32,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -96,6 +99,7 @@ impl Checker {
             jobs,
             verdicts,
             configured,
+            owner_pid: std::process::id(),
         })
     }
 
@@ -107,6 +111,7 @@ impl Checker {
 
     /// Hand `sql` to the checker thread; collect the verdict with [`Checker::collect`].
     pub(super) fn submit(&self, sql: &str) -> Result<PendingCheck, WorkerError> {
+        self.ensure_thread_here()?;
         self.jobs
             .send(Job::Check(sql.to_owned()))
             .map_err(|_| checker_gone())?;
@@ -116,10 +121,24 @@ impl Checker {
     /// Hand statements that change only global settings to the checker thread (they run after
     /// any check submitted before); confirm them with [`Checker::collect_configured`].
     pub(super) fn submit_configure(&self, sql: String) -> Result<PendingConfigure, WorkerError> {
+        self.ensure_thread_here()?;
         self.jobs
             .send(Job::Configure(sql))
             .map_err(|_| checker_gone())?;
         Ok(PendingConfigure { _private: () })
+    }
+
+    /// Whether the checker thread runs in this process (not in a `fork()`ed copy of its owner).
+    pub(super) fn thread_is_here(&self) -> bool {
+        std::process::id() == self.owner_pid
+    }
+
+    fn ensure_thread_here(&self) -> Result<(), WorkerError> {
+        if self.thread_is_here() {
+            Ok(())
+        } else {
+            Err(checker_gone())
+        }
     }
 
     /// Wait until submitted settings are in force. A checker that died gives an error.
@@ -137,6 +156,7 @@ impl Checker {
 fn checker_gone() -> WorkerError {
     worker_error(
         ErrorKind::InternalError,
-        "DuckDB's statement check is not available (its thread has stopped).",
+        "DuckDB's statement check is not available (its thread has stopped or is in another \
+         process).",
     )
 }

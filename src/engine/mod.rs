@@ -373,8 +373,17 @@ impl Engine {
         }
         let pending = if hardening.is_empty() {
             None
-        } else {
+        } else if self.checker.thread_is_here() {
             Some(self.checker.submit_configure(hardening)?)
+        } else {
+            // A fork()ed copy of a worker (the zygote probe's children) has no checker thread.
+            self.conn.execute_batch(&hardening).map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not configure DuckDB for the query: {e}"),
+                )
+            })?;
+            None
         };
         let selected = self
             .conn
