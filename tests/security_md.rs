@@ -23,9 +23,10 @@ struct Citation {
 }
 
 /// The first path segments that mark a backticked span as a repository path.
-const REPO_DIRS: [&str; 7] = [
+const REPO_DIRS: [&str; 8] = [
     "src/",
     "tests/",
+    "examples/",
     "fuzz/",
     "benches/",
     ".ci/",
