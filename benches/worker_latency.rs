@@ -11,7 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use duckgate::engine::{Engine, EngineConfig};
 use duckgate::gateway::{Gateway, GatewayConfig};
+use duckgate::validate::tree::{TreeRules, check_tree};
 use support::{QUERIES, build_database, percentile};
 use tokio_util::sync::CancellationToken;
 
@@ -190,7 +192,7 @@ async fn main() {
         row(name, &db, sql, &gateway, rounds, think).await;
     }
     // The same aggregate with privacy rules on: the worker also plans the query and checks
-    // the plan (src/engine/privacy_plan.rs), and runs without statistics propagation.
+    // the plan (src/engine/plan_check.rs), and runs without statistics propagation.
     let mut private = config(&db, 1);
     private.privacy.hide_columns = vec!["readings.flagged".into()];
     let private = Gateway::start(private)
@@ -201,6 +203,8 @@ async fn main() {
     let name = format!("{name}, privacy on");
     row(&name, &db, sql, &private, rounds, think).await;
     private.shutdown().await;
+
+    worker_checks(&db, rounds * 5);
 
     // Back-to-back: no think time, so the spare cannot keep up and calls pay the spawn.
     println!();
@@ -226,3 +230,75 @@ async fn back_to_back(gateway: &Gateway, label: &str, n: usize) {
         percentile(&mut b2b, 0.9)
     );
 }
+
+/// What the worker's checks of each query cost, on an engine hardened and attached as a worker's
+/// (in-process, hot): DuckDB's statement check with the walk of its syntax tree (the checker
+/// thread's work, which runs beside the attach), the walk alone, and the plan check (on the
+/// query's critical path).
+fn worker_checks(db: &Path, rounds: usize) {
+    let config = EngineConfig {
+        memory_limit: "2GB".into(),
+        threads: 2,
+        time_zone: "UTC".into(),
+        harden: true,
+        full_warm_up: true,
+    };
+    let wal = duckgate::sandbox::worker::wal_path(db);
+    let mut engine = Engine::open(&config, db, &wal).expect("engine");
+    engine.attach(db).expect("attach");
+    let serializer = duckdb::Connection::open_in_memory().expect("in-memory DuckDB");
+    let rules = TreeRules {
+        database: "bench",
+        restricted: false,
+    };
+    println!();
+    println!(
+        "{:<38} {:>14} {:>11} {:>11}",
+        "worker checks, p50 ms", "parse + walk", "walk only", "plan check"
+    );
+    for (name, sql) in QUERIES.iter().chain([&LONG_QUERY]) {
+        let text: String = serializer
+            .query_row(
+                "SELECT json_serialize_sql(?::VARCHAR)::VARCHAR",
+                [sql],
+                |r| r.get(0),
+            )
+            .expect("serialize");
+        let tree: serde_json::Value = serde_json::from_str(&text).expect("tree");
+        let mut checked = Vec::with_capacity(rounds);
+        let mut walked = Vec::with_capacity(rounds);
+        let mut planned = Vec::with_capacity(rounds);
+        for _ in 0..rounds {
+            let start = Instant::now();
+            engine.check_statement(sql).expect("statement check");
+            checked.push(start.elapsed().as_secs_f64() * 1000.0);
+            let start = Instant::now();
+            std::hint::black_box(check_tree(&tree, &rules).expect("walk"));
+            walked.push(start.elapsed().as_secs_f64() * 1000.0);
+            let start = Instant::now();
+            engine.check_plan(sql).expect("plan check");
+            planned.push(start.elapsed().as_secs_f64() * 1000.0);
+        }
+        println!(
+            "{name:<38} {:>14.3} {:>11.3} {:>11.3}",
+            percentile(&mut checked, 0.5),
+            percentile(&mut walked, 0.5),
+            percentile(&mut planned, 0.5)
+        );
+    }
+}
+
+/// A 1.2 KB analytical query (CTEs, windows, a join, CASE), as the validator bench uses.
+const LONG_QUERY: (&str, &str) = (
+    "1.2 KB query (CTEs, window, join)",
+    "WITH daily AS (SELECT device, ts::DATE AS day, avg(glucose) AS mean_glucose, \
+     count(*) FILTER (WHERE glucose < 70) AS lows, count(*) FILTER (WHERE glucose > 180) AS highs, \
+     stddev(glucose) AS sd FROM readings WHERE ts >= TIMESTAMP '2025-01-01' GROUP BY device, day), \
+     ranked AS (SELECT *, row_number() OVER (PARTITION BY device ORDER BY mean_glucose DESC) AS rank, \
+     avg(mean_glucose) OVER (PARTITION BY device ORDER BY day ROWS BETWEEN 6 PRECEDING AND CURRENT ROW) \
+     AS weekly FROM daily) SELECT r.device, r.day, round(r.mean_glucose, 1) AS mean_glucose, r.lows, \
+     r.highs, round(r.sd / nullif(r.mean_glucose, 0) * 100, 1) AS cv_percent, round(r.weekly, 1) AS weekly, \
+     CASE WHEN r.mean_glucose < 70 THEN 'low' WHEN r.mean_glucose > 180 THEN 'high' ELSE 'in range' END \
+     AS band, d.n AS readings FROM ranked r JOIN (SELECT device, count(*) AS n FROM readings GROUP BY device) d \
+     USING (device) WHERE r.rank <= 5 ORDER BY r.device, r.mean_glucose DESC LIMIT 100",
+);

@@ -49,6 +49,7 @@ fn template(db: &Path) -> ! {
     let config = EngineConfig {
         memory_limit: "2GB".into(),
         threads: 2,
+        time_zone: "UTC".into(),
         harden: true,
         full_warm_up: true,
     };

@@ -20,7 +20,7 @@ use crate::protocol::{
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
 use crate::sandbox::preflight;
-use crate::sandbox::worker::wal_path;
+use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
 use crate::validate;
 
 /// What the operator configured on the command line.
@@ -34,6 +34,8 @@ pub struct GatewayConfig {
     pub memory_limit: String,
     /// DuckDB threads in the worker.
     pub threads: u32,
+    /// The workers' DuckDB `TimeZone`: the zone "today" and "yesterday" are meant in.
+    pub time_zone: String,
     /// Cap on the JSON bytes of rows a query returns.
     pub max_result_bytes: usize,
     /// Warm workers kept ready.
@@ -61,6 +63,7 @@ impl GatewayConfig {
             timeout: Duration::from_secs(30),
             memory_limit: "2GB".into(),
             threads: 2,
+            time_zone: crate::time_zone::local(),
             max_result_bytes: 1024 * 1024,
             warm_workers: 1,
             max_concurrent: 4,
@@ -102,7 +105,12 @@ impl GatewayError {
 
 impl From<WorkerError> for GatewayError {
     fn from(e: WorkerError) -> Self {
-        GatewayError::new(e.kind, e.message)
+        GatewayError {
+            kind: e.kind,
+            message: e.message,
+            construct: e.construct,
+            suggestion: e.suggestion,
+        }
     }
 }
 
@@ -204,15 +212,21 @@ impl Gateway {
         let timeout_secs = config.timeout.as_secs().max(1);
         let spec = WorkerSpec {
             exe,
-            db: config.db_path.clone(),
-            memory_limit: config.memory_limit.clone(),
-            threads: config.threads.max(1),
-            // CPU time counts every thread; the wall-clock deadline is the real bound, this is the backstop.
-            cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
-            // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not track
-            // (thread stacks, allocator arenas), so it leaves generous room above it.
-            address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
-            allow_unconfined: config.allow_unconfined,
+            worker: WorkerArgs {
+                db: config.db_path.clone(),
+                memory_limit: config.memory_limit.clone(),
+                threads: config.threads.max(1),
+                time_zone: config.time_zone.clone(),
+                // CPU time counts every thread; the wall-clock deadline is the real bound, this
+                // is the backstop.
+                cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
+                // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not
+                // track (thread stacks, allocator arenas), so it leaves generous room above it.
+                address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
+                parent_pid: std::process::id() as i32,
+                allow_unconfined: config.allow_unconfined,
+                start: WorkerStart::OnDemand,
+            },
             bypass: bypass.clone(),
             max_reply_bytes: config
                 .max_result_bytes
@@ -295,6 +309,8 @@ impl Gateway {
         let (snapshot, hidden) = without_hidden(snapshot, &self.inner.config.privacy);
         let mut for_validator = validator_catalog(&snapshot);
         for_validator.restricted = !self.inner.config.privacy.is_empty();
+        // The name workers attach the database under: `alias.schema.table` resolves to it.
+        for_validator.database = crate::engine::database_alias(&self.inner.config.db_path);
         for relation in &mut for_validator.relations {
             if let Some(columns) = hidden.get(&(relation.schema.clone(), relation.name.clone())) {
                 relation.hidden_columns = columns.clone();
@@ -316,7 +332,13 @@ impl Gateway {
             return Ok(());
         }
         let (_, catalog) = self.catalogs().await?;
-        validate::check(sql, &catalog, &self.inner.policy)?;
+        let accepted = validate::check(sql, &catalog, &self.inner.policy)?;
+        // `Unparsed`: sqlparser could not parse it and its tokens hold no evidence against it.
+        // It goes on to the worker like any accepted statement: the worker checks every query
+        // with DuckDB's own syntax tree and plan, and that check decides.
+        if accepted.kind == validate::StatementKind::Unparsed {
+            tracing::debug!("the parent could not parse the SQL; the worker's check decides");
+        }
         Ok(())
     }
 
@@ -347,7 +369,7 @@ impl Gateway {
     /// The last check (issue 6), after the validator's and the worker's plan check: a result
     /// column named like a hidden column is withheld whole. On its own it catches a hidden
     /// column expanded under its own name, not one renamed by an alias; the worker's plan
-    /// check (`src/engine/privacy_plan.rs`) catches those.
+    /// check (`src/engine/plan_check.rs`) catches those.
     async fn without_hidden_result_columns(
         &self,
         rows: QueryResult,
@@ -504,7 +526,8 @@ fn unexpected(response: &Response) -> GatewayError {
     )
 }
 
-/// The validator's view of the catalog: names only.
+/// The validator's view of the catalog: names only. The snapshot does not say what the database
+/// is attached as: the caller sets `database` (see `Gateway::catalogs`).
 pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
     validate::Catalog {
         relations: snapshot
@@ -518,6 +541,7 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
             })
             .collect(),
         restricted: false,
+        database: String::new(),
     }
 }
 

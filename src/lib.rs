@@ -18,3 +18,5 @@ pub mod protocol;
 pub mod sandbox;
 #[cfg(feature = "engine")]
 pub mod settings;
+#[cfg(feature = "engine")]
+pub mod time_zone;

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 use duckgate::error::ErrorKind;
 use duckgate::gateway::{DEFAULT_MISSING_DB_HINT, Gateway, GatewayConfig};
 use duckgate::sandbox::preflight;
-use duckgate::sandbox::worker::{self, WorkerArgs};
+use duckgate::sandbox::worker::{self, WorkerArgs, WorkerStart};
 use tokio_util::sync::CancellationToken;
 
 /// A sandboxed, read-only DuckDB query gateway for AI agents over MCP (stdio).
@@ -52,28 +52,7 @@ enum Command {
     },
     /// Internal: a single-use confined worker (started by duckgate itself).
     #[command(name = "__worker", hide = true)]
-    Worker {
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long)]
-        memory_limit: String,
-        #[arg(long)]
-        threads: u32,
-        #[arg(long)]
-        cpu_seconds: u64,
-        #[arg(long)]
-        address_space_bytes: u64,
-        #[arg(long)]
-        parent_pid: i32,
-        #[arg(long)]
-        allow_unconfined: bool,
-        /// Confine, report the posture and exit: the start-up preflight (no DuckDB, no request).
-        #[arg(long)]
-        confine_only: bool,
-        /// A spare started ahead of need: also warm the paths a request takes.
-        #[arg(long)]
-        full_warm_up: bool,
-    },
+    Worker(WorkerArgs),
 }
 
 /// The database and the limits every command that runs SQL shares.
@@ -91,6 +70,10 @@ struct DbArgs {
     /// DuckDB threads of each worker.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     threads: u32,
+    /// The time zone "today", "yesterday" and local times mean (an IANA name such as
+    /// Europe/Berlin). Default: this machine's zone (TZ, else /etc/localtime).
+    #[arg(long)]
+    time_zone: Option<String>,
     /// Bytes of result rows (as JSON) a query returns at most.
     #[arg(long, default_value_t = 1024 * 1024)]
     max_result_bytes: usize,
@@ -152,34 +135,12 @@ mod out {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Serve(cli.serve));
-    if let Command::Worker {
-        db,
-        memory_limit,
-        threads,
-        cpu_seconds,
-        address_space_bytes,
-        parent_pid,
-        allow_unconfined,
-        confine_only,
-        full_warm_up,
-    } = command
-    {
+    if let Command::Worker(args) = command {
         // No tokio and no logging set-up here: the worker must stay single-threaded until it has
         // confined itself.
-        let args = WorkerArgs {
-            db,
-            memory_limit,
-            threads,
-            cpu_seconds,
-            address_space_bytes,
-            allow_unconfined,
-            parent_pid,
-            full_warm_up,
-        };
-        let code = if confine_only {
-            preflight::confine_only(&args)
-        } else {
-            worker::run(args)
+        let code = match args.start {
+            WorkerStart::ConfineOnly => preflight::confine_only(&args),
+            WorkerStart::Spare | WorkerStart::OnDemand => worker::run(args),
         };
         return ExitCode::from(code as u8);
     }
@@ -219,6 +180,10 @@ fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
         timeout: Duration::from_secs(args.timeout),
         memory_limit: args.memory_limit.clone(),
         threads: args.threads,
+        time_zone: args
+            .time_zone
+            .clone()
+            .unwrap_or_else(duckgate::time_zone::local),
         max_result_bytes: args.max_result_bytes,
         warm_workers: args.warm_workers as usize,
         max_concurrent: args.max_concurrent as usize,
@@ -379,11 +344,13 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
     };
     let catalog = match db {
         Some(db) => {
+            let config_db = db.clone();
             let args = DbArgs {
                 db: Some(db),
                 timeout: 30,
                 memory_limit: "512MB".into(),
                 threads: 1,
+                time_zone: None,
                 max_result_bytes: 1024 * 1024,
                 warm_workers: 0,
                 max_concurrent: 1,
@@ -401,7 +368,12 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
             let snapshot = gateway.catalog().await;
             gateway.shutdown().await;
             match snapshot {
-                Ok(s) => duckgate::gateway::validator_catalog(&s),
+                Ok(s) => {
+                    let mut catalog = duckgate::gateway::validator_catalog(&s);
+                    // What workers attach the database as: `alias.schema.table` resolves.
+                    catalog.database = duckgate::engine::database_alias(&config_db);
+                    catalog
+                }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
             }
         }

@@ -21,7 +21,7 @@ pub enum Request {
         /// Bytes of JSON row data to return at most.
         max_bytes: usize,
         /// The operator's privacy rules, enforced a second time by the worker on DuckDB's own
-        /// plan (`src/engine/privacy_plan.rs`). Empty (and left out of the frame): no extra work.
+        /// plan (`src/engine/plan_check.rs`). Empty (and left out of the frame): no extra work.
         #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
         privacy: PrivacyPolicy,
     },
@@ -97,6 +97,35 @@ pub struct WorkerError {
     pub kind: ErrorKind,
     /// Message for the agent (DuckDB's own words for syntax and binder errors).
     pub message: String,
+    /// For a refusal by the worker's checks: the offending construct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub construct: Option<String>,
+    /// For a refusal by the worker's checks: what to do instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+}
+
+impl WorkerError {
+    /// A failure without a construct or next step of its own.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> WorkerError {
+        WorkerError {
+            kind,
+            message: message.into(),
+            construct: None,
+            suggestion: None,
+        }
+    }
+}
+
+impl From<crate::validate::Refusal> for WorkerError {
+    fn from(refusal: crate::validate::Refusal) -> Self {
+        WorkerError {
+            kind: refusal.kind,
+            message: refusal.message,
+            construct: (!refusal.construct.is_empty()).then_some(refusal.construct),
+            suggestion: (!refusal.suggestion.is_empty()).then_some(refusal.suggestion),
+        }
+    }
 }
 
 /// One result column.

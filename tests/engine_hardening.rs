@@ -61,6 +61,7 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
     let cfg = EngineConfig {
         memory_limit: "256MB".into(),
         threads: 2,
+        time_zone: "UTC".into(),
         harden,
         // As a spare runs: the warm-up's own ATTACH must leave the hardening as it was.
         full_warm_up: true,
@@ -311,6 +312,7 @@ fn timings_of_open_attach_and_first_query() {
     let cfg = EngineConfig {
         memory_limit: "2GB".into(),
         threads: 2,
+        time_zone: "UTC".into(),
         harden: true,
         full_warm_up: false,
     };

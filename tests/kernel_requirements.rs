@@ -18,26 +18,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
-use mcp_support::{OutputSchemas, cgm_db, exe, status};
+use mcp_support::{OutputSchemas, cgm_db, example, exe, status};
 use serde_json::{Value, json};
 
-/// The wrapper example, built if this test binary was built without it.
+/// The wrapper example (built once per test binary).
 fn wrapper() -> &'static Path {
     static WRAPPER: OnceLock<PathBuf> = OnceLock::new();
-    WRAPPER.get_or_init(|| {
-        let release = exe().parent().expect("target/release").to_path_buf();
-        let path = release.join("examples").join("without_kernel_feature");
-        if !path.exists() {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--release", "--example", "without_kernel_feature"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("run cargo to build the example");
-            assert!(status.success(), "cargo build --example failed: {status}");
-        }
-        assert!(path.exists(), "{} is missing", path.display());
-        path
-    })
+    WRAPPER.get_or_init(|| example("without_kernel_feature"))
 }
 
 /// `without_kernel_feature FEATURE -- duckgate ARGS…` as a command (stdio left to the caller).

@@ -1,6 +1,8 @@
-//! The real binary with the validator switched off (test-only bypass): DuckDB's hardening and the
-//! confined worker still deny every file, extension and configuration escape. And with both the
-//! validator and the hardening off, the worker's sandbox alone still denies the file routes.
+//! The real binary with every check of the SQL switched off (test-only bypass: the parent's
+//! validator, the worker's walk of DuckDB's parse tree and its plan check): DuckDB's hardening
+//! and the confined worker still deny every file, extension and configuration escape. And with
+//! the hardening off too, the worker's sandbox alone still denies the file routes.
+//! (tests/worker_checks.rs shows the worker's checks with the parent's validator off.)
 
 mod mcp_support;
 use mcp_support::TempDir;
@@ -75,18 +77,19 @@ fn escape_statements(a: &Attack, db: &Path) -> Vec<String> {
 }
 
 #[test]
-fn with_the_validator_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
+fn with_every_sql_check_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
     let dir = TempDir::in_system_temp("hardening");
     let db = build_db(dir.path());
     let before = std::fs::read(&db).expect("read db");
     let attack = attack_files(dir.path());
     // Control: with the bypass on, a plain query still runs, so failures below are denials and
     // not a broken worker.
-    let (code, out) = query_with_bypass(&db, "validator", "SELECT x FROM t");
+    let layers = "validator,worker_walk,plan_check";
+    let (code, out) = query_with_bypass(&db, layers, "SELECT x FROM t");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("1 rows returned."), "{out}");
     for sql in escape_statements(&attack, &db) {
-        let (code, out) = query_with_bypass(&db, "validator", &sql);
+        let (code, out) = query_with_bypass(&db, layers, &sql);
         assert_eq!(code, 1, "{sql} was not refused: {out}");
         assert!(
             !out.contains("TOKEN-5f1c9a"),
@@ -108,12 +111,12 @@ fn with_the_validator_off_duckdb_hardening_and_the_sandbox_deny_every_escape() {
 }
 
 #[test]
-fn with_validator_and_hardening_off_the_sandbox_alone_denies_files() {
+fn with_every_sql_check_and_the_hardening_off_the_sandbox_alone_denies_files() {
     let dir = TempDir::in_system_temp("sandbox");
     let db = build_db(dir.path());
     let before = std::fs::read(&db).expect("read db");
     let attack = attack_files(dir.path());
-    let layers = "validator,duckdb_hardening";
+    let layers = "validator,worker_walk,plan_check,duckdb_hardening";
     let (code, out) = query_with_bypass(&db, layers, "SELECT x FROM t");
     assert_eq!(code, 0, "{out}");
     // Control: with the hardening off, DuckDB's file readers do work — on the one file landlock

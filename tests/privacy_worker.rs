@@ -1,6 +1,6 @@
 //! Issue 6, the worker's layer: with the validator switched off (the test-only bypass), the
 //! worker still refuses every route to a hidden table or column, because it checks DuckDB's own
-//! bound plan of the query (`src/engine/privacy_plan.rs`). Over real MCP stdio, against the real
+//! bound plan of the query (`src/engine/plan_check.rs`). Over real MCP stdio, against the real
 //! binary and a real DuckDB file with the same hidden objects and planted token as
 //! `tests/privacy.rs`, plus a view the database itself defines over a hidden column.
 #![cfg(feature = "engine")]
@@ -196,7 +196,9 @@ fn assert_refused_by_the_worker(what: &str, result: &CallToolResult) {
 #[tokio::test(flavor = "multi_thread")]
 async fn with_the_validator_off_the_worker_refuses_every_route_to_hidden_data() {
     let f = fixture("worker-routes");
-    let client = server(&f, "validator").await;
+    // The worker's walk of DuckDB's tree is off too, so what refuses is the plan check alone
+    // (the walk refuses listings earlier, with the parent's wording: tests/worker_checks.rs).
+    let client = server(&f, "validator,worker_walk").await;
     for (what, sql) in ROUTES {
         for tool in ["query", "explain_query"] {
             let result = call(&client, tool, json!({ "sql": sql })).await;
@@ -299,7 +301,8 @@ async fn with_every_layer_on_a_view_over_a_hidden_column_is_refused_by_the_worke
 #[tokio::test(flavor = "multi_thread")]
 async fn the_worker_refusal_is_the_same_for_a_hidden_table_a_hidden_column_and_a_listing() {
     let f = fixture("worker-same");
-    let client = server(&f, "validator").await;
+    // The plan check alone (see the test above).
+    let client = server(&f, "validator,worker_walk").await;
     let mut envelopes = Vec::new();
     for sql in [
         "SELECT body FROM raw_payloads",

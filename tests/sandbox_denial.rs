@@ -22,6 +22,7 @@ use std::time::Duration;
 
 use duckgate::protocol::{Posture, ProbeReport, ProbeRequest, Request, Response};
 use duckgate::sandbox::frame::{read_frame, write_frame};
+use duckgate::sandbox::worker::{WorkerArgs, WorkerStart};
 
 /// Largest reply a test accepts.
 const MAX_REPLY: usize = 16 << 20;
@@ -105,20 +106,20 @@ impl Worker {
     /// Spawn a worker on `db` with `bypass` as the test switch, as the server would (cleared
     /// environment, the test process as its parent).
     fn spawn(db: &Path, bypass: &str) -> Worker {
+        // The worker's command line as the pool writes it (its one owner: `WorkerArgs`).
+        let args = WorkerArgs {
+            db: db.to_path_buf(),
+            memory_limit: "512MB".into(),
+            threads: 2,
+            time_zone: "UTC".into(),
+            cpu_seconds: 30,
+            address_space_bytes: 8 << 30,
+            parent_pid: std::process::id() as i32,
+            allow_unconfined: false,
+            start: WorkerStart::OnDemand,
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_duckgate"))
-            .arg("__worker")
-            .arg("--db")
-            .arg(db)
-            .args([
-                "--memory-limit",
-                "512MB",
-                "--threads",
-                "2",
-                "--cpu-seconds",
-                "30",
-            ])
-            .args(["--address-space-bytes", &(8u64 << 30).to_string()])
-            .args(["--parent-pid", &std::process::id().to_string()])
+            .args(args.to_argv())
             .env_clear()
             .env("DUCKGATE_UNSAFE_TEST_BYPASS", bypass)
             .stdin(Stdio::piped())

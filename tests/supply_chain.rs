@@ -68,9 +68,10 @@ fn every_locked_crate_comes_from_crates_io() {
             .iter()
             .map(|(name, _, _)| name.as_str())
             .collect::<Vec<_>>(),
-        ["duckdb-oracle", "duckgate", "zygote-probe"],
-        "only duckgate itself and its test- and bench-only helpers (devtools/duckdb-oracle, \
-         devtools/zygote-probe) may be path packages"
+        ["duckdb-oracle", "duckgate", "libduckdb-sys", "zygote-probe"],
+        "only duckgate itself, its test- and bench-only helpers (devtools/duckdb-oracle, \
+         devtools/zygote-probe) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
+         path packages"
     );
 }
 
@@ -90,10 +91,59 @@ fn foreign_source_check_catches_git_and_other_registries() {
     );
 }
 
-/// DuckDB is a large C++ code base that parses attacker-written SQL: it is pinned to one exact
-/// version, and built from the bundled sources with only the features the design allows.
+/// The DuckDB bindings are the crates.io release duckgate pins, vendored to build DuckDB's full
+/// source tree (ICU included), and that tree is pinned by its SHA-256.
 #[test]
-fn duckdb_is_pinned_exactly_and_bundled_with_json_only() {
+fn libduckdb_sys_is_the_vendored_crates_io_release_with_a_hash_pinned_source() {
+    let lock = read_repo_file("Cargo.lock");
+    let sys: Vec<_> = locked_packages(&lock)
+        .into_iter()
+        .filter(|(name, _, _)| name == "libduckdb-sys")
+        .collect();
+    assert_eq!(sys.len(), 1, "exactly one libduckdb-sys: {sys:?}");
+    assert_eq!(
+        sys[0].1, "1.20000.1",
+        "the release the vendored copy was taken from"
+    );
+    assert!(
+        sys[0].2.is_none(),
+        "libduckdb-sys must be the vendored path package"
+    );
+    let manifest = read_repo_file("Cargo.toml");
+    assert!(
+        manifest_table_has(
+            &manifest,
+            "patch.crates-io",
+            "libduckdb-sys = { path = \"vendor/libduckdb-sys\" }"
+        ),
+        "Cargo.toml must patch libduckdb-sys with vendor/libduckdb-sys"
+    );
+    let vendored = read_repo_file("vendor/libduckdb-sys/Cargo.toml");
+    assert!(
+        vendored.contains("name = \"libduckdb-sys\"")
+            && vendored.contains("version = \"1.20000.1\""),
+        "vendor/libduckdb-sys is not libduckdb-sys 1.20000.1"
+    );
+    let sources = read_repo_file("vendor/libduckdb-sys/src/sdist_sources.rs");
+    let pin = sources
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("const SDIST_SHA256: &str = \""))
+        .and_then(|rest| rest.strip_suffix("\";"))
+        .expect("sdist_sources.rs pins SDIST_SHA256");
+    assert!(
+        pin.len() == 64 && pin.bytes().all(|b| b.is_ascii_hexdigit()),
+        "SDIST_SHA256 is not a SHA-256: {pin}"
+    );
+    assert!(
+        sources.contains("--require-hashes") && sources.contains("if digest != SDIST_SHA256"),
+        "the sdist must be hash-checked by pip and again by the build script"
+    );
+}
+
+/// DuckDB is a large C++ code base that parses attacker-written SQL: it is pinned to one exact
+/// version, and built from source with only the features the design allows.
+#[test]
+fn duckdb_is_pinned_exactly_and_bundled_with_json_and_icu_only() {
     let manifest = read_repo_file("Cargo.toml");
     let line = manifest
         .lines()
@@ -106,8 +156,8 @@ fn duckdb_is_pinned_exactly_and_bundled_with_json_only() {
         "duckdb must be pinned with `=`: {line}"
     );
     assert!(
-        line.contains("features = [\"bundled\", \"json\"]"),
-        "duckdb features must be exactly bundled and json: {line}"
+        line.contains("features = [\"bundled\", \"json\", \"icu\"]"),
+        "duckdb features must be exactly bundled, json and icu: {line}"
     );
     let lock = read_repo_file("Cargo.lock");
     let duckdb_versions: Vec<_> = locked_packages(&lock)

@@ -12,33 +12,19 @@
 mod mcp_support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use duckgate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
-use mcp_support::{cgm_db, exe};
+use mcp_support::{cgm_db, example};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-/// The relay example, built if this test binary was built without it.
+/// The relay example (built once per test binary).
 fn rogue_worker() -> &'static Path {
     static ROGUE: OnceLock<PathBuf> = OnceLock::new();
-    ROGUE.get_or_init(|| {
-        let release = exe().parent().expect("target/release").to_path_buf();
-        let path = release.join("examples").join("rogue_worker");
-        if !path.exists() {
-            let status = Command::new(env!("CARGO"))
-                .args(["build", "--release", "--example", "rogue_worker"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("run cargo to build the example");
-            assert!(status.success(), "cargo build --example failed: {status}");
-        }
-        assert!(path.exists(), "{} is missing", path.display());
-        path
-    })
+    ROGUE.get_or_init(|| example("rogue_worker"))
 }
 
 /// Children of this test process that are zombies (exited, not reaped).

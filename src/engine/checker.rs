@@ -13,17 +13,28 @@
 use std::sync::mpsc::{self, Receiver, Sender};
 
 use duckdb::Connection;
-use serde_json::Value as Json;
 
 use super::errors::worker_error;
 use super::statement;
 use crate::error::ErrorKind;
 use crate::protocol::WorkerError;
+use crate::validate::tree::{TreeFacts, TreeRules};
+
+/// The checker thread's stack. DuckDB's parser, its JSON serializer and serde_json all recurse
+/// once per level of the query's nesting, about three JSON levels per expression level, up to
+/// DuckDB's expression-depth limit of 1000. The pages are only touched as deep as a query goes.
+const STACK_BYTES: usize = 64 << 20;
 
 /// What the checker thread is asked to do.
 enum Job {
-    /// DuckDB's statement check of one SQL text.
-    Check(String),
+    /// DuckDB's statement check of one SQL text and the walk of its syntax tree.
+    Check {
+        sql: String,
+        /// The catalog name the database is attached as.
+        database: String,
+        /// A privacy rule hides names.
+        restricted: bool,
+    },
     /// Statements that change global settings only.
     Configure(String),
 }
@@ -32,7 +43,7 @@ enum Job {
 /// channel per kind of job (so collecting one kind never consumes the other's answer).
 pub(super) struct Checker {
     jobs: Sender<Job>,
-    verdicts: Receiver<Result<Json, WorkerError>>,
+    verdicts: Receiver<Result<TreeFacts, WorkerError>>,
     configured: Receiver<Result<(), WorkerError>>,
     /// The process the thread runs in: a `fork()`ed copy of it (the zygote probe's children)
     /// has the channels but not the thread, so a job sent there would wait forever.
@@ -67,14 +78,31 @@ impl Checker {
         let (configured_out, configured) = mpsc::channel();
         std::thread::Builder::new()
             .name("duckgate-check".into())
+            .stack_size(STACK_BYTES)
             .spawn(move || {
-                let warm = statement::check(&own, "SELECT 1");
+                let warm_rules = TreeRules {
+                    database: "",
+                    restricted: false,
+                };
+                let warm = statement::check(&own, "SELECT 1", &warm_rules);
                 if verdict_out.send(warm).is_err() {
                     return;
                 }
                 while let Ok(job) = incoming.recv() {
                     let sent = match job {
-                        Job::Check(sql) => verdict_out.send(statement::check(&own, &sql)).is_ok(),
+                        Job::Check {
+                            sql,
+                            database,
+                            restricted,
+                        } => {
+                            let rules = TreeRules {
+                                database: &database,
+                                restricted,
+                            };
+                            verdict_out
+                                .send(statement::check(&own, &sql, &rules))
+                                .is_ok()
+                        }
                         Job::Configure(sql) => configured_out
                             .send(own.execute_batch(&sql).map_err(|e| {
                                 worker_error(
@@ -109,11 +137,20 @@ impl Checker {
         self.collect(PendingCheck { _private: () }).map(drop)
     }
 
-    /// Hand `sql` to the checker thread; collect the verdict with [`Checker::collect`].
-    pub(super) fn submit(&self, sql: &str) -> Result<PendingCheck, WorkerError> {
+    /// Hand `sql` to the checker thread, to be walked with `rules`; collect the verdict with
+    /// [`Checker::collect`].
+    pub(super) fn submit(
+        &self,
+        sql: &str,
+        rules: &TreeRules<'_>,
+    ) -> Result<PendingCheck, WorkerError> {
         self.ensure_thread_here()?;
         self.jobs
-            .send(Job::Check(sql.to_owned()))
+            .send(Job::Check {
+                sql: sql.to_owned(),
+                database: rules.database.to_owned(),
+                restricted: rules.restricted,
+            })
             .map_err(|_| checker_gone())?;
         Ok(PendingCheck { _private: () })
     }
@@ -146,9 +183,9 @@ impl Checker {
         self.configured.recv().map_err(|_| checker_gone())?
     }
 
-    /// The verdict on a submitted check, with DuckDB's syntax tree of the query when it passed.
-    /// A checker that died gives an error, never a pass (fail closed).
-    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<Json, WorkerError> {
+    /// The verdict on a submitted check, with what the walk found when it passed. A checker
+    /// that died gives an error, never a pass (fail closed).
+    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<TreeFacts, WorkerError> {
         self.verdicts.recv().map_err(|_| checker_gone())?
     }
 }

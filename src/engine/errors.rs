@@ -11,10 +11,7 @@ use crate::protocol::WorkerError;
 
 /// Build a [`WorkerError`].
 pub(crate) fn worker_error(kind: ErrorKind, message: impl Into<String>) -> WorkerError {
-    WorkerError {
-        kind,
-        message: message.into(),
-    }
+    WorkerError::new(kind, message)
 }
 
 /// The text DuckDB gave, or the crate's description of a non-engine failure.
@@ -68,6 +65,8 @@ fn names_something_missing(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.contains("not found")
         || lower.contains("does not exist")
+        // `WITH x AS (SELECT * FROM x)` without a relation `x`: DuckDB's words for a missing x.
+        || lower.contains("circular reference to cte")
         || lower.contains("does not have a column named")
 }
 

@@ -12,7 +12,7 @@ mod checker;
 mod convert;
 pub mod demo_data;
 mod errors;
-mod privacy_plan;
+mod plan_check;
 mod statement;
 
 use std::io::Write;
@@ -26,6 +26,7 @@ use serde_json::Value as Json;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::{CatalogSnapshot, ColumnMeta, ExplainResult, QueryResult, WorkerError};
+use crate::validate::tree::{TreeFacts, TreeRules};
 use convert::ColumnType;
 use errors::{attach_error, not_found, query_error, worker_error};
 
@@ -36,6 +37,8 @@ pub struct EngineConfig {
     pub memory_limit: String,
     /// DuckDB worker threads.
     pub threads: u32,
+    /// DuckDB's `TimeZone` (an IANA name), set before the configuration is locked.
+    pub time_zone: String,
     /// Apply DuckDB's hardening (external access, extensions, lock_configuration).
     /// `false` only under the operator's test bypass.
     pub harden: bool,
@@ -80,9 +83,11 @@ pub struct Engine {
     /// The operator's privacy rules for this request, when there are any (see
     /// [`Engine::enforce_privacy`]).
     privacy: Option<PrivacyPolicy>,
-    /// The SQL the checker thread last passed, with DuckDB's syntax tree of it, so the privacy
-    /// check need not parse it again.
-    checked: Option<(String, Json)>,
+    /// The catalog name the database is attached as ([`database_alias`]).
+    database: String,
+    /// The SQL the checker thread last passed, with what its walk of DuckDB's syntax tree found,
+    /// so the plan check need not parse it again.
+    checked: Option<(String, TreeFacts)>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -186,6 +191,30 @@ impl Engine {
                 format!("Could not start DuckDB: {e}"),
             )
         })?;
+        // Global, so the checker's connection (opened below) has them too, and set before any
+        // lock. The arrow form `x -> x * 2` is what agents write; DuckDB 2.0 refuses it unless
+        // told otherwise (`lambda x: …` works either way).
+        conn.execute_batch(&format!(
+            "SET GLOBAL TimeZone = {};",
+            sql_string(&cfg.time_zone)
+        ))
+        .map_err(|e| {
+            worker_error(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "--time-zone {:?} is not a time zone DuckDB knows: {}",
+                    cfg.time_zone,
+                    errors::duckdb_message(&e)
+                ),
+            )
+        })?;
+        conn.execute_batch("SET GLOBAL lambda_syntax = 'ENABLE_SINGLE_ARROW';")
+            .map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not enable the arrow lambda syntax: {e}"),
+                )
+            })?;
         if cfg.harden {
             // allowed_paths must come first: once external access is off it cannot be widened.
             let paths = format!(
@@ -210,6 +239,7 @@ impl Engine {
             lock_released: false,
             pending_attach_ms: 0.0,
             privacy: None,
+            database: database_alias(db_path),
             checked: None,
         };
         engine.warm_up()?;
@@ -306,8 +336,12 @@ impl Engine {
         db_path: &Path,
         sql: Option<&str>,
     ) -> Result<(), WorkerError> {
+        let rules = TreeRules {
+            database: &self.database,
+            restricted: self.privacy.is_some(),
+        };
         let pending_check = match sql {
-            Some(sql) => Some(self.checker.submit(sql)?),
+            Some(sql) => Some(self.checker.submit(sql, &rules)?),
             None => None,
         };
         let attached = self.attach_now(db_path);
@@ -316,8 +350,8 @@ impl Engine {
             None => Ok(None),
         };
         attached?;
-        if let (Some(sql), Some(tree)) = (sql, checked?) {
-            self.checked = Some((sql.to_owned(), tree));
+        if let (Some(sql), Some(facts)) = (sql, checked?) {
+            self.checked = Some((sql.to_owned(), facts));
         }
         Ok(())
     }
@@ -355,10 +389,10 @@ impl Engine {
         let mut hardening = String::new();
         if self.privacy.is_some() {
             // The plan the privacy check reads must not depend on the data (see
-            // `privacy_plan`); set before the lock, and for the query as well as the check.
+            // `plan_check`); set before the lock, and for the query as well as the check.
             hardening.push_str(&format!(
                 "SET disabled_optimizers = {};",
-                sql_string(privacy_plan::DATA_DEPENDENT_OPTIMIZERS)
+                sql_string(plan_check::DATA_DEPENDENT_OPTIMIZERS)
             ));
         }
         if self.harden {
@@ -404,34 +438,36 @@ impl Engine {
         Ok(())
     }
 
-    /// Enforce `policy` on this request's query (issue 6): call before [`Engine::attach`], then
-    /// [`Engine::check_privacy`] before running anything. An empty policy changes nothing.
+    /// Enforce `policy` on this request's query: call before [`Engine::attach`], then
+    /// [`Engine::check_plan`] before running anything. An empty policy changes nothing.
     pub fn enforce_privacy(&mut self, policy: &PrivacyPolicy) {
         self.privacy = (!policy.is_empty()).then(|| policy.clone());
     }
 
-    /// Under privacy rules, refuse `sql` (kind `policy_blocked`) unless DuckDB's own plan for it
-    /// reads no hidden table, no hidden column and no catalog listing; see `privacy_plan`.
-    /// Without rules this does nothing. Call after the attach.
-    pub fn check_privacy(&mut self, sql: &str) -> Result<(), WorkerError> {
+    /// Refuse `sql` unless DuckDB's own plan for it reads only the attached database, through
+    /// allowed table functions and known operators, and, under privacy rules, no hidden table,
+    /// no hidden column and no catalog listing (kind `policy_blocked`); see `plan_check`.
+    /// Call after the attach.
+    pub fn check_plan(&mut self, sql: &str) -> Result<(), WorkerError> {
         self.ensure_lock_held()?;
-        let Some(policy) = &self.privacy else {
-            return Ok(());
-        };
         let alias = self.alias.as_deref().ok_or_else(|| {
             worker_error(
                 ErrorKind::InternalError,
-                "check_privacy() called before attach()",
+                "check_plan() called before attach()",
             )
         })?;
         let started = Instant::now();
-        // The checker thread's tree of this very SQL, when it checked it (not under the test
-        // bypass): parsing it again would cost as much as the attach it ran beside.
-        let tree = match self.checked.take() {
-            Some((checked, tree)) if checked == sql => Some(tree),
+        // What the checker thread's walk found of this very SQL, when it checked it (not under
+        // the test bypass): parsing it again would cost as much as the attach it ran beside.
+        let facts = match self.checked.take() {
+            Some((checked, facts)) if checked == sql => Some(facts),
             _ => None,
         };
-        let verdict = privacy_plan::check(&self.conn, alias, policy, sql, tree);
+        let rules = plan_check::PlanRules {
+            alias,
+            privacy: self.privacy.as_ref(),
+        };
+        let verdict = plan_check::check(&self.conn, &rules, sql, facts);
         self.pending_attach_ms += started.elapsed().as_secs_f64() * 1e3;
         verdict
     }
@@ -495,9 +531,14 @@ impl Engine {
             })
     }
 
-    /// DuckDB's own parser must see exactly one statement of a read-only type.
+    /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
+    /// walk of its syntax tree (`validate::tree`) must pass it.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
-        let pending = self.checker.submit(sql)?;
+        let rules = TreeRules {
+            database: &self.database,
+            restricted: self.privacy.is_some(),
+        };
+        let pending = self.checker.submit(sql, &rules)?;
         self.checker.collect(pending).map(drop)
     }
 

@@ -1,4 +1,5 @@
-//! The second opinion: DuckDB's own parser decides whether the SQL is one read-only statement.
+//! The second opinion: DuckDB's own parser decides whether the SQL is one read-only statement,
+//! and its syntax tree goes through the worker's walk (`validate::tree`).
 //!
 //! DuckDB's `json_serialize_sql` (json extension, built in) parses with the very parser that
 //! will run the query and serializes only `SELECT` statements; anything else comes back as an
@@ -14,14 +15,21 @@ use serde_json::Value as Json;
 use super::errors::{query_error, worker_error};
 use crate::error::{ErrorKind, messages};
 use crate::protocol::WorkerError;
+use crate::validate::tree::{self, TreeFacts, TreeRules};
 
-/// Check `sql` with DuckDB's parser on `conn`; on success, DuckDB's syntax tree of the query
-/// (of the explained query, for `EXPLAIN`), which the privacy check reads again.
-pub(crate) fn check(conn: &Connection, sql: &str) -> Result<Json, WorkerError> {
-    match strip_explain(sql) {
-        Some(inner) => parse_single_select(conn, inner),
-        None => parse_single_select(conn, sql),
-    }
+/// Check `sql` with DuckDB's parser on `conn` and walk DuckDB's syntax tree of the query (of
+/// the explained query, for `EXPLAIN`) with `rules`; on success, what the walk found.
+///
+/// DuckDB's tree nests about three JSON levels per level of expression, so call this on a
+/// thread with a large stack (the checker's, see `checker`).
+pub(crate) fn check(
+    conn: &Connection,
+    sql: &str,
+    rules: &TreeRules<'_>,
+) -> Result<TreeFacts, WorkerError> {
+    let query = strip_explain(sql).unwrap_or(sql);
+    let parsed = parse_single_select(conn, query)?;
+    tree::check_tree(&parsed, rules).map_err(WorkerError::from)
 }
 
 /// If `sql` is `EXPLAIN [ANALYZE] [(options)] rest`, return `rest`.
@@ -67,7 +75,11 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
         .prepare_cached("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR")
         .and_then(|mut wrapper| wrapper.query_row([sql], |row| row.get(0)))
         .map_err(|e| query_error(&e))?;
-    let parsed: Json = serde_json::from_str(&serialized).map_err(|e| {
+    // serde_json stops at 128 levels by default, which a 60-term `a + b + …` chain passes.
+    // DuckDB's own expression-depth limit (1000) bounds the tree instead.
+    let mut reader = serde_json::Deserializer::from_str(&serialized);
+    reader.disable_recursion_limit();
+    let parsed: Json = serde::Deserialize::deserialize(&mut reader).map_err(|e| {
         worker_error(
             ErrorKind::InternalError,
             format!("json_serialize_sql returned bad JSON: {e}"),
@@ -84,8 +96,16 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
             .unwrap_or("");
         return Err(match error_type {
             "parser" => worker_error(ErrorKind::SyntaxError, format!("Parser Error: {message}")),
-            // "not implemented": DuckDB parsed it, and it is not a SELECT.
-            _ => worker_error(ErrorKind::PolicyBlocked, messages::WRITE_REFUSED),
+            // "not implemented": DuckDB parsed it, and it (or one of several) is not a SELECT.
+            _ => WorkerError {
+                construct: Some("a statement that is not a query".into()),
+                suggestion: Some(
+                    "Send a single read-only query (SELECT, WITH, VALUES, DESCRIBE, SHOW, \
+                     SUMMARIZE, PIVOT, EXPLAIN)."
+                        .into(),
+                ),
+                ..worker_error(ErrorKind::PolicyBlocked, messages::WRITE_REFUSED)
+            },
         });
     }
     let count = parsed
@@ -95,10 +115,11 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
     match count {
         1 => Ok(parsed),
         0 => Err(worker_error(ErrorKind::SyntaxError, "The query is empty.")),
-        _ => Err(worker_error(
-            ErrorKind::MultipleStatements,
-            messages::MULTIPLE_STATEMENTS,
-        )),
+        _ => Err(WorkerError {
+            construct: Some(";".into()),
+            suggestion: Some("Send one statement per call.".into()),
+            ..worker_error(ErrorKind::MultipleStatements, messages::MULTIPLE_STATEMENTS)
+        }),
     }
 }
 

@@ -52,6 +52,7 @@ fn config(memory_limit: &str) -> EngineConfig {
     EngineConfig {
         memory_limit: memory_limit.into(),
         threads: 2,
+        time_zone: "UTC".into(),
         harden: true,
         full_warm_up: true,
     }

@@ -123,7 +123,11 @@ pub struct DuckgateServer {
 impl DuckgateServer {
     /// A server answering from `gateway`.
     pub fn new(gateway: Gateway, options: ServeOptions) -> DuckgateServer {
-        let tools = ToolName::ALL.into_iter().map(ToolName::to_tool).collect();
+        let time_zone = gateway.config().time_zone.clone();
+        let tools = ToolName::ALL
+            .into_iter()
+            .map(|tool| tool.to_tool(&time_zone))
+            .collect();
         DuckgateServer {
             gateway,
             options: Arc::new(options),
@@ -659,7 +663,8 @@ impl DuckgateServer {
         });
         let mut text = format!(
             "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
-             result ≤ {} bytes, memory {}, {} threads, {} concurrent queries",
+             result ≤ {} bytes, memory {}, {} threads, {} concurrent queries\nLocal time: {} \
+             (now(), current_date and TIMESTAMPTZ dates use it)",
             env!("CARGO_PKG_VERSION"),
             config.db_path.display(),
             tools::QUERY_MAX_LIMIT,
@@ -669,6 +674,7 @@ impl DuckgateServer {
             config.memory_limit,
             config.threads,
             config.max_concurrent,
+            config.time_zone,
         );
         let (status, posture_value, posture_error) = match posture {
             Ok(posture) => {
@@ -726,6 +732,7 @@ impl DuckgateServer {
             "name": "duckgate",
             "version": env!("CARGO_PKG_VERSION"),
             "database_path": config.db_path.display().to_string(),
+            "time_zone": config.time_zone,
             "limits": limits,
             "posture": posture_value,
             "posture_error": posture_error,

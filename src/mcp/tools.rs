@@ -94,8 +94,9 @@ impl ToolName {
     }
 
     /// "Use this when … / Use X instead when … / Common compositions", under 500 characters.
-    pub fn description(self) -> &'static str {
-        match self {
+    /// `time_zone` is the workers' DuckDB `TimeZone`, which the query tool states.
+    pub fn description(self, time_zone: &str) -> String {
+        let text = match self {
             ToolName::ListTables => {
                 "List the tables and views with their descriptions and estimated row counts. \
                  Use this when you start exploring or need exact table names. \
@@ -112,12 +113,15 @@ impl ToolName {
                  describe_table → sample_rows."
             }
             ToolName::Query => {
-                "Run one read-only SQL statement (DuckDB dialect: SELECT, WITH, VALUES, DESCRIBE, \
-                 SUMMARIZE) and get columns and rows; limit caps rows (1–10000, default 1000). \
-                 Use this when you know the tables and columns you need. \
-                 Use sample_rows instead when you only want a peek at a table. \
-                 Common compositions: describe_table → query; query (aggregate) → query (drill \
-                 down); query timed out → explain_query."
+                return format!(
+                    "Use this when you know the tables and columns you need: run one read-only \
+                     DuckDB SQL statement (SELECT, WITH, VALUES, PIVOT, DESCRIBE, SUMMARIZE) and \
+                     get columns and rows; limit caps rows (1–10000, default 1000). Local time \
+                     is {time_zone}: now(), current_date and TIMESTAMPTZ dates use it. \
+                     Use sample_rows instead when you only want a peek at a table. \
+                     Common compositions: describe_table → query; query (aggregate) → query \
+                     (drill down); query timed out → explain_query."
+                );
             }
             ToolName::SampleRows => {
                 "Return the first rows of a table (limit 1–100, default 10), optionally only the \
@@ -155,7 +159,8 @@ impl ToolName {
                  Use list_tables instead when you want the data. \
                  Common compositions: server_info → query within the limits."
             }
-        }
+        };
+        text.to_owned()
     }
 
     /// The JSON Schema of the tool's arguments.
@@ -284,11 +289,11 @@ impl ToolName {
         }
     }
 
-    /// The tool as `tools/list` publishes it.
-    pub fn to_tool(self) -> Tool {
+    /// The tool as `tools/list` publishes it; `time_zone` as in [`ToolName::description`].
+    pub fn to_tool(self, time_zone: &str) -> Tool {
         Tool::new(
             self.as_str(),
-            self.description(),
+            self.description(time_zone),
             as_object(self.input_schema()),
         )
         .with_title(self.title())
@@ -451,6 +456,10 @@ fn server_info_schema() -> Value {
             "name": { "type": "string" },
             "version": { "type": "string" },
             "database_path": { "type": "string" },
+            "time_zone": {
+                "type": "string",
+                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it."
+            },
             "limits": {
                 "type": "object",
                 "properties": {
@@ -492,7 +501,7 @@ fn server_info_schema() -> Value {
             },
             "posture_error": nullable("string")
         },
-        "required": ["name", "version", "database_path", "limits", "posture", "posture_error"]
+        "required": ["name", "version", "database_path", "time_zone", "limits", "posture", "posture_error"]
     })
 }
 
@@ -628,7 +637,7 @@ mod tests {
     #[test]
     fn every_tool_description_has_the_three_parts_and_stays_under_500_characters() {
         for tool in ToolName::ALL {
-            let description = tool.description();
+            let description = tool.description("America/Argentina/ComodRivadavia");
             let length = description.chars().count();
             assert!(
                 length < 500,
@@ -679,7 +688,7 @@ mod tests {
     #[test]
     fn every_tool_is_annotated_read_only_and_closed_world_with_an_envelope_output_schema() {
         for tool in ToolName::ALL {
-            let published = tool.to_tool();
+            let published = tool.to_tool("UTC");
             let annotations = published.annotations.expect("annotations");
             assert_eq!(annotations.read_only_hint, Some(true));
             assert_eq!(annotations.destructive_hint, Some(false));

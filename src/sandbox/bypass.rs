@@ -11,13 +11,20 @@ pub const ENV_VAR: &str = "DUCKGATE_UNSAFE_TEST_BYPASS";
 /// A layer a test may switch off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
-    /// The parent's sqlparser validator and the worker's DuckDB statement-type check.
+    /// The parent's sqlparser validator.
     Validator,
+    /// The worker's DuckDB statement check and its walk of DuckDB's parse tree
+    /// (`src/validate/tree.rs`). Off, the worker runs whatever text it gets, multi-statement
+    /// text included: only the layers below stand.
+    WorkerWalk,
+    /// The worker's check of DuckDB's bound plan: scans only of the attached database, table
+    /// functions on the allowlist, no unknown operator (`src/engine/plan_check.rs`).
+    PlanCheck,
     /// DuckDB's hardened configuration (external access, extensions, lock_configuration).
     DuckdbHardening,
     /// Allows `Request::Probe`, which tries forbidden syscalls from inside the confined worker.
     Probe,
-    /// The worker's privacy check on DuckDB's plan (`src/engine/privacy_plan.rs`), so a test
+    /// The privacy rules of the worker's plan check (`src/engine/plan_check.rs`), so a test
     /// can show the parent's result-column check on its own.
     WorkerPrivacy,
 }
@@ -27,6 +34,8 @@ impl Layer {
     pub fn name(self) -> &'static str {
         match self {
             Layer::Validator => "validator",
+            Layer::WorkerWalk => "worker_walk",
+            Layer::PlanCheck => "plan_check",
             Layer::DuckdbHardening => "duckdb_hardening",
             Layer::Probe => "probe",
             Layer::WorkerPrivacy => "worker_privacy",
@@ -48,6 +57,8 @@ impl Bypass {
         for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let layer = match name {
                 "validator" => Layer::Validator,
+                "worker_walk" => Layer::WorkerWalk,
+                "plan_check" => Layer::PlanCheck,
                 "duckdb_hardening" => Layer::DuckdbHardening,
                 "probe" => Layer::Probe,
                 "worker_privacy" => Layer::WorkerPrivacy,

@@ -22,25 +22,15 @@ use crate::error::ErrorKind;
 use crate::protocol::{Posture, Request, Response, WorkerError};
 use crate::sandbox::bypass::{self, Bypass};
 use crate::sandbox::frame;
-use crate::sandbox::worker::wal_path;
+use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
 
 /// How to start a worker.
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
     /// Our own binary.
     pub exe: PathBuf,
-    /// The database file.
-    pub db: PathBuf,
-    /// DuckDB `memory_limit`.
-    pub memory_limit: String,
-    /// DuckDB threads.
-    pub threads: u32,
-    /// RLIMIT_CPU of a worker.
-    pub cpu_seconds: u64,
-    /// RLIMIT_AS of a worker.
-    pub address_space_bytes: u64,
-    /// Carry on without landlock/seccomp where the kernel lacks them.
-    pub allow_unconfined: bool,
+    /// Its command line; `start` is set per launch.
+    pub worker: WorkerArgs,
     /// Test-only layer switches passed on to workers.
     pub bypass: Bypass,
     /// Largest reply accepted from a worker.
@@ -133,7 +123,7 @@ impl Pool {
                     }
                     pool.starting.fetch_add(1, Ordering::SeqCst);
                 }
-                let started = launch(&pool.spec, Launch::Spare).await.map(|(w, _)| w);
+                let started = launch(&pool.spec, WorkerStart::Spare).await.map(|(w, _)| w);
                 let mut spares = pool.spares.lock().await;
                 pool.starting.fetch_sub(1, Ordering::SeqCst);
                 match started {
@@ -252,7 +242,7 @@ impl Pool {
     }
 
     async fn take_worker(&self) -> Result<ReadyWorker, WorkerError> {
-        let current = file_identity(&self.spec.db);
+        let current = file_identity(&self.spec.worker.db);
         let mut stale = Vec::new();
         let taken = {
             let mut spares = self.spares.lock().await;
@@ -274,7 +264,9 @@ impl Pool {
         match taken {
             Some(w) => Ok(w),
             // Nobody waits for a spare's start-up, but this caller waits for this one's.
-            None => launch(&self.spec, Launch::OnDemand).await.map(|(w, _)| w),
+            None => launch(&self.spec, WorkerStart::OnDemand)
+                .await
+                .map(|(w, _)| w),
         }
     }
 
@@ -287,56 +279,28 @@ impl Pool {
     }
 }
 
-/// What a worker is started for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Launch {
-    /// A warm spare, ahead of need: it also warms the paths a request takes.
-    Spare,
-    /// A request that found no spare is waiting for it: the shortest start-up.
-    OnDemand,
-    /// The start-up preflight: confine, report, exit.
-    ConfineOnly,
-}
-
 /// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
 /// confines itself exactly as every worker does, reports the posture it got and exits without
 /// opening DuckDB or the database.
 pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
-    let (mut worker, posture) = launch(spec, Launch::ConfineOnly).await?;
+    let (mut worker, posture) = launch(spec, WorkerStart::ConfineOnly).await?;
     wait_briefly(&mut worker.child).await;
     kill_and_reap(&mut worker.child).await;
     Ok(posture)
 }
 
 /// Spawn a worker and wait for its ready report (for the preflight: its only report).
-async fn launch(spec: &WorkerSpec, kind: Launch) -> Result<(ReadyWorker, Posture), WorkerError> {
-    let db_identity = file_identity(&spec.db);
+async fn launch(
+    spec: &WorkerSpec,
+    start: WorkerStart,
+) -> Result<(ReadyWorker, Posture), WorkerError> {
+    let db_identity = file_identity(&spec.worker.db);
+    let args = WorkerArgs {
+        start,
+        ..spec.worker.clone()
+    };
     let mut cmd = Command::new(&spec.exe);
-    cmd.arg("__worker")
-        .arg("--db")
-        .arg(&spec.db)
-        .arg("--memory-limit")
-        .arg(&spec.memory_limit)
-        .arg("--threads")
-        .arg(spec.threads.to_string())
-        .arg("--cpu-seconds")
-        .arg(spec.cpu_seconds.to_string())
-        .arg("--address-space-bytes")
-        .arg(spec.address_space_bytes.to_string())
-        .arg("--parent-pid")
-        .arg(std::process::id().to_string());
-    if spec.allow_unconfined {
-        cmd.arg("--allow-unconfined");
-    }
-    match kind {
-        Launch::Spare => {
-            cmd.arg("--full-warm-up");
-        }
-        Launch::OnDemand => {}
-        Launch::ConfineOnly => {
-            cmd.arg("--confine-only");
-        }
-    }
+    cmd.args(args.to_argv());
     // The worker sees nothing of the operator's environment but the test switch.
     cmd.env_clear();
     if !spec.bypass.is_empty() {
@@ -479,30 +443,31 @@ fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> 
     use std::os::unix::process::ExitStatusExt;
     let signal = status.and_then(|s| s.signal());
     match (&read_error, signal) {
-        (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => WorkerError {
-            kind: ErrorKind::ResourceLimit,
-            message: "The query used up its CPU-time allowance and was stopped. Add filters or aggregate less data.".into(),
-        },
-        (_, Some(sig)) => WorkerError {
-            kind: ErrorKind::InternalError,
-            message: format!(
+        (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => WorkerError::new(
+            ErrorKind::ResourceLimit,
+            "The query used up its CPU-time allowance and was stopped. Add filters or aggregate less data.",
+        ),
+        (_, Some(sig)) => WorkerError::new(
+            ErrorKind::InternalError,
+            format!(
                 "The query's worker process died (signal {sig}) before answering. The server is fine; retry the call, and if it keeps happening simplify the query."
             ),
-        },
-        (frame::FrameError::TooLarge { announced, cap }, None) => WorkerError {
-            kind: ErrorKind::ResourceLimit,
-            message: format!("The worker's reply ({announced} bytes) is above the cap of {cap} bytes. Select fewer columns or rows."),
-        },
-        _ => WorkerError {
-            kind: ErrorKind::InternalError,
-            message: format!("The query's worker process failed before answering ({read_error}). The server is fine; retry the call."),
-        },
+        ),
+        (frame::FrameError::TooLarge { announced, cap }, None) => WorkerError::new(
+            ErrorKind::ResourceLimit,
+            format!(
+                "The worker's reply ({announced} bytes) is above the cap of {cap} bytes. Select fewer columns or rows."
+            ),
+        ),
+        _ => WorkerError::new(
+            ErrorKind::InternalError,
+            format!(
+                "The query's worker process failed before answering ({read_error}). The server is fine; retry the call."
+            ),
+        ),
     }
 }
 
 fn internal(message: String) -> WorkerError {
-    WorkerError {
-        kind: ErrorKind::InternalError,
-        message,
-    }
+    WorkerError::new(ErrorKind::InternalError, message)
 }

@@ -22,33 +22,28 @@ use std::io::{self, Write};
 
 use crate::error::ErrorKind;
 use crate::protocol::{Posture, Response, WorkerError};
-use crate::sandbox::confine::{ConfinePlan, confine};
+use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
 use crate::sandbox::pool::{self, WorkerSpec};
-use crate::sandbox::worker::{WorkerArgs, wal_path};
+use crate::sandbox::worker::WorkerArgs;
 
 /// The child side: confine like a worker, write one `Response::Posture` (or `Response::Error`)
 /// frame, and return the exit code. Nothing else: no DuckDB, no request.
 pub fn confine_only(args: &WorkerArgs) -> i32 {
-    let wal = wal_path(&args.db);
-    let plan = ConfinePlan {
-        db_path: args.db.exists().then(|| args.db.clone()),
-        wal_path: wal.exists().then_some(wal),
-        parent_pid: args.parent_pid,
-        address_space_bytes: args.address_space_bytes,
-        cpu_seconds: args.cpu_seconds,
-        // As a worker's (src/sandbox/worker.rs).
-        max_open_files: 256,
-        // Report every gap; the parent decides (see the module documentation).
-        allow_unconfined: true,
-    };
+    let mut plan = args.confine_plan();
+    // The two differences from a worker (see the module documentation): a missing database is
+    // not granted, and every gap is reported for the parent to decide.
+    if !args.db.exists() {
+        plan.db_path = None;
+    }
+    plan.allow_unconfined = true;
     let (response, code) = match confine(&plan) {
         Ok(posture) => (Response::Posture(posture), 0),
         Err(e) => (
-            Response::Error(WorkerError {
-                kind: ErrorKind::InternalError,
-                message: format!("sandbox setup failed: {e}"),
-            }),
+            Response::Error(WorkerError::new(
+                ErrorKind::InternalError,
+                format!("sandbox setup failed: {e}"),
+            )),
             3,
         ),
     };
@@ -62,12 +57,12 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
 /// The parent side: run the preflight with `spec` (the workers' own) and decide.
 ///
 /// Returns what is not enforced (empty on a kernel with everything), which is allowed only
-/// with `spec.allow_unconfined`; otherwise the refusal, one paragraph for stderr.
+/// with `spec.worker.allow_unconfined`; otherwise the refusal, one paragraph for stderr.
 pub async fn check(spec: &WorkerSpec) -> Result<Vec<String>, String> {
     let posture = pool::confinement_preflight(spec)
         .await
         .map_err(|e| setup_failure(&e))?;
-    decide(&posture, spec.allow_unconfined)
+    decide(&posture, spec.worker.allow_unconfined)
 }
 
 /// The decision on a preflight's posture.

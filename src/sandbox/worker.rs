@@ -7,10 +7,13 @@
 //! 3. Open the hardened in-memory DuckDB and run a warm-up query ([`crate::engine::Engine::open`]).
 //! 4. Write one `Response::Posture` frame: "ready".
 //! 5. Read exactly one `Request` frame (size-capped).
-//! 6. Attach the database read-only while DuckDB's parser checks the SQL on a second thread;
-//!    under the operator's privacy rules, refuse unless DuckDB's plan for the query reads
-//!    nothing hidden ([`crate::engine::Engine::check_privacy`]); run the request; give up
-//!    the database's file lock ([`crate::engine::Engine::release_file_lock`]); write exactly
+//! 6. Attach the database read-only while, on a second thread, DuckDB's parser checks the SQL
+//!    and the worker walks DuckDB's syntax tree with the validator's policy
+//!    ([`crate::validate::tree`]); then check DuckDB's bound plan for it
+//!    ([`crate::engine::Engine::check_plan`]: only the attached database's tables, allowed table
+//!    functions, known operators; under the operator's privacy rules nothing hidden); run the
+//!    request; give up the database's file lock
+//!    ([`crate::engine::Engine::release_file_lock`]); write exactly
 //!    one `Response` frame, exit 0.
 
 use std::io::{self, Write};
@@ -24,25 +27,102 @@ use crate::sandbox::confine::{ConfinePlan, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
 use crate::sandbox::probe;
 
-/// What the parent passes on a worker's command line.
-#[derive(Debug, Clone)]
+/// Why a worker process is started, which decides how much it does before its request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WorkerStart {
+    /// A warm spare, ahead of need: it also warms the paths a request takes.
+    Spare,
+    /// A request that found no spare is waiting for it: the shortest start-up.
+    OnDemand,
+    /// The start-up preflight: confine, report the posture, exit (no DuckDB, no request).
+    ConfineOnly,
+}
+
+/// The worker's command line (`duckgate __worker …`): the one definition the parent writes
+/// ([`WorkerArgs::to_argv`]) and the worker reads (clap, in `main.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct WorkerArgs {
     /// The database file.
+    #[arg(long)]
     pub db: PathBuf,
     /// DuckDB `memory_limit`.
+    #[arg(long)]
     pub memory_limit: String,
     /// DuckDB threads.
+    #[arg(long)]
     pub threads: u32,
+    /// DuckDB's `TimeZone` (an IANA name such as `Europe/Berlin`): the zone `now()`,
+    /// `current_date` and TIMESTAMPTZ arithmetic use.
+    #[arg(long)]
+    pub time_zone: String,
     /// RLIMIT_CPU.
+    #[arg(long)]
     pub cpu_seconds: u64,
     /// RLIMIT_AS.
+    #[arg(long)]
     pub address_space_bytes: u64,
-    /// Carry on where the kernel lacks landlock or seccomp.
-    pub allow_unconfined: bool,
     /// The pid the worker expects as its parent.
+    #[arg(long)]
     pub parent_pid: i32,
-    /// A spare started ahead of need: also warm the paths a request takes (see `EngineConfig`).
-    pub full_warm_up: bool,
+    /// Carry on where the kernel lacks landlock or seccomp.
+    #[arg(long)]
+    pub allow_unconfined: bool,
+    /// Why it is started.
+    #[arg(long, value_enum)]
+    pub start: WorkerStart,
+}
+
+/// RLIMIT_NOFILE of a worker: DuckDB, its threads and the pipes need a few dozen.
+const MAX_OPEN_FILES: u64 = 256;
+
+impl WorkerArgs {
+    /// The arguments after the binary's path, `__worker` first.
+    pub fn to_argv(&self) -> Vec<std::ffi::OsString> {
+        let start = match self.start {
+            WorkerStart::Spare => "spare",
+            WorkerStart::OnDemand => "on-demand",
+            WorkerStart::ConfineOnly => "confine-only",
+        };
+        let mut argv: Vec<std::ffi::OsString> = vec![
+            "__worker".into(),
+            "--db".into(),
+            self.db.clone().into_os_string(),
+        ];
+        for (flag, value) in [
+            ("--memory-limit", self.memory_limit.clone()),
+            ("--threads", self.threads.to_string()),
+            ("--time-zone", self.time_zone.clone()),
+            ("--cpu-seconds", self.cpu_seconds.to_string()),
+            (
+                "--address-space-bytes",
+                self.address_space_bytes.to_string(),
+            ),
+            ("--parent-pid", self.parent_pid.to_string()),
+            ("--start", start.to_owned()),
+        ] {
+            argv.push(flag.into());
+            argv.push(value.into());
+        }
+        if self.allow_unconfined {
+            argv.push("--allow-unconfined".into());
+        }
+        argv
+    }
+
+    /// How this worker confines itself: read-only on the database and its WAL (if there is one
+    /// now), and the resource limits.
+    pub fn confine_plan(&self) -> ConfinePlan {
+        let wal = wal_path(&self.db);
+        ConfinePlan {
+            db_path: Some(self.db.clone()),
+            wal_path: wal.exists().then_some(wal),
+            parent_pid: self.parent_pid,
+            address_space_bytes: self.address_space_bytes,
+            cpu_seconds: self.cpu_seconds,
+            max_open_files: MAX_OPEN_FILES,
+            allow_unconfined: self.allow_unconfined,
+        }
+    }
 }
 
 /// The `.wal` file DuckDB keeps beside a database.
@@ -69,23 +149,15 @@ pub fn run(args: WorkerArgs) -> i32 {
 fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let wal = wal_path(&args.db);
-    let plan = ConfinePlan {
-        db_path: Some(args.db.clone()),
-        wal_path: wal.exists().then(|| wal.clone()),
-        parent_pid: args.parent_pid,
-        address_space_bytes: args.address_space_bytes,
-        cpu_seconds: args.cpu_seconds,
-        max_open_files: 256,
-        allow_unconfined: args.allow_unconfined,
-    };
-    let mut posture: Posture =
-        confine(&plan).map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
+    let mut posture: Posture = confine(&args.confine_plan())
+        .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
 
     let config = EngineConfig {
         memory_limit: args.memory_limit.clone(),
         threads: args.threads,
+        time_zone: args.time_zone.clone(),
         harden: !bypass.is_off(Layer::DuckdbHardening),
-        full_warm_up: args.full_warm_up,
+        full_warm_up: args.start == WorkerStart::Spare,
     };
     let mut engine = Engine::open(&config, &args.db, &wal)?;
     // The ready report leaves DuckDB's settings out: reading them back costs ~7 ms of every
@@ -126,21 +198,11 @@ fn answer(
             max_bytes,
             privacy,
         } => {
-            let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
-            if !bypass.is_off(Layer::WorkerPrivacy) {
-                engine.enforce_privacy(&privacy);
-            }
-            engine.attach_checking(&args.db, check)?;
-            engine.check_privacy(&sql)?;
+            checked_attach(engine, &sql, &privacy, args, bypass)?;
             Response::Rows(engine.run_query(&sql, limit, max_bytes)?)
         }
         Request::Explain { sql, privacy } => {
-            let check = (!bypass.is_off(Layer::Validator)).then_some(sql.as_str());
-            if !bypass.is_off(Layer::WorkerPrivacy) {
-                engine.enforce_privacy(&privacy);
-            }
-            engine.attach_checking(&args.db, check)?;
-            engine.check_privacy(&sql)?;
+            checked_attach(engine, &sql, &privacy, args, bypass)?;
             Response::Plan(engine.explain(&sql)?)
         }
         Request::Catalog => {
@@ -156,19 +218,37 @@ fn answer(
         }
         Request::Probe(probe_request) => {
             if !bypass.is_off(Layer::Probe) {
-                return Err(WorkerError {
-                    kind: ErrorKind::PolicyBlocked,
-                    message: "probes are a test-only request".into(),
-                });
+                return Err(WorkerError::new(
+                    ErrorKind::PolicyBlocked,
+                    "probes are a test-only request",
+                ));
             }
             Response::Probe(probe::run(&probe_request))
         }
     })
 }
 
-fn internal(message: String) -> WorkerError {
-    WorkerError {
-        kind: ErrorKind::InternalError,
-        message,
+/// Attach the database while DuckDB's parser checks `sql` and the worker walks DuckDB's syntax
+/// tree, then check DuckDB's plan for it: nothing runs before both checks passed. The test
+/// bypass can switch either off (not the privacy rules' own switch, which only drops the rules).
+fn checked_attach(
+    engine: &mut Engine,
+    sql: &str,
+    privacy: &crate::privacy::PrivacyPolicy,
+    args: &WorkerArgs,
+    bypass: &Bypass,
+) -> Result<(), WorkerError> {
+    let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
+    if !bypass.is_off(Layer::WorkerPrivacy) {
+        engine.enforce_privacy(privacy);
     }
+    engine.attach_checking(&args.db, walk)?;
+    if !bypass.is_off(Layer::PlanCheck) {
+        engine.check_plan(sql)?;
+    }
+    Ok(())
+}
+
+fn internal(message: String) -> WorkerError {
+    WorkerError::new(ErrorKind::InternalError, message)
 }

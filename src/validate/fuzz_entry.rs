@@ -3,7 +3,8 @@
 //! Invariants checked, by panicking when they fail:
 //! - `check` never panics, on any input;
 //! - whatever `check` accepts re-parses (with sqlparser's plain statement splitter) to exactly
-//!   one statement of the accepted kind;
+//!   one statement of the accepted kind (except [`StatementKind::Unparsed`], which sqlparser
+//!   could not parse to begin with);
 //! - queries built by the grammar ([`QuerySpec`]) are accepted; with a forbidden construct
 //!   planted in any slot they are refused; with `; <write>` appended they are refused.
 
@@ -11,6 +12,7 @@ use arbitrary::Arbitrary;
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
 
 use super::generate::{Plant, QuerySpec, WRITES};
 use super::{Accepted, Policy, StatementKind, check, corpus};
@@ -71,31 +73,63 @@ pub fn check_and_verify(sql: &str) -> Option<Accepted> {
     Some(accepted)
 }
 
+/// The byte offset of a tokenizer location (1-based line and character column) in `sql`.
+fn byte_offset(sql: &str, at: Location) -> usize {
+    let (mut line, mut column) = (1, 1);
+    for (offset, ch) in sql.char_indices() {
+        if (line, column) == (at.line, at.column) {
+            return offset;
+        }
+        if ch == '\n' {
+            (line, column) = (line + 1, 1);
+        } else {
+            column += 1;
+        }
+    }
+    sql.len()
+}
+
 /// An accepted text is one statement of the accepted kind, as sqlparser's own splitter sees it.
 fn verify_single_statement(sql: &str, accepted: &Accepted) {
     let dialect = DuckDbDialect {};
     let text = match accepted.kind {
         StatementKind::Summarize => {
-            // `SUMMARIZE` + a name or a query; the query part must stand alone.
-            let start = sql
-                .to_ascii_lowercase()
-                .find("summarize")
-                .expect("SUMMARIZE was accepted")
-                + "summarize".len();
-            let rest = &sql[start..];
-            let significant: Vec<&str> = rest
-                .split(|c: char| c.is_whitespace() || c == ';')
-                .filter(|w| !w.is_empty())
-                .collect();
-            if significant.len() == 1 {
+            // `SUMMARIZE` + a name or a query; the query part must stand alone. Cut on tokens:
+            // comments may hold anything, the word `summarize` included.
+            let tokens = Tokenizer::new(&dialect, sql)
+                .tokenize_with_location()
+                .expect("accepted SQL tokenizes");
+            let mut significant = tokens.iter().filter(|t| {
+                !matches!(
+                    t.token,
+                    Token::Whitespace(_) | Token::SemiColon | Token::EOF
+                )
+            });
+            let keyword = significant.next().expect("SUMMARIZE was accepted");
+            let name: Vec<&Token> = significant.map(|t| &t.token).collect();
+            if matches!(
+                name.as_slice(),
+                [Token::Word(_)]
+                    | [Token::Word(_), Token::Period, Token::Word(_)]
+                    | [
+                        Token::Word(_),
+                        Token::Period,
+                        Token::Word(_),
+                        Token::Period,
+                        Token::Word(_)
+                    ]
+            ) {
                 return;
             }
-            rest
+            &sql[byte_offset(sql, keyword.span.end)..]
         }
         StatementKind::Query
         | StatementKind::Describe
         | StatementKind::Show
         | StatementKind::Explain => sql,
+        // sqlparser could not parse it, so it cannot re-parse it either: the statement count
+        // was decided on tokens, and the worker's DuckDB decides the rest.
+        StatementKind::Unparsed => return,
     };
     let statements = Parser::parse_sql(&dialect, text)
         .unwrap_or_else(|e| panic!("accepted SQL does not re-parse ({e}): {sql}"));

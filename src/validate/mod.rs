@@ -15,11 +15,17 @@
 //!
 //! `SUMMARIZE`, which sqlparser does not parse, is handled by a strict pre-parser: `SUMMARIZE`
 //! followed by a table name, or by a query that itself goes through steps 4–5.
+//!
+//! The worker checks every query again with DuckDB's own syntax tree ([`tree`]) and plan, and
+//! that check is the authority; this one is a fast pre-filter with precise messages, so it
+//! refuses only on positive evidence. SQL that sqlparser cannot parse (its DuckDB dialect lags
+//! DuckDB's grammar) is therefore not refused for that: after steps 1–3 and a scan of its tokens
+//! for what is refused without a parse ([`unparsed`]), it is passed on as
+//! [`StatementKind::Unparsed`]. Exceeding the nesting cap is still refused.
 
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::{Ident, ObjectName};
 use sqlparser::dialect::DuckDbDialect;
-use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
 
@@ -27,13 +33,18 @@ use crate::error::{ErrorKind, messages};
 
 #[doc(hidden)]
 pub mod corpus;
-mod functions;
+pub(crate) mod functions;
 #[doc(hidden)]
 pub mod fuzz_entry;
 #[doc(hidden)]
+pub mod fuzz_tree;
+#[doc(hidden)]
 pub mod generate;
 mod lexical;
+pub(crate) mod refusals;
 mod statements;
+pub mod tree;
+mod unparsed;
 mod walk;
 
 #[cfg(test)]
@@ -42,6 +53,8 @@ mod privacy_tests;
 mod proptests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unparsed_tests;
 
 /// The relations the validator resolves names against, as read from the database by a worker.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,6 +65,10 @@ pub struct Catalog {
     /// which would list hidden names, are refused.
     #[serde(default)]
     pub restricted: bool,
+    /// The catalog name the database is attached under in the worker (the `db` of
+    /// `db.main.t`; see `engine::database_alias`). Empty: no catalog-qualified name resolves.
+    #[serde(default)]
+    pub database: String,
 }
 
 impl Catalog {
@@ -61,10 +78,12 @@ impl Catalog {
         self.relations
             .iter()
             .find(|r| {
-                let schema_matches = match schema {
-                    Some(s) => r.schema.eq_ignore_ascii_case(s),
-                    None => r.schema.is_empty() || r.schema.eq_ignore_ascii_case("main"),
+                let own = if r.schema.is_empty() {
+                    "main"
+                } else {
+                    &r.schema
                 };
+                let schema_matches = own.eq_ignore_ascii_case(schema.unwrap_or("main"));
                 schema_matches && r.name.eq_ignore_ascii_case(name)
             })
             .map(|r| {
@@ -133,6 +152,9 @@ pub enum StatementKind {
     Summarize,
     /// EXPLAIN of an allowed query.
     Explain,
+    /// sqlparser could not parse it, and its tokens hold no evidence against it: its kind is
+    /// unknown here, and the worker's check of DuckDB's own syntax tree decides.
+    Unparsed,
 }
 
 /// What an accepted statement touches.
@@ -140,9 +162,10 @@ pub enum StatementKind {
 pub struct Accepted {
     /// Its kind.
     pub kind: StatementKind,
-    /// Catalog relations it reads, as `schema.name`.
+    /// Catalog relations it reads, as `schema.name`. Empty for [`StatementKind::Unparsed`],
+    /// whose relations only the worker resolves.
     pub relations: Vec<String>,
-    /// Functions it calls (lower-case names).
+    /// Functions it calls (lower-case names). Empty for [`StatementKind::Unparsed`].
     pub functions: Vec<String>,
 }
 
@@ -186,12 +209,7 @@ fn multiple_statements() -> Refusal {
 
 fn syntax_error(error: &ParserError, policy: &Policy) -> Refusal {
     match error {
-        ParserError::RecursionLimitExceeded => Refusal {
-            kind: ErrorKind::InvalidArgument,
-            message: format!("The query nests deeper than {} levels.", policy.max_depth),
-            construct: "nesting".into(),
-            suggestion: "Flatten it, for example with CTEs (WITH ...).".into(),
-        },
+        ParserError::RecursionLimitExceeded => too_deep(policy),
         ParserError::TokenizerError(_) | ParserError::ParserError(_) => Refusal {
             kind: ErrorKind::SyntaxError,
             message: error.to_string(),
@@ -201,9 +219,19 @@ fn syntax_error(error: &ParserError, policy: &Policy) -> Refusal {
     }
 }
 
+/// Nesting over the parser's recursion cap (`policy.max_depth`).
+fn too_deep(policy: &Policy) -> Refusal {
+    Refusal {
+        kind: ErrorKind::InvalidArgument,
+        message: format!("The query nests deeper than {} levels.", policy.max_depth),
+        construct: "nesting".into(),
+        suggestion: "Flatten it, for example with CTEs (WITH ...).".into(),
+    }
+}
+
 /// Keywords that start a DuckDB statement other than a query. A statement that starts with one
 /// is refused with the seed message even when sqlparser cannot parse it (e.g. `CHECKPOINT`,
-/// `EXPORT DATABASE`, `SET VARIABLE`).
+/// `EXPORT DATABASE`, `SET VARIABLE`; see [`unparsed`]).
 const NON_QUERY_KEYWORDS: &[&str] = &[
     "INSERT",
     "UPDATE",
@@ -325,34 +353,87 @@ fn check_unbounded_stack(
         Some(token) => token.clone(),
     };
     let mut walker = walk::Walker::new(catalog, policy);
-    let kind = match &first {
+    let parsed = match &first {
         Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("summarize") => {
             summarize(tokens, &mut walker, policy)?
         }
         _ => {
-            let statement = parse_one(tokens, policy).map_err(|e| match &first {
-                Token::Word(w)
-                    if w.quote_style.is_none()
-                        && matches!(w.keyword, Keyword::PIVOT | Keyword::UNPIVOT) =>
-                {
-                    walk::pivot_refused()
-                }
-                Token::Word(w)
-                    if w.quote_style.is_none()
-                        && NON_QUERY_KEYWORDS.contains(&w.value.to_ascii_uppercase().as_str()) =>
-                {
-                    write_refused(&w.value.to_ascii_uppercase())
-                }
-                _ => syntax_error(&e, policy),
-            })?;
-            statements::check(&statement, &mut walker)?
+            let show = show_subject(&tokens);
+            match parse_one(tokens, policy) {
+                Ok(statement) => statements::check(&statement, show.as_ref(), &mut walker)?,
+                Err(error) => unparseable(error, policy)?,
+            }
         }
     };
-    Ok(Accepted {
-        kind,
-        relations: walker.relations,
-        functions: walker.functions,
-    })
+    match parsed {
+        Parsed::Walked(kind) => Ok(Accepted {
+            kind,
+            relations: walker.relations,
+            functions: walker.functions,
+        }),
+        Parsed::Unparsed => {
+            // The tokens went into the parser; cutting the text again is cheap, and happens
+            // only on this path.
+            let mut tokens = Vec::with_capacity(sql.len() / 4 + 8);
+            Tokenizer::new(&dialect, sql)
+                .tokenize_with_location_into_buf(&mut tokens)
+                .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), policy))?;
+            unparsed::check(&tokens, catalog, policy)?;
+            Ok(Accepted {
+                kind: StatementKind::Unparsed,
+                relations: Vec::new(),
+                functions: Vec::new(),
+            })
+        }
+    }
+}
+
+/// How far the parent got with a statement.
+enum Parsed {
+    /// sqlparser read it, and the walk accepted it as this kind.
+    Walked(StatementKind),
+    /// sqlparser could not read it: the tokens are all the parent has to go on.
+    Unparsed,
+}
+
+/// What a parse error means: over the nesting cap is a refusal (evidence, not a gap in
+/// sqlparser's grammar); anything else leaves the statement to the token scan.
+fn unparseable(error: ParserError, policy: &Policy) -> Result<Parsed, Refusal> {
+    match error {
+        ParserError::RecursionLimitExceeded => Err(too_deep(policy)),
+        ParserError::TokenizerError(_) | ParserError::ParserError(_) => Ok(Parsed::Unparsed),
+    }
+}
+
+/// The name in `SHOW name` (one to three parts), when that is the whole statement.
+fn show_subject(tokens: &[TokenWithSpan]) -> Option<ObjectName> {
+    let mut significant = tokens
+        .iter()
+        .map(|t| &t.token)
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF | Token::SemiColon));
+    let show = matches!(
+        significant.next(),
+        Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("show")
+    );
+    if !show {
+        return None;
+    }
+    let mut parts = Vec::new();
+    loop {
+        match significant.next() {
+            Some(Token::Word(w)) => parts.push(Ident {
+                value: w.value.clone(),
+                quote_style: w.quote_style,
+                span: Span::empty(),
+            }),
+            _ => return None,
+        }
+        match significant.next() {
+            None if parts.len() <= 3 => return Some(ObjectName::from(parts)),
+            Some(Token::Period) => {}
+            _ => return None,
+        }
+    }
 }
 
 /// Parse exactly one statement from `tokens`, allowing only trailing `;` after it.
@@ -381,7 +462,7 @@ fn summarize(
     tokens: Vec<TokenWithSpan>,
     walker: &mut walk::Walker<'_>,
     policy: &Policy,
-) -> Result<StatementKind, Refusal> {
+) -> Result<Parsed, Refusal> {
     let keyword_at = tokens
         .iter()
         .position(
@@ -394,7 +475,8 @@ fn summarize(
         .map(|t| &t.token)
         .filter(|t| !matches!(t, Token::Whitespace(_) | Token::EOF | Token::SemiColon))
         .collect();
-    // The name form: `t` or `schema.t`, identifiers only (a string here would be a file).
+    // The name form: `t`, `schema.t` or `db.schema.t`, identifiers only (a string here would be
+    // a file).
     let name_part = |t: &Token| match t {
         Token::Word(w) => Some(Ident {
             value: w.value.clone(),
@@ -408,20 +490,27 @@ fn summarize(
         [schema, Token::Period, table] => name_part(schema)
             .zip(name_part(table))
             .map(|(s, t)| vec![s, t]),
+        [database, Token::Period, schema, Token::Period, table] => name_part(database)
+            .zip(name_part(schema))
+            .zip(name_part(table))
+            .map(|((d, s), t)| vec![d, s, t]),
         _ => None,
     };
     if let Some(parts) = name {
         walker.relation(&ObjectName::from(parts))?;
         walker.check_whole_relation("SUMMARIZE")?;
-        return Ok(StatementKind::Summarize);
+        return Ok(Parsed::Walked(StatementKind::Summarize));
     }
     if let [Token::SingleQuotedString(file)] = significant.as_slice() {
-        return Err(walk::file_relation(file));
+        return Err(refusals::file_relation(file));
     }
-    let statement = parse_one(rest, policy).map_err(|e| syntax_error(&e, policy))?;
+    let statement = match parse_one(rest, policy) {
+        Ok(statement) => statement,
+        Err(error) => return unparseable(error, policy),
+    };
     match &statement {
         sqlparser::ast::Statement::Query(query) => walker.query(query)?,
         other => return Err(write_refused(statements::name(other))),
     }
-    Ok(StatementKind::Summarize)
+    Ok(Parsed::Walked(StatementKind::Summarize))
 }

@@ -21,6 +21,7 @@ fn private_catalog() -> Catalog {
             relation("events", &["id", "kind"], &[]),
         ],
         restricted: true,
+        database: "health".into(),
     }
 }
 

@@ -79,6 +79,17 @@ const SOUP: &[&str] = &[
     "BY",
     "ORDER",
     "LIMIT",
+    // Shapes sqlparser cannot parse, which the token scan judges instead.
+    "USING SAMPLE 1",
+    "ASOF",
+    "FILTER",
+    "#",
+    "IN",
+    "ON",
+    "PIVOT_WIDER",
+    "x:",
+    "\u{212A}",
+    "health.main.",
 ];
 
 fn soup() -> impl Strategy<Value = String> {
@@ -146,6 +157,23 @@ proptest! {
     }
 
     #[test]
+    fn a_planted_construct_is_refused_even_when_sqlparser_cannot_parse_the_query(
+        bytes in prop::collection::vec(any::<u8>(), 0..512),
+        at in any::<usize>(),
+        plant in prop::sample::select(Plant::ALL.to_vec()),
+    ) {
+        let spec = generate::from_bytes(&bytes);
+        let (sql, slots) = spec.render_planted(Some((at, plant)));
+        prop_assume!(slots > 0);
+        // Text after a `;` would be a second statement, refused for that instead.
+        prop_assume!(!sql.contains(';'));
+        // A newline first: the grammar may end the query with a `--` comment.
+        let unparseable = format!("{sql}\nUSING SAMPLE 1 ROWS");
+        let verdict = check(&unparseable, &corpus::catalog(), &Policy::default());
+        prop_assert!(verdict.is_err(), "planted {plant:?} at slot {} of {slots} was accepted: {unparseable}", at % slots);
+    }
+
+    #[test]
     fn structured_fuzz_invariants_hold(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let mut u = arbitrary::Unstructured::new(&bytes);
         if let Ok(input) = <StructuredInput as arbitrary::Arbitrary>::arbitrary(&mut u) {
@@ -175,6 +203,47 @@ fn every_plant_is_refused_in_every_slot_of_a_rich_query() {
                 assert!(
                     verdict.is_err(),
                     "planted {plant:?} at slot {at}/{slots} was accepted: {sql}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 500, "only {checked} plantings were tried");
+}
+
+/// The same plantings in the same query made unparseable for sqlparser: the token scan still
+/// finds every one of them.
+#[test]
+fn every_plant_is_refused_in_every_slot_even_when_sqlparser_cannot_parse_the_query() {
+    let mut checked = 0;
+    for seed in 0u8..40 {
+        let bytes: Vec<u8> = (0..400u32)
+            .map(|i| {
+                (i as u8)
+                    .wrapping_mul(31)
+                    .wrapping_add(seed.wrapping_mul(7))
+            })
+            .collect();
+        let spec = generate::from_bytes(&bytes);
+        let slots = spec.slot_count();
+        if spec.render().contains(';') {
+            // Text after a `;` would be a second statement, refused for that instead.
+            continue;
+        }
+        let plain = format!("{}\nUSING SAMPLE 1 ROWS", spec.render());
+        let verdict = check(&plain, &corpus::catalog(), &Policy::default());
+        assert!(
+            matches!(&verdict, Ok(a) if a.kind == super::StatementKind::Unparsed),
+            "{plain}: {verdict:?}"
+        );
+        for plant in Plant::ALL {
+            for at in 0..slots {
+                let (sql, _) = spec.render_planted(Some((at, plant)));
+                let unparseable = format!("{sql}\nUSING SAMPLE 1 ROWS");
+                let verdict = check(&unparseable, &corpus::catalog(), &Policy::default());
+                assert!(
+                    verdict.is_err(),
+                    "planted {plant:?} at slot {at}/{slots} was accepted: {unparseable}"
                 );
                 checked += 1;
             }

@@ -2,23 +2,31 @@
 //!
 //! The match over [`Statement`] lists every variant by name (no wildcard), so a statement kind
 //! added by a sqlparser upgrade fails the build here until someone decides about it. Only queries
-//! and the read-only introspection forms (DESCRIBE, SHOW TABLES, EXPLAIN of a query) pass; every
-//! other statement is refused with the seed message.
+//! and the read-only introspection forms (DESCRIBE, SHOW TABLES, SHOW t, EXPLAIN of a query)
+//! pass; every other statement is refused with the seed message.
 
-use sqlparser::ast::{DescribeAlias, Expr, ShowStatementOptions, Statement, UtilityOption};
+use sqlparser::ast::{
+    DescribeAlias, Expr, ObjectName, ShowStatementOptions, Statement, UtilityOption,
+};
 
+use super::refusals::policy_blocked;
 use super::walk::{Walker, unsupported};
-use super::{Refusal, StatementKind, write_refused};
+use super::{Parsed, Refusal, StatementKind, write_refused};
+use crate::error::ErrorKind;
 
-/// Decide one statement, walking what it reads.
+/// Decide one statement, walking what it reads. `show_subject` is the name when the text is
+/// exactly `SHOW <name>` (sqlparser's tree of a `SHOW` drops what it cannot read, so the tokens
+/// tell).
 pub(crate) fn check(
     statement: &Statement,
+    show_subject: Option<&ObjectName>,
     walker: &mut Walker<'_>,
-) -> Result<StatementKind, Refusal> {
+) -> Result<Parsed, Refusal> {
+    let walked = |kind| Ok(Parsed::Walked(kind));
     match statement {
         Statement::Query(query) => {
             walker.query(query)?;
-            Ok(StatementKind::Query)
+            walked(StatementKind::Query)
         }
         Statement::Explain {
             describe_alias,
@@ -62,7 +70,7 @@ pub(crate) fn check(
                 Statement::Query(query) => walker.query(query)?,
                 other => return Err(write_refused(name(other))),
             }
-            Ok(kind)
+            walked(kind)
         }
         Statement::ExplainTable {
             describe_alias,
@@ -84,7 +92,7 @@ pub(crate) fn check(
             }
             walker.relation(table_name)?;
             walker.check_whole_relation("DESCRIBE")?;
-            Ok(StatementKind::Describe)
+            walked(StatementKind::Describe)
         }
         Statement::ShowTables {
             terse,
@@ -101,37 +109,72 @@ pub(crate) fn check(
                 limit_from,
                 filter_position,
             } = show_options;
-            let plain = !(*terse || *history || *extended || *full || *external)
-                && show_in.is_none()
+            let no_options = !(*terse || *history || *extended || *full || *external)
                 && starts_with.is_none()
                 && limit.is_none()
                 && limit_from.is_none()
                 && filter_position.is_none();
-            if !plain {
+            if no_options && show_in.is_some() {
+                // `SHOW TABLES FROM schema`: DuckDB resolves the schema (or database) itself;
+                // the worker's walk and plan check decide (a listing, refused under privacy
+                // rules like every other).
+                walker.check_catalog_listing("SHOW TABLES FROM")?;
+                return Ok(Parsed::Unparsed);
+            }
+            if !no_options {
                 return Err(unsupported(
                     "SHOW TABLES with options",
                     "use SHOW TABLES, or list_tables",
                 ));
             }
             walker.check_catalog_listing("SHOW TABLES")?;
-            Ok(StatementKind::Show)
+            walked(StatementKind::Show)
         }
-        Statement::ShowVariable { variable } => {
-            let words: Vec<String> = variable
-                .iter()
-                .map(|i| i.value.to_ascii_lowercase())
-                .collect();
-            if words == ["all", "tables"] {
-                walker.check_catalog_listing("SHOW ALL TABLES")?;
-                Ok(StatementKind::Show)
-            } else {
-                Err(write_refused(name(statement)))
+        Statement::ShowVariable { variable } => match show_subject {
+            // DuckDB reads `SHOW t` as `DESCRIBE t` when `t` is a relation, and shows the
+            // setting `t` otherwise.
+            Some(subject) => {
+                walker.relation(subject).map_err(|refusal| {
+                    if refusal.kind == ErrorKind::UnknownName {
+                        show_refused(subject)
+                    } else {
+                        refusal
+                    }
+                })?;
+                walker.check_whole_relation("SHOW")?;
+                walked(StatementKind::Show)
             }
-        }
+            None => {
+                let words: Vec<String> = variable
+                    .iter()
+                    .map(|i| i.value.to_ascii_lowercase())
+                    .collect();
+                if words == ["all", "tables"] {
+                    walker.check_catalog_listing("SHOW ALL TABLES")?;
+                    walked(StatementKind::Show)
+                } else {
+                    // sqlparser skips what it cannot read after SHOW (`SHOW SELECT 1` becomes
+                    // `SHOW SELECT`), so this tree does not say what the statement is.
+                    Ok(Parsed::Unparsed)
+                }
+            }
+        },
         // Everything else is refused. `name` below lists every variant without a wildcard, so a
         // statement kind added by a sqlparser upgrade still stops the build for a decision.
         other => Err(write_refused(name(other))),
     }
+}
+
+/// `SHOW name` where `name` is no relation of the database: DuckDB would show its setting of
+/// that name, if it has one.
+fn show_refused(subject: &ObjectName) -> Refusal {
+    policy_blocked(
+        &format!("SHOW {subject}"),
+        format!(
+            "SHOW {subject} names no table or view of this database, and DuckDB's own settings are not available."
+        ),
+        "Use DESCRIBE t (or SHOW t) for a table's columns, SHOW TABLES or list_tables for the tables, and server_info for the server's settings.",
+    )
 }
 
 /// A readable name for a statement kind (for refusals). Exhaustive: a new kind breaks the build.

@@ -10,17 +10,23 @@
 //! column reference and `*` expansion to the relations in scope.
 
 use sqlparser::ast::{
-    AccessExpr, Cte, Distinct, Expr, Fetch, Function, FunctionArg, FunctionArgExpr,
+    AccessExpr, Cte, Distinct, Expr, ExprWithAlias, Fetch, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr,
     GroupByWithModifier, Ident, Join, JoinConstraint, JoinOperator, JsonPathElem, LambdaFunction,
     LimitClause, ListAggOnOverflow, NamedWindowDefinition, NamedWindowExpr, ObjectName,
-    ObjectNamePart, Offset, OrderBy, OrderByExpr, OrderByKind, Query, ReplaceSelectItem, Select,
-    SelectItem, SelectItemQualifiedWildcardKind, SetExpr, Subscript, TableAlias, TableFactor,
-    TableFunctionArgs, TableSample, TableSampleKind, TableWithJoins, Value, Values,
-    WildcardAdditionalOptions, WindowFrame, WindowFrameBound, WindowSpec, WindowType, With,
+    ObjectNamePart, Offset, OrderBy, OrderByExpr, OrderByKind, PivotValueSource, Query,
+    ReplaceSelectItem, Select, SelectItem, SelectItemQualifiedWildcardKind, SetExpr, SetOperator,
+    SetQuantifier, Subscript, TableAlias, TableFactor, TableFunctionArgs, TableSample,
+    TableSampleKind, TableWithJoins, Value, Values, WildcardAdditionalOptions, WindowFrame,
+    WindowFrameBound, WindowSpec, WindowType, With,
 };
 
-use super::functions::{self, Denial};
+use super::functions::{self, RowSource, SystemView};
+pub(crate) use super::refusals::unsupported;
+use super::refusals::{
+    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file, policy_blocked,
+    table_function_not_allowed, unknown_relation,
+};
 use super::{Catalog, Policy, Refusal};
 use crate::error::ErrorKind;
 
@@ -52,50 +58,6 @@ pub(crate) struct Walker<'a> {
 
 type Walk = Result<(), Refusal>;
 
-fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Refusal {
-    Refusal {
-        kind: ErrorKind::PolicyBlocked,
-        message,
-        construct: construct.into(),
-        suggestion: suggestion.into(),
-    }
-}
-
-/// A construct duckgate does not accept (mostly other dialects' syntax).
-pub(crate) fn unsupported(construct: &str, instead: &str) -> Refusal {
-    policy_blocked(
-        construct,
-        format!("{construct} is not supported by duckgate; {instead}."),
-        &capitalized(instead),
-    )
-}
-
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
-        None => String::new(),
-    }
-}
-
-fn denied(name: &str, denial: Denial) -> Refusal {
-    policy_blocked(
-        name,
-        format!("{name} {}; {}.", denial.reason, denial.instead),
-        &capitalized(denial.instead),
-    )
-}
-
-pub(crate) fn file_relation(name: &str) -> Refusal {
-    policy_blocked(
-        name,
-        format!(
-            "'{name}' names a file or URL, not a table: duckgate reads only the database's own tables."
-        ),
-        "Query the database's tables instead (see list_tables).",
-    )
-}
-
 /// An unknown column, and equally a hidden one (never confirms that a hidden column exists).
 pub(crate) fn unknown_column(name: &str) -> Refusal {
     Refusal {
@@ -106,22 +68,26 @@ pub(crate) fn unknown_column(name: &str) -> Refusal {
     }
 }
 
-fn unknown_relation(name: &str) -> Refusal {
-    Refusal {
-        kind: ErrorKind::UnknownName,
-        message: format!("Table or view {name} does not exist in this database."),
-        construct: name.into(),
-        suggestion: "Check the name with list_tables.".into(),
-    }
-}
-
-/// Whether a single name part looks like a file path, glob or URL rather than a table name.
-fn looks_like_path(name: &str) -> bool {
-    name.contains(['/', '\\', '.', ':', '*', '?', '~']) || name.is_empty()
-}
-
+/// A name as DuckDB folds it: ASCII letters only (U+212A KELVIN SIGN is not `k`).
 fn lower(ident: &Ident) -> String {
-    ident.value.to_lowercase()
+    ident.value.to_ascii_lowercase()
+}
+
+/// Whether DuckDB makes `WITH RECURSIVE x AS (left <op> right)` a recursive CTE, in which `x`
+/// names the CTE inside `right`. DuckDB 2.0 does so for `UNION` and `UNION ALL` only: with
+/// `UNION [ALL] BY NAME`, `EXCEPT` or `INTERSECT`, `x` in the body is whatever it means outside
+/// (measured with `duckdb` 2.0.0). Answering `true` wrongly would skip the check of a relation,
+/// so every other shape answers `false`.
+fn makes_recursive_cte(op: &SetOperator, quantifier: &SetQuantifier) -> bool {
+    let union = match op {
+        SetOperator::Union => true,
+        SetOperator::Except | SetOperator::Intersect | SetOperator::Minus => false,
+    };
+    let by_position = match quantifier {
+        SetQuantifier::All | SetQuantifier::Distinct | SetQuantifier::None => true,
+        SetQuantifier::ByName | SetQuantifier::AllByName | SetQuantifier::DistinctByName => false,
+    };
+    union && by_position
 }
 
 fn push_unique(list: &mut Vec<String>, item: String) {
@@ -142,7 +108,7 @@ impl<'a> Walker<'a> {
             hidden_names: catalog
                 .relations
                 .iter()
-                .flat_map(|r| r.hidden_columns.iter().map(|c| c.to_lowercase()))
+                .flat_map(|r| r.hidden_columns.iter().map(|c| c.to_ascii_lowercase()))
                 .collect(),
             hiding_names: Vec::new(),
             hiding_relations: Vec::new(),
@@ -154,7 +120,7 @@ impl<'a> Walker<'a> {
     // ----- privacy (issue 6) ---------------------------------------------------------------
 
     /// Note that `found` (`schema.name`), read under `written`, was resolved from the catalog.
-    fn note_catalog_relation(&mut self, found: &str, written: &str) {
+    pub(crate) fn note_catalog_relation(&mut self, found: &str, written: &str) {
         let Some(relation) = self.catalog.relations.iter().find(|r| {
             let schema = if r.schema.is_empty() {
                 "main"
@@ -169,8 +135,8 @@ impl<'a> Walker<'a> {
             return;
         }
         self.last_relation_hides = true;
-        push_unique(&mut self.hiding_names, written.to_lowercase());
-        push_unique(&mut self.hiding_names, relation.name.to_lowercase());
+        push_unique(&mut self.hiding_names, written.to_ascii_lowercase());
+        push_unique(&mut self.hiding_names, relation.name.to_ascii_lowercase());
         push_unique(
             &mut self.hiding_relations,
             format!("{found} ({})", relation.columns.join(", ")),
@@ -178,7 +144,7 @@ impl<'a> Walker<'a> {
     }
 
     /// A column name that is hidden: refused exactly like a column that does not exist.
-    fn check_column_name(&self, ident: &Ident) -> Walk {
+    pub(crate) fn check_column_name(&self, ident: &Ident) -> Walk {
         if self.hidden_names.contains(&lower(ident)) {
             return Err(unknown_column(&ident.value));
         }
@@ -197,7 +163,7 @@ impl<'a> Walker<'a> {
 
     /// An expansion (`*`, `t.*`, `COLUMNS(...)`, a whole row) while a relation with hidden
     /// columns is in the statement.
-    fn check_expansion(&self, construct: &str) -> Walk {
+    pub(crate) fn check_expansion(&self, construct: &str) -> Walk {
         if self.hiding_relations.is_empty() {
             return Ok(());
         }
@@ -221,13 +187,7 @@ impl<'a> Walker<'a> {
         if !self.catalog.restricted {
             return Ok(());
         }
-        Err(policy_blocked(
-            construct,
-            format!(
-                "{construct} is not available on this server; list_tables, describe_table and search_schema show the schema."
-            ),
-            "Use list_tables, describe_table or search_schema.",
-        ))
+        Err(catalog_listing(construct))
     }
 
     /// `SUMMARIZE t` / `DESCRIBE t` of a relation with hidden columns.
@@ -258,6 +218,12 @@ impl<'a> Walker<'a> {
     // ----- queries -------------------------------------------------------------------------
 
     pub(crate) fn query(&mut self, query: &Query) -> Walk {
+        self.query_in(query, None)
+    }
+
+    /// A query; `recursive` names the CTE it is the body of, when that CTE is written in a
+    /// `WITH RECURSIVE` (see [`Walker::set_expr_in`]).
+    fn query_in(&mut self, query: &Query, recursive: Option<&str>) -> Walk {
         self.descend()?;
         let Query {
             with,
@@ -296,7 +262,7 @@ impl<'a> Walker<'a> {
         if let Some(with) = with {
             self.with(with)?;
         }
-        self.set_expr(body)?;
+        self.set_expr_in(body, recursive)?;
         if let Some(order_by) = order_by {
             self.order_by(order_by)?;
         }
@@ -334,33 +300,49 @@ impl<'a> Walker<'a> {
                 return Err(unsupported("CTE ... FROM", "remove the FROM after the CTE"));
             }
             let name = lower(&alias.name);
-            // A recursive CTE sees itself; a plain one only the CTEs before it (DuckDB would
-            // otherwise look its own name up in the catalog, or as a file).
-            if *recursive {
-                self.ctes.push(name);
-                self.query(query)?;
-            } else {
-                self.query(query)?;
-                self.ctes.push(name);
-            }
+            // A CTE is visible to the CTEs after it and to the query's body. Inside its own
+            // body its name means whatever it means outside (a catalog relation, an outer CTE,
+            // a file for DuckDB's replacement scans), so it is checked as such there; even
+            // under `WITH RECURSIVE`, DuckDB binds it to the CTE itself only in the recursive
+            // term of a UNION (see `set_expr_in`).
+            self.query_in(query, recursive.then_some(name.as_str()))?;
+            self.ctes.push(name);
         }
         Ok(())
     }
 
     fn set_expr(&mut self, body: &SetExpr) -> Walk {
+        self.set_expr_in(body, None)
+    }
+
+    /// A query body; `recursive` names the CTE it is the body of under `WITH RECURSIVE`.
+    fn set_expr_in(&mut self, body: &SetExpr, recursive: Option<&str>) -> Walk {
         self.descend()?;
         match body {
             SetExpr::Select(select) => self.select(select)?,
-            SetExpr::Query(query) => self.query(query)?,
+            // Parentheses around the body make no node of their own in DuckDB's grammar:
+            // `((anchor UNION ALL recursive))` is still a recursive CTE.
+            SetExpr::Query(query) => self.query_in(query, recursive)?,
             SetExpr::SetOperation {
                 left,
-                op: _,
-                set_quantifier: _,
+                op,
+                set_quantifier,
                 right,
-            } => {
-                self.set_expr(left)?;
-                self.set_expr(right)?;
-            }
+            } => match recursive.filter(|_| makes_recursive_cte(op, set_quantifier)) {
+                // DuckDB's RECURSIVE_CTE_NODE: the name is the CTE itself in the recursive
+                // (right) term only; in the anchor it is whatever it means outside.
+                Some(name) => {
+                    self.set_expr(left)?;
+                    let scope_mark = self.ctes.len();
+                    self.ctes.push(name.to_string());
+                    self.set_expr(right)?;
+                    self.ctes.truncate(scope_mark);
+                }
+                None => {
+                    self.set_expr(left)?;
+                    self.set_expr(right)?;
+                }
+            },
             SetExpr::Values(Values {
                 explicit_row: _,
                 value_keyword: _,
@@ -778,8 +760,43 @@ impl<'a> Walker<'a> {
                     "call the table function directly in FROM",
                 ));
             }
-            TableFactor::Pivot { .. } | TableFactor::Unpivot { .. } => {
-                return Err(pivot_refused());
+            TableFactor::Pivot {
+                table,
+                aggregate_functions,
+                value_column,
+                value_source,
+                default_on_null,
+                alias,
+            } => {
+                self.table_factor(table)?;
+                // Every column not pivoted becomes a grouping column, hidden ones included.
+                self.check_expansion("PIVOT")?;
+                self.exprs_with_aliases(aggregate_functions)?;
+                self.exprs(value_column)?;
+                match value_source {
+                    PivotValueSource::List(values) => self.exprs_with_aliases(values)?,
+                    // The values come from the data: DuckDB would run a query of its own first.
+                    PivotValueSource::Any(_) | PivotValueSource::Subquery(_) => {
+                        return Err(pivot_refused());
+                    }
+                }
+                self.opt_expr(default_on_null.as_ref())?;
+                self.table_alias(alias.as_ref())?;
+            }
+            TableFactor::Unpivot {
+                table,
+                // The names of the two new columns, not references.
+                value: _,
+                name: _,
+                columns,
+                null_inclusion: _,
+                alias,
+            } => {
+                self.table_factor(table)?;
+                // Every column not unpivoted is kept, hidden ones included.
+                self.check_expansion("UNPIVOT")?;
+                self.exprs_with_aliases(columns)?;
+                self.table_alias(alias.as_ref())?;
             }
             TableFactor::JsonTable { .. }
             | TableFactor::OpenJsonTable { .. }
@@ -851,25 +868,18 @@ impl<'a> Walker<'a> {
         if let Some(denial) = functions::denial(&called) {
             return Err(denied(&called, denial));
         }
-        if !functions::table_function_allowed(&called) {
-            return Err(policy_blocked(
-                &called,
-                format!(
-                    "{called}() is not an allowed table function; allowed: {}.",
-                    functions::allowed_table_function_list()
-                ),
-                "Select from the database's tables (see list_tables) or use an allowed table function.",
-            ));
-        }
-        if called.starts_with("duckdb_") || called.starts_with("pragma_") {
-            self.check_catalog_listing(&format!("{called}()"))?;
+        match functions::allowed_table_function(&called) {
+            None => return Err(table_function_not_allowed(&called)),
+            Some(RowSource::Catalog) => self.check_catalog_listing(&format!("{called}()"))?,
+            Some(RowSource::Arguments | RowSource::Constant) => {}
         }
         push_unique(&mut self.functions, called);
         self.function_args(args)
     }
 
-    /// A relation named in `FROM` (or `TABLE t`): a CTE in scope, a catalog table or view, or
-    /// one of DuckDB's catalog views. Never a file.
+    /// A relation named in `FROM` (or `TABLE t`, `DESCRIBE t`, `SHOW t`): a CTE in scope, a
+    /// catalog table or view (also as `db.t` or `db.schema.t`, `db` being the database's attach
+    /// name), or one of DuckDB's system views. Never a file.
     pub(crate) fn relation(&mut self, name: &ObjectName) -> Walk {
         let mut parts = Vec::with_capacity(name.0.len());
         for part in &name.0 {
@@ -896,9 +906,16 @@ impl<'a> Walker<'a> {
                     return Ok(());
                 }
                 if let Some(found) = self.catalog.find(None, &table.value) {
-                    self.note_catalog_relation(&found, &table.value);
-                    push_unique(&mut self.relations, found);
+                    self.read_catalog_relation(found, &table.value);
                     return Ok(());
+                }
+                if let Some(view) = functions::system_view(None, &table.value) {
+                    // Unqualified, DuckDB looks in `main`, then in `pg_catalog`.
+                    let schema = match functions::system_view(Some("main"), &table.value) {
+                        Some(_) => "main",
+                        None => "pg_catalog",
+                    };
+                    return self.system_view(view, &table.value, format!("{schema}.{table_name}"));
                 }
                 if functions::is_catalog_view(&table_name) {
                     self.check_catalog_listing(&table_name)?;
@@ -925,35 +942,81 @@ impl<'a> Walker<'a> {
             }
             [schema, table] => {
                 if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
-                    self.note_catalog_relation(&found, &table.value);
-                    push_unique(&mut self.relations, found);
+                    self.read_catalog_relation(found, &table.value);
+                    return Ok(());
+                }
+                // `db.t`: DuckDB tries `db` as a schema first, then as a catalog (its `main`).
+                if self.is_database(schema)
+                    && let Some(found) = self.catalog.find(None, &table.value)
+                {
+                    self.read_catalog_relation(found, &table.value);
                     return Ok(());
                 }
                 let schema_name = lower(schema);
                 let table_name = lower(table);
-                if schema_name == "information_schema" && !looks_like_path(&table.value) {
-                    self.check_catalog_listing(&format!("information_schema.{table_name}"))?;
-                    push_unique(
-                        &mut self.relations,
-                        format!("information_schema.{table_name}"),
-                    );
-                    return Ok(());
+                if let Some(view) = functions::system_view(Some(&schema.value), &table.value) {
+                    return self.system_view(view, &written, format!("{schema_name}.{table_name}"));
                 }
                 if schema_name == "main" && functions::is_catalog_view(&table_name) {
                     self.check_catalog_listing(&table_name)?;
                     push_unique(&mut self.relations, format!("main.{table_name}"));
                     return Ok(());
                 }
-                if looks_like_path(&schema.value) || looks_like_path(&table.value) {
+                if looks_like_path(&schema.value)
+                    || looks_like_path(&table.value)
+                    || names_a_data_file(&schema.value, &table.value)
+                {
                     return Err(file_relation(&written));
                 }
                 Err(unknown_relation(&written))
+            }
+            // Only the attached database's own relations may be named with a catalog: `system`,
+            // `temp` and `memory` hold DuckDB's views and the session's state.
+            [catalog, schema, table] if self.is_database(catalog) => {
+                match self.catalog.find(Some(&schema.value), &table.value) {
+                    Some(found) => {
+                        self.read_catalog_relation(found, &table.value);
+                        Ok(())
+                    }
+                    None if parts.iter().any(|p| looks_like_path(&p.value)) => {
+                        Err(file_relation(&written))
+                    }
+                    None => Err(unknown_relation(&written)),
+                }
             }
             _ => {
                 if parts.iter().any(|p| looks_like_path(&p.value)) {
                     return Err(file_relation(&written));
                 }
                 Err(unknown_relation(&written))
+            }
+        }
+    }
+
+    /// Whether `part` names the attached database (its catalog name, ASCII case-insensitive).
+    fn is_database(&self, part: &Ident) -> bool {
+        !self.catalog.database.is_empty() && part.value.eq_ignore_ascii_case(&self.catalog.database)
+    }
+
+    /// Record a catalog relation (`schema.name`) read under the name `written`.
+    fn read_catalog_relation(&mut self, found: String, written: &str) {
+        self.note_catalog_relation(&found, written);
+        push_unique(&mut self.relations, found);
+    }
+
+    /// One of DuckDB's system views, by the policy table: settings views are refused, catalog
+    /// listings are refused under privacy rules, `recorded` is what the statement reads.
+    fn system_view(&mut self, view: SystemView, written: &str, recorded: String) -> Walk {
+        match view {
+            SystemView::Denied(denial) => Err(denied(written, denial)),
+            SystemView::Catalog => {
+                self.check_catalog_listing(written)?;
+                push_unique(&mut self.relations, recorded);
+                Ok(())
+            }
+            SystemView::Constant => {
+                push_unique(&mut self.relations, recorded);
+                Ok(())
             }
         }
     }
@@ -1015,7 +1078,7 @@ impl<'a> Walker<'a> {
         }
         if called == "columns" || called == "unpack" {
             // COLUMNS(*), COLUMNS('regex'), COLUMNS(lambda) all pick columns by pattern.
-            self.check_expansion(&format!("{}(...)", called.to_uppercase()))?;
+            self.check_expansion(&format!("{}(...)", called.to_ascii_uppercase()))?;
         }
         if called.starts_with("duckdb_") || called.starts_with("pragma_") {
             self.check_catalog_listing(&format!("{called}()"))?;
@@ -1145,6 +1208,13 @@ impl<'a> Walker<'a> {
 
     fn exprs(&mut self, exprs: &[Expr]) -> Walk {
         for expr in exprs {
+            self.expr(expr)?;
+        }
+        Ok(())
+    }
+
+    fn exprs_with_aliases(&mut self, exprs: &[ExprWithAlias]) -> Walk {
+        for ExprWithAlias { expr, alias: _ } in exprs {
             self.expr(expr)?;
         }
         Ok(())
@@ -1490,12 +1560,15 @@ fn check_value(value: &Value) -> Walk {
     }
 }
 
-/// PIVOT / UNPIVOT, as statements or in FROM.
+/// A PIVOT whose values are not listed: DuckDB first runs a query of its own to find them,
+/// which makes the statement several.
 pub(crate) fn pivot_refused() -> Refusal {
     policy_blocked(
         "PIVOT",
-        "PIVOT and UNPIVOT are not supported: DuckDB can expand them into several statements."
+        "PIVOT without an IN list of values is not supported: DuckDB would first run a query of \
+         its own to find the values, which makes it several statements."
             .into(),
-        "Use conditional aggregation instead, e.g. sum(CASE WHEN k = 'a' THEN v END) ... GROUP BY.",
+        "List the values for each ON column: PIVOT t ON col IN ('a', 'b') USING sum(v), or in \
+         FROM: t PIVOT (sum(v) FOR col IN ('a', 'b')).",
     )
 }

@@ -98,6 +98,29 @@ pub fn exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_duckgate"))
 }
 
+/// The example program `name`, next to the binary (`target/release/examples/`). Cargo builds the
+/// examples for `cargo test`; a run of one test file alone builds it first.
+pub fn example(name: &str) -> PathBuf {
+    let path = exe()
+        .parent()
+        .expect("target/release")
+        .join("examples")
+        .join(name);
+    if !path.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--release", "--example", name])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("run cargo to build the example");
+        assert!(
+            status.success(),
+            "cargo build --example {name} failed: {status}"
+        );
+    }
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
 /// `duckgate serve --db DB extra…`, initialised. Server logs go to the test's stderr only when
 /// `DUCKGATE_TEST_LOGS` is set.
 pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {

@@ -1,21 +1,28 @@
-//! The worker's own privacy check (issue 6): DuckDB binds and plans the query, and the plan must
-//! read no hidden table, no hidden column and no catalog listing.
+//! The worker's check of DuckDB's bound plan, on every call: the query may read only the
+//! attached database's tables, through allowed table functions and operators DuckDB uses to
+//! shape rows. Under the operator's privacy rules it also may read no hidden table, no hidden
+//! column and no catalog listing.
 //!
-//! Why the bound plan is the right place. The validator reads the SQL *text*, and every way of
-//! reaching a column that text allows has to be foreseen there: an alias (`serial_number AS s`),
-//! an expression (`upper(serial_number)`), a filter that returns no column at all (`WHERE
-//! serial_number LIKE 'A%'`), a whole row packed into a struct (`SELECT d FROM devices d`,
-//! `to_json(d)`), star and `COLUMNS(*)` expansions, positional references (`#3`), CTEs,
-//! subqueries, joins, `SUMMARIZE`, and views stored in the database, whose text the validator
-//! never sees. DuckDB's binder resolves all of them to the same thing: a scan of a base table
-//! that reads named columns. So the physical plan (`EXPLAIN (FORMAT JSON)`) lists, per `SEQ_SCAN`,
-//! the table (`catalog.schema.name`) and every column it reads: `Projections` for columns it
-//! returns, `Filters` for columns read only to filter (pushed into the scan). Catalog listings
-//! (`duckdb_columns()`, `information_schema.*`, `SHOW TABLES`, `pragma_table_info`, …) show up
-//! as table-function operators named after the function. This check does not need to know how
-//! the query got there.
+//! Why the plan. The walks of the SQL (the parent's of sqlparser's tree, the worker's of
+//! DuckDB's, `validate::tree`) see names; DuckDB's binder decides what they mean. A name can be
+//! a CTE, a table, a view stored in the database whose text no walk sees, one of DuckDB's
+//! system views (`pg_settings` is a view over `duckdb_settings()`), or a file (a replacement
+//! scan). The physical plan (`EXPLAIN (FORMAT JSON)`) is what will run, with all of that
+//! resolved: a scan of a stored table is a `SEQ_SCAN` naming `catalog.schema.table` and, in
+//! `Projections` and `Filters`, every column it reads; every table function is an operator
+//! named after its function (`RANGE`, `DUCKDB_COLUMNS`, `READ_CSV`), or an `INOUT_FUNCTION`
+//! that names it in `Name`. So this check needs to know neither how the query got there nor
+//! what any view holds.
 //!
-//! Three details make the plan trustworthy:
+//! The rules, each failing closed:
+//! - every node is a row-shaping operator ([`ROW_OPERATORS`], DuckDB's own names), a
+//!   `SEQ_SCAN` of the attached database, or a table function on the allowlist of
+//!   `validate::functions` (the one table the parent's walk and DuckDB-tree walk read too);
+//!   anything else — a file reader, `DUCKDB_SETTINGS`, an operator DuckDB adds in a later
+//!   version — is refused, naming it;
+//! - a plan of an unexpected shape, or a node without its name or details, is refused.
+//!
+//! Under privacy rules, three more details make the plan trustworthy:
 //! - **Data-independent.** DuckDB's statistics propagation prunes scans and filters from the plan
 //!   when a column's min/max or null statistics prove a filter always false or always true
 //!   (measured: `count(*) … WHERE serial_number LIKE 'A%'` planned as `EMPTY_RESULT`, no scan).
@@ -24,14 +31,11 @@
 //!   configuration is locked) for the check and for the query alike: the plan checked is the
 //!   plan that runs, and what it reads depends on the SQL only. (With the whole optimizer off,
 //!   DuckDB 2.0 prints no projections for a scan at all, so that is not an option.)
-//! - **Fail closed.** Operators are an allowlist: a plan node that is neither a table scan nor a
-//!   known row-shaping operator nor a table function that computes from its arguments only is
-//!   refused, as is a scan whose table cannot be read, a plan of an unexpected shape, or an
-//!   unknown catalog.
+//! - **No catalog listing** and every refusal is the same [`PLAN_REFUSAL`], naming nothing.
 //! - **What the plan cannot show.** `DESCRIBE` is answered by the binder (the plan is a bare
-//!   `COLUMN_DATA_SCAN`), so it is refused from DuckDB's own syntax tree (`json_serialize_sql`)
-//!   instead. Binder errors can name columns (`column "x" must appear in the GROUP BY clause`),
-//!   so an error that names a hidden object becomes the same refusal.
+//!   `COLUMN_DATA_SCAN`), so it is refused from DuckDB's own syntax tree (`validate::tree`
+//!   reports it). Binder errors can name columns (`column "x" must appear in the GROUP BY
+//!   clause`), so an error that names a hidden object becomes the same refusal.
 //!
 //! What it does not cover: a query may still *name* a hidden column without reading it
 //! (`typeof(serial_number)`, `LIMIT 0`), and a binder error differs from a refusal, so with the
@@ -48,6 +52,9 @@ use super::statement;
 use crate::error::ErrorKind;
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 use crate::protocol::WorkerError;
+use crate::validate::functions::{self, RowSource};
+use crate::validate::refusals;
+use crate::validate::tree::{self, TreeFacts};
 
 /// The optimizer that makes plans depend on column statistics; off under privacy rules.
 pub(crate) const DATA_DEPENDENT_OPTIMIZERS: &str = "statistics_propagation";
@@ -55,8 +62,13 @@ pub(crate) const DATA_DEPENDENT_OPTIMIZERS: &str = "statistics_propagation";
 /// The operator DuckDB names a scan of a stored table (sequential and index scans alike).
 const TABLE_SCAN: &str = "SEQ_SCAN";
 
+/// A lateral table function (`FROM t, json_each(t.j)`); its function is in `Name`.
+const INOUT_FUNCTION: &str = "INOUT_FUNCTION";
+
 /// Operators that read nothing themselves: they shape their children's rows, or produce
-/// constants the query wrote (`VALUES`, `SELECT 1`).
+/// constants the query wrote (`VALUES`, `SELECT 1`). DuckDB 2.0's names
+/// (`PhysicalOperatorToString`); writes, `COPY`, `ATTACH`, `PRAGMA`, `SET`, `LOAD`, … are not
+/// here and so are refused.
 const ROW_OPERATORS: &[&str] = &[
     "PROJECTION",
     "FILTER",
@@ -103,164 +115,243 @@ const ROW_OPERATORS: &[&str] = &[
     "PIVOT",
 ];
 
-/// Table functions whose rows come from their arguments alone (plan names, upper case). Every
-/// other table function, the catalog listings first of all, is refused under privacy rules.
-const ARGUMENT_ONLY_TABLE_FUNCTIONS: &[&str] = &[
-    "RANGE",
-    "GENERATE_SERIES",
-    "UNNEST",
-    "JSON_EACH",
-    "JSON_TREE",
-    "DUCKDB_KEYWORDS",
-];
-
 /// `extra_info` keys of a table scan that name the table or carry no column names.
-const SCAN_KEYS_WITHOUT_COLUMNS: &[&str] = &["Table", "Type", "Estimated Cardinality"];
+const SCAN_KEYS_WITHOUT_COLUMNS: &[&str] = &["Table", "Type", "Estimated Cardinality", "Function"];
 
-/// The refusal; it names nothing and says what to do instead.
-pub(crate) fn refusal() -> WorkerError {
+/// The privacy refusal; it names nothing and says what to do instead.
+pub(crate) fn privacy_refusal() -> WorkerError {
     worker_error(ErrorKind::PolicyBlocked, PLAN_REFUSAL)
 }
 
-/// Refuse `sql` unless DuckDB's plan for it reads nothing `policy` hides. `conn` has the
-/// database attached as `alias` and statistics propagation off ([`DATA_DEPENDENT_OPTIMIZERS`]).
+/// What the plan check enforces beyond the base rules.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PlanRules<'a> {
+    /// The catalog name of the attached database.
+    pub(crate) alias: &'a str,
+    /// The operator's privacy rules, when there are any. `conn` then has statistics
+    /// propagation off ([`DATA_DEPENDENT_OPTIMIZERS`]).
+    pub(crate) privacy: Option<&'a PrivacyPolicy>,
+}
+
+/// Why a plan is refused, before it becomes an error: under privacy rules every reason becomes
+/// the one [`PLAN_REFUSAL`].
+enum Refused {
+    /// A reason worth telling the agent (the refusal the parent would give).
+    Because(WorkerError),
+    /// The plan has a shape this check does not know.
+    Unknown(String),
+}
+
+impl Refused {
+    fn into_error(self, rules: &PlanRules<'_>) -> WorkerError {
+        if rules.privacy.is_some() {
+            return privacy_refusal();
+        }
+        match self {
+            Refused::Because(error) => error,
+            Refused::Unknown(what) => WorkerError {
+                kind: ErrorKind::PolicyBlocked,
+                message: format!(
+                    "DuckDB's plan for this query uses {what}, which duckgate does not allow, so \
+                     it was not run."
+                ),
+                construct: Some(what),
+                suggestion: Some(
+                    "Query the database's tables with plain SELECTs (see list_tables).".into(),
+                ),
+            },
+        }
+    }
+}
+
+/// Refuse `sql` unless DuckDB's plan for it passes `rules` (see the module documentation).
+/// `conn` has the database attached as `rules.alias`.
 ///
-/// `sql` may be `EXPLAIN [ANALYZE] <query>`: the query is what gets checked. DuckDB's parser
-/// must see exactly one `SELECT` (the same rule as the statement check, enforced here too
-/// because the plan is only meaningful for one statement).
-///
-/// `tree` is DuckDB's syntax tree of that query when the statement check already made it.
+/// `sql` may be `EXPLAIN [ANALYZE] <query>`: the query is what gets checked. `facts` is what
+/// the worker's walk of DuckDB's syntax tree found, when it ran (not under the test bypass).
 pub(crate) fn check(
     conn: &Connection,
-    alias: &str,
-    policy: &PrivacyPolicy,
+    rules: &PlanRules<'_>,
     sql: &str,
-    tree: Option<Json>,
+    facts: Option<TreeFacts>,
 ) -> Result<(), WorkerError> {
     let query = statement::strip_explain(sql).unwrap_or(sql);
-    let tree = match tree {
-        Some(tree) => tree,
-        None => statement::parse_single_select(conn, query)?,
+    // The EXPLAIN below must wrap exactly one SELECT: the duckdb crate runs every statement but
+    // the last of a text it prepares. The walk established that; without it (test bypass) this
+    // check asks DuckDB's parser itself, so it holds on its own.
+    let facts = match facts {
+        Some(facts) => facts,
+        None => tree::facts(&statement::parse_single_select(conn, query)?),
     };
-    if describes_something(&tree) {
-        return Err(refusal());
+    if rules.privacy.is_some() && facts.describes {
+        return Err(privacy_refusal());
     }
     let plan = match physical_plan(conn, query) {
         Ok(plan) => plan,
-        Err(error) => return Err(scrubbed(conn, alias, policy, error)),
+        Err(PlanError::DuckDb(explain_error)) => {
+            // DuckDB's message quotes the statement with a caret under the fault: the agent
+            // should see its own SQL there, not this check's EXPLAIN around it. Preparing the
+            // query binds and plans it without running it; it must fail the same way, and if it
+            // does not, this check does not know why, so it refuses.
+            let error = match conn.prepare(query) {
+                Err(own) => query_error(&own),
+                Ok(_) => {
+                    return Err(Refused::Unknown(format!(
+                        "a plan DuckDB could not show ({})",
+                        explain_error.message.lines().next().unwrap_or_default()
+                    ))
+                    .into_error(rules));
+                }
+            };
+            return Err(match rules.privacy {
+                Some(policy) => scrubbed(conn, rules.alias, policy, error),
+                None => error,
+            });
+        }
+        Err(PlanError::Shape(what)) => return Err(Refused::Unknown(what).into_error(rules)),
     };
-    let mut columns = CatalogColumns::new(conn, alias);
-    match check_nodes(&plan, alias, policy, &mut columns)? {
-        Verdict::Allowed => Ok(()),
-        Verdict::Refused => Err(refusal()),
+    let mut columns = CatalogColumns::new(conn, rules.alias);
+    let shown_tables =
+        check_nodes(&plan, rules, &mut columns).map_err(|refused| refused.into_error(rules))?;
+    // `SHOW <name>` of a table plans as PRAGMA_SHOW; of a setting (`SHOW threads`), DuckDB's
+    // binder answers with the setting's value and the plan shows only that constant.
+    if shown_tables < facts.shows_by_name {
+        let refused = match functions::denial("current_setting") {
+            Some(denial) => Refused::Because(refusals::denied("SHOW <setting>", denial).into()),
+            None => Refused::Unknown("SHOW of a setting".into()),
+        };
+        return Err(refused.into_error(rules));
     }
+    Ok(())
 }
 
-/// Whether DuckDB's syntax tree holds a `DESCRIBE`/`SHOW <name>`: the binder answers those
-/// itself, so the plan shows only a `COLUMN_DATA_SCAN` of the answer. `SUMMARIZE` is a
-/// `SHOW_REF` too, but it is planned as a scan of every column and checked like one.
-fn describes_something(tree: &Json) -> bool {
-    match tree {
-        Json::Object(map) => {
-            let show = map.get("type").and_then(Json::as_str) == Some("SHOW_REF")
-                && map.get("show_type").and_then(Json::as_str) != Some("SUMMARY");
-            show || map.values().any(describes_something)
-        }
-        Json::Array(items) => items.iter().any(describes_something),
-        _ => false,
-    }
+enum PlanError {
+    /// DuckDB could not plan the query: its own error, as running it would give.
+    DuckDb(WorkerError),
+    /// DuckDB planned it, but the plan is not the one JSON tree this check reads.
+    Shape(String),
 }
 
 /// DuckDB's physical plan for `query`: the parsed `physical_plan` array.
-fn physical_plan(conn: &Connection, query: &str) -> Result<Json, WorkerError> {
+fn physical_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
     let explain = format!("EXPLAIN (FORMAT JSON) {query}");
-    let mut stmt = conn.prepare(&explain).map_err(|e| query_error(&e))?;
+    let mut stmt = conn
+        .prepare(&explain)
+        .map_err(|e| PlanError::DuckDb(query_error(&e)))?;
     let rows: Vec<(String, String)> = stmt
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
         .and_then(|rows| rows.collect())
-        .map_err(|e| query_error(&e))?;
+        .map_err(|e| PlanError::DuckDb(query_error(&e)))?;
     // Exactly one physical plan, as JSON: anything else is a shape this check does not know.
     let [(key, value)] = rows.as_slice() else {
-        return Err(refusal());
+        return Err(PlanError::Shape(format!("{} plans", rows.len())));
     };
     if key != "physical_plan" {
-        return Err(refusal());
+        return Err(PlanError::Shape(format!("a plan of kind {key}")));
     }
-    match serde_json::from_str::<Json>(value) {
+    let mut reader = serde_json::Deserializer::from_str(value);
+    // A plan nests as deep as the query's expressions do; the worker's threads have the stack
+    // for it (the checker's is large, see `checker`).
+    reader.disable_recursion_limit();
+    match serde::Deserialize::deserialize(&mut reader) {
         Ok(plan @ Json::Array(_)) => Ok(plan),
-        _ => Err(refusal()),
+        _ => Err(PlanError::Shape("a plan that is not a JSON list".into())),
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verdict {
-    Allowed,
-    Refused,
-}
+/// The operator `SHOW <table>` plans as (the table's columns).
+const SHOW_TABLE: &str = "PRAGMA_SHOW";
 
-/// Walk the plan; every node must be understood and allowed.
+/// Walk the plan; every node must be understood and allowed. Returns how many `SHOW <table>`
+/// operators it holds.
 fn check_nodes(
     plan: &Json,
-    alias: &str,
-    policy: &PrivacyPolicy,
+    rules: &PlanRules<'_>,
     columns: &mut CatalogColumns<'_>,
-) -> Result<Verdict, WorkerError> {
+) -> Result<u32, Refused> {
+    let mut shown_tables = 0;
     let Json::Array(nodes) = plan else {
-        return Ok(Verdict::Refused);
+        return Err(Refused::Unknown("a plan that is not a list".into()));
     };
     // An explicit stack: a deep plan cannot overflow the worker's stack.
     let mut stack: Vec<&Json> = nodes.iter().collect();
     while let Some(node) = stack.pop() {
         let Some(name) = node.get("name").and_then(Json::as_str) else {
-            return Ok(Verdict::Refused);
+            return Err(Refused::Unknown("an operator without a name".into()));
         };
         let (Some(Json::Array(children)), Some(Json::Object(extra))) =
             (node.get("children"), node.get("extra_info"))
         else {
-            return Ok(Verdict::Refused);
+            return Err(Refused::Unknown(format!(
+                "an operator {name} without details"
+            )));
         };
         let name = name.trim();
-        let verdict = if name == TABLE_SCAN {
-            check_scan(extra, alias, policy, columns)?
+        if name == TABLE_SCAN {
+            check_scan(extra, rules, columns)?;
         } else if extra.contains_key("Table") {
             // Something that names a table but is not the scan this check knows.
-            Verdict::Refused
-        } else if ROW_OPERATORS.contains(&name) || ARGUMENT_ONLY_TABLE_FUNCTIONS.contains(&name) {
-            Verdict::Allowed
+            return Err(Refused::Unknown(format!("the operator {name}")));
+        } else if ROW_OPERATORS.contains(&name) {
+        } else if name == INOUT_FUNCTION {
+            let called = extra.get("Name").and_then(Json::as_str).unwrap_or_default();
+            table_function(called, rules)?;
         } else {
-            Verdict::Refused
-        };
-        if verdict == Verdict::Refused {
-            return Ok(Verdict::Refused);
+            table_function(name, rules)?;
+            if name == SHOW_TABLE {
+                shown_tables += 1;
+            }
         }
         stack.extend(children.iter());
     }
-    Ok(Verdict::Allowed)
+    Ok(shown_tables)
 }
 
-/// One `SEQ_SCAN`: the table must be in the attached database and not hidden, and no hidden
-/// column of it may appear in what the scan reads.
+/// A table-function operator (named after its function, in upper case).
+fn table_function(operator: &str, rules: &PlanRules<'_>) -> Result<(), Refused> {
+    let called = operator.to_ascii_lowercase();
+    match functions::plan_table_function(operator) {
+        Some(RowSource::Catalog) if rules.privacy.is_some() => Err(Refused::Because(
+            refusals::catalog_listing(&format!("{called}()")).into(),
+        )),
+        Some(RowSource::Arguments | RowSource::Catalog | RowSource::Constant) => Ok(()),
+        None if called.is_empty() => Err(Refused::Unknown("an unnamed table function".into())),
+        None => Err(Refused::Because(match functions::denial(&called) {
+            Some(denial) => refusals::denied(&called, denial).into(),
+            None => refusals::table_function_not_allowed(&called).into(),
+        })),
+    }
+}
+
+/// One `SEQ_SCAN`: the table must be in the attached database; under privacy rules it must not
+/// be hidden, and no hidden column of it may appear in what the scan reads.
 fn check_scan(
     extra: &serde_json::Map<String, Json>,
-    alias: &str,
-    policy: &PrivacyPolicy,
+    rules: &PlanRules<'_>,
     columns: &mut CatalogColumns<'_>,
-) -> Result<Verdict, WorkerError> {
+) -> Result<(), Refused> {
     let Some(table) = extra.get("Table").and_then(Json::as_str) else {
-        return Ok(Verdict::Refused);
+        return Err(Refused::Unknown("a table scan without its table".into()));
     };
     let Some(parts) = split_qualified(table) else {
-        return Ok(Verdict::Refused);
+        return Err(Refused::Unknown(format!("a scan of {table}")));
     };
     // DuckDB prints scans of an attached database's tables as `catalog.schema.name`.
     let [catalog, schema, name] = parts.as_slice() else {
-        return Ok(Verdict::Refused);
+        return Err(Refused::Unknown(format!("a scan of {table}")));
     };
-    if !catalog.eq_ignore_ascii_case(alias) || policy.hides_table(schema, name) {
-        return Ok(Verdict::Refused);
+    if !catalog.eq_ignore_ascii_case(rules.alias) {
+        return Err(Refused::Because(refusals::unknown_relation(table).into()));
+    }
+    let Some(policy) = rules.privacy else {
+        return Ok(());
+    };
+    if policy.hides_table(schema, name) {
+        return Err(Refused::Unknown(format!("a scan of {table}")));
     }
     let hidden: Vec<String> = columns
-        .of(schema, name)?
+        .of(schema, name)
+        .map_err(Refused::Because)?
         .iter()
         .filter(|c| policy.hides_column(schema, name, c))
         .map(|c| c.to_lowercase())
@@ -270,7 +361,7 @@ fn check_scan(
             continue;
         }
         let Some(text) = info_text(value) else {
-            return Ok(Verdict::Refused);
+            return Err(Refused::Unknown(format!("a scan detail {key}")));
         };
         let text = text.to_lowercase();
         let reads_hidden = if key == "Projections" {
@@ -280,15 +371,15 @@ fn check_scan(
             hidden.iter().any(|h| mentions(&text, h))
         };
         if reads_hidden {
-            return Ok(Verdict::Refused);
+            return Err(Refused::Unknown(format!("a scan of {table}")));
         }
     }
     // A table scan always lists its projections (it supports projection pushdown); without
     // them this check could not see what the scan reads.
     if !extra.contains_key("Projections") {
-        return Ok(Verdict::Refused);
+        return Err(Refused::Unknown(format!("a scan of {table}")));
     }
-    Ok(Verdict::Allowed)
+    Ok(())
 }
 
 /// An `extra_info` value as one text: DuckDB splits a value at line breaks into an array.
@@ -454,7 +545,7 @@ fn scrubbed(
     let message = error.message.to_lowercase();
     match hidden_names(conn, alias, policy) {
         Ok(names) if !names.iter().any(|n| mentions(&message, n)) => error,
-        _ => refusal(),
+        _ => privacy_refusal(),
     }
 }
 
@@ -500,6 +591,7 @@ mod tests {
         let config = EngineConfig {
             memory_limit: "1GB".into(),
             threads: 2,
+            time_zone: "UTC".into(),
             harden: true,
             full_warm_up: true,
         };
@@ -552,7 +644,7 @@ mod tests {
             "SELECT * EXCLUDE (device_id) FROM devices GROUP BY model",
         ];
         for sql in refused {
-            let error = engine.check_privacy(sql).expect_err(sql);
+            let error = engine.check_plan(sql).expect_err(sql);
             assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
             assert_eq!(error.message, PLAN_REFUSAL, "{sql}");
         }
@@ -571,7 +663,7 @@ mod tests {
             "SELECT model FROM devices WHERE device_id IN (SELECT device_id FROM readings)",
         ];
         for sql in allowed {
-            assert_eq!(engine.check_privacy(sql), Ok(()), "{sql}");
+            assert_eq!(engine.check_plan(sql), Ok(()), "{sql}");
         }
         // The checked plan is the plan that runs.
         let rows = engine
@@ -583,20 +675,18 @@ mod tests {
     #[test]
     fn errors_are_duckdbs_unless_they_name_something_hidden() {
         let (_dir, mut engine) = engine("errors");
-        let syntax = engine.check_privacy("SELECT FROM WHERE").unwrap_err();
+        let syntax = engine.check_plan("SELECT FROM WHERE").unwrap_err();
         assert_eq!(syntax.kind, ErrorKind::SyntaxError);
-        let unknown = engine
-            .check_privacy("SELECT nope FROM devices")
-            .unwrap_err();
+        let unknown = engine.check_plan("SELECT nope FROM devices").unwrap_err();
         assert_eq!(unknown.kind, ErrorKind::UnknownName);
-        let several = engine.check_privacy("SELECT 1; SELECT 2").unwrap_err();
+        let several = engine.check_plan("SELECT 1; SELECT 2").unwrap_err();
         assert_eq!(several.kind, ErrorKind::MultipleStatements);
-        let write = engine.check_privacy("DELETE FROM devices").unwrap_err();
+        let write = engine.check_plan("DELETE FROM devices").unwrap_err();
         assert_eq!(write.kind, ErrorKind::PolicyBlocked);
         // Names a visible column (a hidden `id` of the hidden table does not count inside
         // `device_id`): DuckDB's own words.
         let grouped = engine
-            .check_privacy("SELECT * FROM devices GROUP BY model")
+            .check_plan("SELECT * FROM devices GROUP BY model")
             .unwrap_err();
         assert_eq!(grouped.kind, ErrorKind::DatabaseError, "{grouped:?}");
         assert!(grouped.message.contains("device_id"), "{grouped:?}");
@@ -632,16 +722,5 @@ mod tests {
         assert!(!projects("", "serial_number"));
         // A column whose own name holds a line break is still found.
         assert!(projects("a\nodd\nname\nb", "odd\nname"));
-    }
-
-    #[test]
-    fn describe_and_show_are_found_anywhere_in_the_tree_but_summarize_is_left_to_the_plan() {
-        let describe = json!({"statements": [{"node": {"from_table": {"type": "SUBQUERY",
-            "subquery": {"from_table": {"type": "SHOW_REF", "show_type": "DESCRIBE"}}}}}]});
-        assert!(describes_something(&describe));
-        let summarize = json!({"from_table": {"type": "SHOW_REF", "show_type": "SUMMARY"}});
-        assert!(!describes_something(&summarize));
-        let plain = json!({"from_table": {"type": "BASE_TABLE", "table_name": "SHOW_REF"}});
-        assert!(!describes_something(&plain));
     }
 }

@@ -1,0 +1,110 @@
+//! The refusals both walks give: the parent's walk of sqlparser's tree ([`super::walk`]) and the
+//! worker's walk of DuckDB's own tree ([`super::tree`]). One wording for each refusal, so an
+//! agent meets the same message and next step whichever layer stopped its query.
+
+use super::Refusal;
+use super::functions::{self, Denial};
+use crate::error::ErrorKind;
+
+/// A `policy_blocked` refusal of `construct`.
+pub(crate) fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::PolicyBlocked,
+        message,
+        construct: construct.into(),
+        suggestion: suggestion.into(),
+    }
+}
+
+/// A construct duckgate does not accept (mostly other dialects' syntax).
+pub(crate) fn unsupported(construct: &str, instead: &str) -> Refusal {
+    policy_blocked(
+        construct,
+        format!("{construct} is not supported by duckgate; {instead}."),
+        &capitalized(instead),
+    )
+}
+
+/// `text` with a capital first letter and a full stop.
+pub(crate) fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
+        None => String::new(),
+    }
+}
+
+/// A function (or system view) refused by the policy table, with its reason.
+pub(crate) fn denied(name: &str, denial: Denial) -> Refusal {
+    policy_blocked(
+        name,
+        format!("{name} {}; {}.", denial.reason, denial.instead),
+        &capitalized(denial.instead),
+    )
+}
+
+/// A relation written as a file or URL.
+pub(crate) fn file_relation(name: &str) -> Refusal {
+    policy_blocked(
+        name,
+        format!(
+            "'{name}' names a file or URL, not a table: duckgate reads only the database's own tables."
+        ),
+        "Query the database's tables instead (see list_tables).",
+    )
+}
+
+/// A relation that is not in the database (and equally one the operator hides).
+pub(crate) fn unknown_relation(name: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::UnknownName,
+        message: format!("Table or view {name} does not exist in this database."),
+        construct: name.into(),
+        suggestion: "Check the name with list_tables.".into(),
+    }
+}
+
+/// A table function that is not on the allowlist.
+pub(crate) fn table_function_not_allowed(called: &str) -> Refusal {
+    policy_blocked(
+        called,
+        format!(
+            "{called}() is not an allowed table function; allowed: {}.",
+            functions::allowed_table_function_list()
+        ),
+        "Select from the database's tables (see list_tables) or use an allowed table function.",
+    )
+}
+
+/// A catalog listing (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) while a
+/// privacy rule hides names it would show.
+pub(crate) fn catalog_listing(construct: &str) -> Refusal {
+    policy_blocked(
+        construct,
+        format!(
+            "{construct} is not available on this server; list_tables, describe_table and search_schema show the schema."
+        ),
+        "Use list_tables, describe_table or search_schema.",
+    )
+}
+
+/// Whether a relation name can only be a file or URL (DuckDB's replacement scans read those).
+pub(crate) fn looks_like_path(name: &str) -> bool {
+    name.contains(['/', '\\', '.', ':', '*', '?', '~']) || name.is_empty()
+}
+
+/// File extensions DuckDB's replacement scans read. An unquoted `data.csv` is a two-part name
+/// to a parser, and DuckDB tries it as the file `data.csv` when no such table exists.
+const DATA_FILE_EXTENSIONS: &[&str] = &[
+    "csv", "tsv", "tbl", "txt", "text", "parquet", "json", "jsonl", "ndjson", "arrow", "ipc",
+    "feather", "avro", "orc", "xlsx", "xls", "blob", "gz", "gzip", "zst", "zstd", "bz2", "xz",
+    "lz4",
+];
+
+/// Whether the two-part name `schema.table` (with no such table) is a file DuckDB would read.
+pub(crate) fn names_a_data_file(schema: &str, table: &str) -> bool {
+    !schema.is_empty()
+        && DATA_FILE_EXTENSIONS
+            .iter()
+            .any(|extension| table.eq_ignore_ascii_case(extension))
+}

@@ -1,0 +1,708 @@
+//! The worker's walk of DuckDB's own parse tree: the policy of the parent's validator, applied
+//! to what DuckDB's parser made of the SQL, not to what sqlparser made of it.
+//!
+//! The worker asks DuckDB for its syntax tree of the query (`json_serialize_sql`, the very
+//! parser that will run it) and hands it here. This module is pure, like the rest of
+//! `validate`: no DuckDB, no I/O, so it is fuzzed on its own (fuzz/). It decides with the same
+//! tables as the parent's walk ([`super::functions`]):
+//! - exactly one statement, and `json_serialize_sql` serializes `SELECT` statements only (DuckDB
+//!   turns `DESCRIBE`, `SHOW`, `SUMMARIZE`, `PIVOT`, `FROM t` and `VALUES` into them);
+//! - every function called anywhere (scalar, aggregate, window, table) is checked against the
+//!   denylist, and every table function in `FROM` against the allowlist;
+//! - every relation named in `FROM` that is not a CTE in scope: never a file or URL, never a
+//!   catalog other than the attached database, and DuckDB's system views by the policy table
+//!   (`pg_settings` is refused like `duckdb_settings()`); catalog listings are refused while a
+//!   privacy rule hides names.
+//!
+//! CTE scoping follows DuckDB 2.0, not the SQL standard: a CTE is visible to the query it
+//! belongs to and to the CTEs written after it; its own name is visible inside its body only in
+//! the recursive term of a `WITH RECURSIVE` whose body is a `UNION` (DuckDB's
+//! `RECURSIVE_CTE_NODE`). Anywhere else `x` inside `x`'s body is whatever `x` means outside, so
+//! it is checked as a relation. Names compare with ASCII case folding only, as DuckDB's do.
+//!
+//! What it leaves to the plan check: whether a plain name is a table of the attached database
+//! (the binder resolves it; a scan must then be of that database, see the worker's plan check).
+//! Any shape this walk does not know is refused (fail closed), so a DuckDB upgrade that changes
+//! the tree stops queries instead of letting them through.
+
+use serde_json::{Map, Value as Json};
+
+use super::Refusal;
+use super::functions::{self, RowSource, SystemView};
+use super::refusals::{
+    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file,
+    table_function_not_allowed, unknown_relation, unsupported,
+};
+use crate::error::{ErrorKind, messages};
+
+/// What the walk needs to know about where it runs.
+#[derive(Debug, Clone, Copy)]
+pub struct TreeRules<'a> {
+    /// The catalog name the database is attached as (`db.main.t` names it).
+    pub database: &'a str,
+    /// A privacy rule hides some names: catalog listings are refused.
+    pub restricted: bool,
+}
+
+/// What the walk found out about an accepted query.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TreeFacts {
+    /// It holds a `DESCRIBE` or `SHOW <name>`: DuckDB's binder answers those itself, so its
+    /// plan shows no scan of what they describe (the privacy check refuses them).
+    pub describes: bool,
+    /// How many `SHOW <name>` it holds. DuckDB decides by the name whether that lists a
+    /// table's columns or reads a setting (`SHOW threads`); only its plan tells them apart, so
+    /// the plan check demands one `PRAGMA_SHOW` (a table's columns) for each.
+    pub shows_by_name: u32,
+}
+
+/// Check DuckDB's syntax tree of one query (the whole `json_serialize_sql` object).
+pub fn check_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
+    if tree.get("error").and_then(Json::as_bool) != Some(false) {
+        return Err(unexpected("the serialized statement is an error"));
+    }
+    let statements = tree
+        .get("statements")
+        .and_then(Json::as_array)
+        .ok_or_else(|| unexpected("no statement list"))?;
+    let statement = match statements.as_slice() {
+        [one] => one,
+        [] => {
+            return Err(Refusal {
+                kind: ErrorKind::SyntaxError,
+                message: "The SQL is empty.".into(),
+                construct: String::new(),
+                suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
+            });
+        }
+        _ => {
+            return Err(Refusal {
+                kind: ErrorKind::MultipleStatements,
+                message: messages::MULTIPLE_STATEMENTS.into(),
+                construct: ";".into(),
+                suggestion: "Send one statement per call.".into(),
+            });
+        }
+    };
+    let node = statement
+        .get("node")
+        .ok_or_else(|| unexpected("a statement without a query node"))?;
+    let mut walk = Walk {
+        rules,
+        scopes: vec![Scope {
+            parent: None,
+            name: None,
+        }],
+        facts: TreeFacts::default(),
+    };
+    walk.run(node)?;
+    Ok(walk.facts)
+}
+
+/// The [`TreeFacts`] of DuckDB's syntax tree without judging it, for when the walk itself was
+/// switched off (the plan check still needs them).
+pub fn facts(tree: &Json) -> TreeFacts {
+    let mut facts = TreeFacts::default();
+    let mut stack = vec![tree];
+    while let Some(value) = stack.pop() {
+        match value {
+            Json::Object(map) => {
+                if map.get("type").and_then(Json::as_str) == Some("SHOW_REF") {
+                    match map.get("show_type").and_then(Json::as_str) {
+                        Some("DESCRIBE") => facts.describes = true,
+                        Some("SHOW") => {
+                            facts.describes = true;
+                            let qualified = ["catalog_name", "schema_name"].iter().any(|key| {
+                                map.get(*key)
+                                    .and_then(Json::as_str)
+                                    .is_some_and(|p| !p.is_empty())
+                            });
+                            if !qualified {
+                                facts.shows_by_name += 1;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                stack.extend(map.values());
+            }
+            Json::Array(items) => stack.extend(items),
+            Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => {}
+        }
+    }
+    facts
+}
+
+/// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
+fn unexpected(what: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::InternalError,
+        message: format!(
+            "DuckDB's syntax tree of this query has a shape duckgate does not know ({what}), so \
+             it was not run."
+        ),
+        construct: what.into(),
+        suggestion: "Rewrite the query more plainly; if it is an ordinary query, report it.".into(),
+    }
+}
+
+/// One CTE name in scope; scopes form chains towards the root.
+struct Scope {
+    parent: Option<usize>,
+    name: Option<String>,
+}
+
+struct Walk<'r, 'a> {
+    rules: &'r TreeRules<'a>,
+    /// An arena of scope chains; index 0 is the empty root scope.
+    scopes: Vec<Scope>,
+    facts: TreeFacts,
+}
+
+impl Walk<'_, '_> {
+    fn push_scope(&mut self, parent: usize, name: &str) -> usize {
+        self.scopes.push(Scope {
+            parent: Some(parent),
+            name: Some(name.to_ascii_lowercase()),
+        });
+        self.scopes.len() - 1
+    }
+
+    fn in_scope(&self, mut scope: usize, name: &str) -> bool {
+        loop {
+            let entry = &self.scopes[scope];
+            if entry
+                .name
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            {
+                return true;
+            }
+            match entry.parent {
+                Some(parent) => scope = parent,
+                None => return false,
+            }
+        }
+    }
+
+    /// Visit every value of the tree once, with the CTE scope it is in. An explicit stack: a
+    /// long operator chain nests thousands of levels deep.
+    fn run(&mut self, root: &Json) -> Result<(), Refusal> {
+        let mut stack: Vec<(&Json, usize)> = vec![(root, 0)];
+        while let Some((value, scope)) = stack.pop() {
+            match value {
+                Json::Array(items) => stack.extend(items.iter().map(|item| (item, scope))),
+                Json::Object(map) => self.object(map, scope, &mut stack)?,
+                Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn object<'j>(
+        &mut self,
+        map: &'j Map<String, Json>,
+        scope: usize,
+        stack: &mut Vec<(&'j Json, usize)>,
+    ) -> Result<(), Refusal> {
+        // A query node's CTEs: each body sees the CTEs before it; the node itself sees all.
+        let mut body_scope = scope;
+        if let Some(cte_map) = map.get("cte_map") {
+            let Json::Object(cte_map) = cte_map else {
+                return Err(unexpected("a CTE map that is not an object"));
+            };
+            let entries = cte_map
+                .get("map")
+                .and_then(Json::as_array)
+                .ok_or_else(|| unexpected("a CTE map without entries"))?;
+            for entry in entries {
+                let name = entry
+                    .get("key")
+                    .and_then(Json::as_str)
+                    .ok_or_else(|| unexpected("a CTE without a name"))?;
+                if entry.get("value").is_none() {
+                    return Err(unexpected("a CTE without a definition"));
+                }
+                // The whole entry, so every value in it is visited, in the scope before it.
+                stack.push((entry, body_scope));
+                body_scope = self.push_scope(body_scope, name);
+            }
+            stack.extend(
+                cte_map
+                    .iter()
+                    .filter(|(key, _)| key.as_str() != "map")
+                    .map(|(_, value)| (value, scope)),
+            );
+        }
+        let node_type = map.get("type").and_then(Json::as_str);
+        // The recursive term of `WITH RECURSIVE x AS (anchor UNION recursive)` is the one place
+        // where `x` names the CTE inside its own body.
+        let mut recursive_term = None;
+        match node_type {
+            Some("RECURSIVE_CTE_NODE") => {
+                let name = map
+                    .get("cte_name")
+                    .and_then(Json::as_str)
+                    .ok_or_else(|| unexpected("a recursive CTE without a name"))?;
+                let right = map
+                    .get("right")
+                    .ok_or_else(|| unexpected("a recursive CTE without a recursive term"))?;
+                recursive_term = Some(right);
+                let own = self.push_scope(body_scope, name);
+                stack.push((right, own));
+            }
+            Some("BASE_TABLE") => self.base_table(map, body_scope)?,
+            Some("TABLE_FUNCTION") => self.table_function(map)?,
+            Some("SHOW_REF") => self.show(map)?,
+            _ => {}
+        }
+        if let Some(name) = map.get("function_name") {
+            let name = name
+                .as_str()
+                .ok_or_else(|| unexpected("a function whose name is not text"))?;
+            if let Some(denial) = functions::denial(name) {
+                return Err(denied(&name.to_ascii_lowercase(), denial));
+            }
+        }
+        for (key, value) in map {
+            let already =
+                key == "cte_map" || recursive_term.is_some_and(|r| std::ptr::eq(r, value));
+            if !already {
+                stack.push((value, body_scope));
+            }
+        }
+        Ok(())
+    }
+
+    /// A relation named in `FROM`.
+    fn base_table(&self, map: &Map<String, Json>, scope: usize) -> Result<(), Refusal> {
+        let text = |key: &str| {
+            map.get(key)
+                .and_then(Json::as_str)
+                .ok_or_else(|| unexpected("a table reference without its name parts"))
+        };
+        let (catalog, schema, table) = (
+            text("catalog_name")?,
+            text("schema_name")?,
+            text("table_name")?,
+        );
+        let written: String = [catalog, schema, table]
+            .iter()
+            .filter(|part| !part.is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(".");
+        if [catalog, schema, table]
+            .iter()
+            .any(|p| !p.is_empty() && looks_like_path(p))
+            || table.is_empty()
+            || (catalog.is_empty() && names_a_data_file(schema, table))
+        {
+            return Err(file_relation(&written));
+        }
+        if !catalog.is_empty() {
+            // Only the attached database's own tables may be named with a catalog; `system`,
+            // `temp` and `memory` hold DuckDB's views and the session's state.
+            if catalog.eq_ignore_ascii_case(self.rules.database) {
+                return Ok(());
+            }
+            return Err(unknown_relation(&written));
+        }
+        if schema.is_empty() && self.in_scope(scope, table) {
+            return Ok(());
+        }
+        let schema = (!schema.is_empty()).then_some(schema);
+        match functions::system_view(schema, table) {
+            None | Some(SystemView::Constant) => Ok(()),
+            Some(SystemView::Catalog) if self.rules.restricted => Err(catalog_listing(&written)),
+            Some(SystemView::Catalog) => Ok(()),
+            Some(SystemView::Denied(denial)) => Err(denied(&written, denial)),
+        }
+    }
+
+    /// A table function in `FROM`: on the allowlist, and not a catalog listing under privacy
+    /// rules.
+    fn table_function(&self, map: &Map<String, Json>) -> Result<(), Refusal> {
+        let called = map
+            .get("function")
+            .and_then(|f| f.get("function_name"))
+            .and_then(Json::as_str)
+            .ok_or_else(|| unexpected("a table function without a name"))?
+            .to_ascii_lowercase();
+        if let Some(denial) = functions::denial(&called) {
+            return Err(denied(&called, denial));
+        }
+        match functions::allowed_table_function(&called) {
+            None => Err(table_function_not_allowed(&called)),
+            Some(RowSource::Catalog) if self.rules.restricted => {
+                Err(catalog_listing(&format!("{called}()")))
+            }
+            Some(RowSource::Catalog | RowSource::Arguments | RowSource::Constant) => Ok(()),
+        }
+    }
+
+    /// `DESCRIBE`, `SHOW`, `SHOW TABLES`, `SUMMARIZE` (DuckDB's `SHOW_REF`).
+    fn show(&mut self, map: &Map<String, Json>) -> Result<(), Refusal> {
+        let show_type = map
+            .get("show_type")
+            .and_then(Json::as_str)
+            .ok_or_else(|| unexpected("a SHOW without its kind"))?;
+        match show_type {
+            // Planned as a scan of every column: the plan check sees what it reads.
+            "SUMMARY" => Ok(()),
+            "DESCRIBE" => {
+                self.facts.describes = true;
+                Ok(())
+            }
+            "SHOW" => {
+                let part = |key: &str| map.get(key).and_then(Json::as_str).unwrap_or_default();
+                let (catalog, schema, table) = (
+                    part("catalog_name"),
+                    part("schema_name"),
+                    part("table_name"),
+                );
+                if [catalog, schema, table]
+                    .iter()
+                    .any(|p| !p.is_empty() && looks_like_path(p))
+                {
+                    return Err(file_relation(table));
+                }
+                self.facts.describes = true;
+                // A setting's name is never qualified: only a bare name may be one.
+                if catalog.is_empty() && schema.is_empty() {
+                    self.facts.shows_by_name += 1;
+                }
+                Ok(())
+            }
+            // `SHOW TABLES FROM schema`: a listing of that schema's tables.
+            "SHOW_FROM" if self.rules.restricted => Err(catalog_listing("SHOW TABLES FROM")),
+            "SHOW_FROM" => Ok(()),
+            "SHOW_SPECIAL" => {
+                let table = map
+                    .get("table_name")
+                    .and_then(Json::as_str)
+                    .ok_or_else(|| unexpected("a SHOW without its subject"))?;
+                match table.trim_matches('"').to_ascii_lowercase().as_str() {
+                    "tables" | "__show_tables_expanded" if self.rules.restricted => {
+                        Err(catalog_listing("SHOW TABLES"))
+                    }
+                    "tables" | "__show_tables_expanded" => Ok(()),
+                    "databases" => match functions::denial("duckdb_databases") {
+                        Some(denial) => Err(denied("SHOW DATABASES", denial)),
+                        None => Err(unsupported("SHOW DATABASES", "use server_info")),
+                    },
+                    _ => Err(unsupported(
+                        &format!("SHOW {table}"),
+                        "use SHOW TABLES, DESCRIBE or list_tables",
+                    )),
+                }
+            }
+            other => Err(unexpected(&format!("SHOW of kind {other}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const RULES: TreeRules<'static> = TreeRules {
+        database: "health",
+        restricted: false,
+    };
+    const PRIVATE: TreeRules<'static> = TreeRules {
+        database: "health",
+        restricted: true,
+    };
+
+    fn statement(node: Json) -> Json {
+        json!({"error": false, "statements": [{"node": node, "named_param_map": []}]})
+    }
+
+    fn table(catalog: &str, schema: &str, name: &str) -> Json {
+        json!({"type": "BASE_TABLE", "alias": "", "catalog_name": catalog,
+               "schema_name": schema, "table_name": name})
+    }
+
+    fn select_from(from: Json) -> Json {
+        json!({"type": "SELECT_NODE", "cte_map": {"map": []}, "select_list": [], "from_table": from})
+    }
+
+    fn with_cte(name: &str, body: Json, from: Json) -> Json {
+        json!({"type": "SELECT_NODE",
+               "cte_map": {"map": [{"key": name, "value": {"query_node": body}}]},
+               "select_list": [], "from_table": from})
+    }
+
+    fn call(name: &str) -> Json {
+        json!({"class": "FUNCTION", "type": "FUNCTION", "function_name": name,
+               "catalog": "", "schema": "", "children": []})
+    }
+
+    fn check(node: Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
+        check_tree(&statement(node), rules)
+    }
+
+    #[test]
+    fn a_cte_without_union_does_not_see_itself_so_its_inner_name_is_checked() {
+        // WITH RECURSIVE pg_settings AS (SELECT * FROM pg_settings) SELECT * FROM pg_settings
+        let node = with_cte(
+            "pg_settings",
+            select_from(table("", "", "pg_settings")),
+            table("", "", "pg_settings"),
+        );
+        let refusal = check(node, &RULES).unwrap_err();
+        assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
+        assert_eq!(refusal.construct, "pg_settings");
+        // A file path as the inner name.
+        let node = with_cte(
+            "a.csv",
+            select_from(table("", "", "a.csv")),
+            table("", "", "x"),
+        );
+        assert_eq!(check(node, &RULES).unwrap_err().construct, "a.csv");
+        // The outer reference is the CTE, so the same name there passes.
+        let node = with_cte(
+            "pg_settings",
+            select_from(json!({"type": "EMPTY"})),
+            table("", "", "pg_settings"),
+        );
+        assert_eq!(check(node, &RULES), Ok(TreeFacts::default()));
+    }
+
+    #[test]
+    fn only_the_recursive_term_of_a_recursive_cte_sees_its_name() {
+        let recursive = |anchor: Json, term: Json| {
+            json!({"type": "RECURSIVE_CTE_NODE", "cte_name": "pg_settings", "union_all": true,
+                   "cte_map": {"map": []}, "left": anchor, "right": term})
+        };
+        let ok = with_cte(
+            "pg_settings",
+            recursive(
+                select_from(json!({"type": "EMPTY"})),
+                select_from(table("", "", "pg_settings")),
+            ),
+            table("", "", "pg_settings"),
+        );
+        assert_eq!(check(ok, &RULES), Ok(TreeFacts::default()));
+        let anchor_reads_real = with_cte(
+            "pg_settings",
+            recursive(
+                select_from(table("", "", "pg_settings")),
+                select_from(json!({"type": "EMPTY"})),
+            ),
+            table("", "", "pg_settings"),
+        );
+        assert!(check(anchor_reads_real, &RULES).is_err());
+    }
+
+    #[test]
+    fn later_ctes_see_earlier_ones_but_not_the_reverse() {
+        let two = |first_body: Json, second_body: Json| {
+            json!({"type": "SELECT_NODE", "cte_map": {"map": [
+                {"key": "a", "value": {"query_node": first_body}},
+                {"key": "pg_tables", "value": {"query_node": second_body}}]},
+                "select_list": [], "from_table": table("", "", "a")})
+        };
+        // pg_tables is a catalog listing: fine without privacy rules, refused with them, so
+        // whether the walk saw a CTE or the system view shows in the verdict.
+        let forward = two(
+            select_from(table("", "", "pg_tables")),
+            select_from(json!({"type": "EMPTY"})),
+        );
+        assert!(check(forward, &PRIVATE).is_err());
+        let backward = two(
+            select_from(json!({"type": "EMPTY"})),
+            select_from(table("", "", "a")),
+        );
+        assert_eq!(check(backward, &PRIVATE), Ok(TreeFacts::default()));
+    }
+
+    #[test]
+    fn names_fold_ascii_only_like_duckdb() {
+        // A CTE named KELVIN SIGN does not shadow `k`, so `k` here is a real relation, and
+        // one named `\u{212A}` read as `pg_settings`-like would not hide it either.
+        let node = with_cte(
+            "pg_settin\u{212A}s",
+            select_from(json!({"type": "EMPTY"})),
+            table("", "", "pg_settings"),
+        );
+        assert!(check(node, &RULES).is_err());
+        let node = with_cte(
+            "PG_SETTINGS",
+            select_from(json!({"type": "EMPTY"})),
+            table("", "", "pg_settings"),
+        );
+        assert_eq!(check(node, &RULES), Ok(TreeFacts::default()));
+    }
+
+    #[test]
+    fn catalogs_other_than_the_attached_database_are_unknown() {
+        assert_eq!(
+            check(select_from(table("health", "main", "cgm")), &RULES),
+            Ok(TreeFacts::default())
+        );
+        assert_eq!(
+            check(select_from(table("HEALTH", "main", "cgm")), &RULES),
+            Ok(TreeFacts::default())
+        );
+        for catalog in ["system", "temp", "memory", "other"] {
+            let refusal = check(select_from(table(catalog, "main", "cgm")), &RULES).unwrap_err();
+            assert_eq!(refusal.kind, ErrorKind::UnknownName, "{catalog}");
+        }
+    }
+
+    #[test]
+    fn denied_functions_are_refused_in_every_position() {
+        let in_select = json!({"type": "SELECT_NODE", "cte_map": {"map": []},
+            "select_list": [{"class": "FUNCTION", "function_name": "upper",
+                "children": [call("getenv")]}], "from_table": {"type": "EMPTY"}});
+        assert_eq!(check(in_select, &RULES).unwrap_err().construct, "getenv");
+        let window = json!({"type": "SELECT_NODE", "cte_map": {"map": []},
+            "select_list": [{"class": "WINDOW", "function_name": "CURRENT_SETTING"}],
+            "from_table": {"type": "EMPTY"}});
+        assert_eq!(
+            check(window, &RULES).unwrap_err().construct,
+            "current_setting"
+        );
+        let from = select_from(json!({"type": "TABLE_FUNCTION", "function": call("read_csv")}));
+        assert_eq!(check(from, &RULES).unwrap_err().construct, "read_csv");
+    }
+
+    #[test]
+    fn table_functions_follow_the_allowlist_and_catalog_listings_the_privacy_rule() {
+        let from =
+            |name: &str| select_from(json!({"type": "TABLE_FUNCTION", "function": call(name)}));
+        assert_eq!(check(from("range"), &PRIVATE), Ok(TreeFacts::default()));
+        assert_eq!(
+            check(from("duckdb_tables"), &RULES),
+            Ok(TreeFacts::default())
+        );
+        assert!(check(from("duckdb_tables"), &PRIVATE).is_err());
+        let refusal = check(from("my_macro"), &RULES).unwrap_err();
+        assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
+        assert!(refusal.message.contains("not an allowed table function"));
+    }
+
+    #[test]
+    fn show_forms_are_told_apart() {
+        let show = |kind: &str, name: &str| {
+            select_from(json!({"type": "SHOW_REF", "show_type": kind, "table_name": name}))
+        };
+        assert_eq!(check(show("SUMMARY", ""), &RULES), Ok(TreeFacts::default()));
+        let described = TreeFacts {
+            describes: true,
+            shows_by_name: 0,
+        };
+        assert_eq!(check(show("DESCRIBE", ""), &RULES), Ok(described));
+        let shown = TreeFacts {
+            describes: true,
+            shows_by_name: 1,
+        };
+        assert_eq!(check(show("SHOW", "cgm"), &RULES), Ok(shown));
+        assert_eq!(
+            check(show("SHOW_SPECIAL", "\"tables\""), &RULES),
+            Ok(TreeFacts::default())
+        );
+        assert!(check(show("SHOW_SPECIAL", "\"tables\""), &PRIVATE).is_err());
+        assert!(check(show("SHOW_SPECIAL", "\"databases\""), &RULES).is_err());
+        assert_eq!(
+            check(show("SHOW_FROM", "main"), &RULES),
+            Ok(TreeFacts::default())
+        );
+        assert!(check(show("SHOW_FROM", "main"), &PRIVATE).is_err());
+        assert_eq!(
+            check(show("SOMETHING_NEW", ""), &RULES).unwrap_err().kind,
+            ErrorKind::InternalError
+        );
+    }
+
+    #[test]
+    fn describe_and_show_are_found_anywhere_in_the_tree_but_summarize_is_not() {
+        let describe = json!({"statements": [{"node": {"from_table": {"type": "SUBQUERY",
+            "subquery": {"from_table": {"type": "SHOW_REF", "show_type": "DESCRIBE"}}}}}]});
+        assert_eq!(
+            facts(&describe),
+            TreeFacts {
+                describes: true,
+                shows_by_name: 0
+            }
+        );
+        let shows = json!([{"type": "SHOW_REF", "show_type": "SHOW", "table_name": "t"},
+                           {"type": "SHOW_REF", "show_type": "SHOW", "table_name": "threads"}]);
+        assert_eq!(
+            facts(&shows),
+            TreeFacts {
+                describes: true,
+                shows_by_name: 2
+            }
+        );
+        let summarize = json!({"from_table": {"type": "SHOW_REF", "show_type": "SUMMARY"}});
+        assert_eq!(facts(&summarize), TreeFacts::default());
+        let plain = json!({"from_table": {"type": "BASE_TABLE", "table_name": "SHOW_REF"}});
+        assert_eq!(facts(&plain), TreeFacts::default());
+    }
+
+    #[test]
+    fn unknown_shapes_fail_closed() {
+        let bad = [
+            json!({"error": true}),
+            json!({"error": false}),
+            json!({"error": false, "statements": [{"nothing": 1}]}),
+            statement(json!({"type": "SELECT_NODE", "cte_map": {"nope": []}})),
+            statement(json!({"type": "SELECT_NODE", "cte_map": {"map": [{"value": {}}]}})),
+            statement(select_from(json!({"type": "BASE_TABLE", "table_name": 3}))),
+            statement(select_from(
+                json!({"type": "TABLE_FUNCTION", "function": {}}),
+            )),
+            statement(json!({"class": "FUNCTION", "function_name": ["getenv"]})),
+            statement(json!({"type": "RECURSIVE_CTE_NODE", "left": {}, "right": {}})),
+        ];
+        for tree in bad {
+            assert!(check_tree(&tree, &RULES).is_err(), "{tree}");
+        }
+        let two = json!({"error": false, "statements": [{"node": {}}, {"node": {}}]});
+        assert_eq!(
+            check_tree(&two, &RULES).unwrap_err().kind,
+            ErrorKind::MultipleStatements
+        );
+    }
+
+    #[test]
+    fn a_deep_chain_is_walked_without_recursion() {
+        // Twenty times DuckDB's own expression-depth limit (1000).
+        // Built by moving each level into the next: `json!` would re-serialize `expr` (and
+        // recurse through it) at every level.
+        let mut expr = call("abs");
+        for _ in 0..20_000 {
+            let mut level = Map::new();
+            level.insert("class".into(), Json::from("FUNCTION"));
+            level.insert("function_name".into(), Json::from("+"));
+            level.insert("children".into(), Json::Array(vec![expr]));
+            expr = Json::Object(level);
+        }
+        let mut select = Map::new();
+        select.insert("type".into(), Json::from("SELECT_NODE"));
+        select.insert("cte_map".into(), json!({"map": []}));
+        select.insert("select_list".into(), Json::Array(vec![expr]));
+        select.insert("from_table".into(), json!({"type": "EMPTY"}));
+        let mut statement = Map::new();
+        statement.insert("node".into(), Json::Object(select));
+        let mut tree = Map::new();
+        tree.insert("error".into(), Json::Bool(false));
+        tree.insert(
+            "statements".into(),
+            Json::Array(vec![Json::Object(statement)]),
+        );
+        let tree = Json::Object(tree);
+        assert_eq!(check_tree(&tree, &RULES), Ok(TreeFacts::default()));
+        // serde_json drops a Value recursively: drop it where the stack is large enough.
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(move || drop(tree))
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+}

@@ -1,0 +1,912 @@
+//! What the parent decides when sqlparser cannot parse the SQL ([`super::unparsed`]), and the
+//! name resolution DuckDB does its own way: recursive CTE scopes, ASCII-only case folding,
+//! catalog-qualified names, `SHOW t`, `PIVOT … IN`.
+
+use super::corpus::{self, UNPARSED};
+use super::{Accepted, Catalog, CatalogRelation, Policy, Refusal, StatementKind, check};
+use crate::error::{ErrorKind, messages};
+
+fn run(sql: &str) -> Result<Accepted, Refusal> {
+    check(sql, &corpus::catalog(), &Policy::default())
+}
+
+fn relation(name: &str, columns: &[&str], hidden: &[&str]) -> CatalogRelation {
+    CatalogRelation {
+        schema: "main".into(),
+        name: name.into(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        hidden_columns: hidden.iter().map(|c| c.to_string()).collect(),
+    }
+}
+
+/// A catalog of plain tables `names` (columns `a`, `b`), attached as `database`.
+fn catalog_of(names: &[&str], database: &str) -> Catalog {
+    Catalog {
+        relations: names
+            .iter()
+            .map(|n| relation(n, &["a", "b"], &[]))
+            .collect(),
+        restricted: false,
+        database: database.into(),
+    }
+}
+
+/// `devices(device_id, model, [serial_number])`, `events(id, kind)`, with privacy rules.
+fn private_catalog() -> Catalog {
+    Catalog {
+        relations: vec![
+            relation("devices", &["device_id", "model"], &["serial_number"]),
+            relation("events", &["id", "kind"], &[]),
+        ],
+        restricted: true,
+        database: "health".into(),
+    }
+}
+
+fn kind_of(sql: &str, catalog: &Catalog) -> StatementKind {
+    match check(sql, catalog, &Policy::default()) {
+        Ok(accepted) => accepted.kind,
+        Err(refusal) => panic!("refused {sql:?}: {refusal:?}"),
+    }
+}
+
+fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
+    match check(sql, catalog, &Policy::default()) {
+        Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
+        Err(refusal) => refusal,
+    }
+}
+
+/// Each `(sql, kind, construct)` is refused with that kind, naming that construct.
+fn assert_refused(catalog: &Catalog, cases: &[(&str, ErrorKind, &str)]) {
+    for (sql, kind, construct) in cases {
+        let refusal = refusal_of(sql, catalog);
+        assert_eq!(
+            (refusal.kind, refusal.construct.as_str()),
+            (*kind, *construct),
+            "{sql}: {refusal:?}"
+        );
+    }
+}
+
+/// Each `sql` is accepted as [`StatementKind::Unparsed`].
+fn assert_unparsed(catalog: &Catalog, cases: &[&str]) {
+    for sql in cases {
+        assert_eq!(kind_of(sql, catalog), StatementKind::Unparsed, "{sql}");
+    }
+}
+
+// ----- unparsed SQL goes on to the worker -----------------------------------------------------
+
+#[test]
+fn every_unparsed_corpus_shape_goes_on_to_the_worker() {
+    for sql in UNPARSED {
+        let accepted = run(sql).unwrap_or_else(|r| panic!("refused {sql:?}: {r:?}"));
+        assert_eq!(accepted.kind, StatementKind::Unparsed, "{sql}");
+        // The parent resolved nothing, and says so.
+        assert!(accepted.relations.is_empty() && accepted.functions.is_empty());
+    }
+}
+
+#[test]
+fn duckdb_shapes_sqlparser_lacks_are_accepted_parsed_or_not() {
+    let catalog = catalog_of(&["t", "a", "b"], "db");
+    let unparsed = StatementKind::Unparsed;
+    for (sql, kind) in [
+        ("SELECT count(*) FILTER (x < 70) FROM t", unparsed),
+        ("FROM a ASOF JOIN b ON a.t >= b.t", unparsed),
+        (
+            "FROM a ASOF LEFT JOIN b ON a.id = b.id AND a.t >= b.t",
+            unparsed,
+        ),
+        ("SELECT * FROM t USING SAMPLE 5 ROWS", unparsed),
+        ("SELECT * FROM t TABLESAMPLE 10%", unparsed),
+        ("FROM (SUMMARIZE t)", unparsed),
+        (
+            "SELECT * FROM (PIVOT t ON k IN ('a','b') USING sum(v))",
+            unparsed,
+        ),
+        ("SELECT x: 42", unparsed),
+        ("SHOW t", StatementKind::Show),
+        ("SELECT * RENAME (a AS b) FROM t", unparsed),
+        ("SELECT #2 FROM t", unparsed),
+        ("SELECT list_transform(l, x -> x * 2)", StatementKind::Query),
+        (
+            "SELECT list_transform(l, lambda x: x * 2)",
+            StatementKind::Query,
+        ),
+        ("DESCRIBE SELECT 1", StatementKind::Describe),
+        ("SUMMARIZE SELECT 1", StatementKind::Summarize),
+    ] {
+        assert_eq!(kind_of(sql, &catalog), kind, "{sql}");
+    }
+}
+
+#[test]
+fn sql_duckdb_cannot_parse_either_goes_on_to_the_worker_whose_parser_refuses_it() {
+    // No evidence against these in their tokens; DuckDB's own parser answers the syntax error.
+    assert_unparsed(
+        &corpus::catalog(),
+        &["SELECT * FROM", "SELECT 1 END DROP TABLE readings"],
+    );
+}
+
+#[test]
+fn lexical_checks_and_caps_still_refuse_before_any_parse() {
+    let long = format!("SELECT 1 USING SAMPLE 1 -- {}", "x".repeat(100 * 1024));
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (&long, ErrorKind::InvalidArgument, "SQL length"),
+            (
+                "SELECT 1 USING SAMPLE 1\u{1}",
+                ErrorKind::InvalidArgument,
+                "control character",
+            ),
+            (
+                "SELECT 1 USING SAMPLE 1; SELECT 2",
+                ErrorKind::MultipleStatements,
+                ";",
+            ),
+            (
+                "SELECT 1 --x\r; DROP TABLE readings USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "quoting or comment",
+            ),
+            ("SELECT $1 USING SAMPLE 1", ErrorKind::PolicyBlocked, "$1"),
+        ],
+    );
+    // A tokenizer error leaves no tokens to judge.
+    assert_eq!(
+        refusal_of("SELECT 'unterminated", &corpus::catalog()).kind,
+        ErrorKind::SyntaxError
+    );
+}
+
+#[test]
+fn nesting_over_the_cap_is_refused_even_when_sqlparser_fails_first() {
+    let cap = Policy::default().max_depth;
+    for (open, close) in [("(", ")"), ("[", "]"), ("{'a': ", "}")] {
+        // `#1` stops sqlparser before it reaches the nesting.
+        let deep = format!(
+            "SELECT #1, {}1{}",
+            open.repeat(cap + 1),
+            close.repeat(cap + 1)
+        );
+        assert_refused(
+            &corpus::catalog(),
+            &[(&deep, ErrorKind::InvalidArgument, "nesting")],
+        );
+    }
+    let shallow = format!("SELECT #1, {}1{}", "(".repeat(10), ")".repeat(10));
+    assert_unparsed(&corpus::catalog(), &[&shallow]);
+    // The parser's own recursion error is still a refusal, not a gap in its grammar.
+    let parsed_deep = format!("SELECT {}1{}", "(".repeat(200), ")".repeat(200));
+    assert_refused(
+        &corpus::catalog(),
+        &[(&parsed_deep, ErrorKind::InvalidArgument, "nesting")],
+    );
+}
+
+// ----- what the tokens show -------------------------------------------------------------------
+
+#[test]
+fn a_statement_that_does_not_start_like_a_query_is_refused() {
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            ("SELEC 1", ErrorKind::SyntaxError, "SELEC"),
+            ("\"SELECT\" 1", ErrorKind::SyntaxError, "\"SELECT\""),
+            ("42", ErrorKind::SyntaxError, "42"),
+            ("CHECKPOINT", ErrorKind::PolicyBlocked, "CHECKPOINT"),
+            (
+                "EXPORT DATABASE '/tmp/x'",
+                ErrorKind::PolicyBlocked,
+                "EXPORT",
+            ),
+            ("SET VARIABLE x = 1", ErrorKind::PolicyBlocked, "SET"),
+            ("update extensions", ErrorKind::PolicyBlocked, "UPDATE"),
+        ],
+    );
+    let write = refusal_of("CHECKPOINT", &corpus::catalog());
+    assert_eq!(write.message, messages::WRITE_REFUSED);
+}
+
+#[test]
+fn a_write_under_explain_describe_summarize_or_after_a_with_list_is_refused() {
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "WITH x AS (SELECT 1 USING SAMPLE 1) DELETE FROM readings",
+                ErrorKind::PolicyBlocked,
+                "DELETE",
+            ),
+            (
+                "WITH RECURSIVE x(n) USING KEY (n) AS (SELECT 1), y AS MATERIALIZED (SELECT 2) INSERT INTO readings SELECT * FROM x",
+                ErrorKind::PolicyBlocked,
+                "INSERT",
+            ),
+            (
+                "EXPLAIN ANALYZE (FORMAT json) UPDATE readings SET glucose = 0 USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "UPDATE",
+            ),
+            (
+                "SUMMARIZE INSERT INTO readings DEFAULT VALUES USING x",
+                ErrorKind::PolicyBlocked,
+                "INSERT",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn denied_functions_are_refused_wherever_unparsed_sql_calls_them() {
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "SELECT count(*) FILTER (getenv('X') IS NULL) FROM readings",
+                ErrorKind::PolicyBlocked,
+                "getenv",
+            ),
+            (
+                "SELECT x: \"READ_CSV\"('/etc/passwd')",
+                ErrorKind::PolicyBlocked,
+                "read_csv",
+            ),
+            (
+                "SELECT main.current_setting('threads') FROM readings USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "current_setting",
+            ),
+            (
+                "FROM readings SELECT list_transform([1], lambda x: query ('SELECT 1')) LIMIT 10%",
+                ErrorKind::PolicyBlocked,
+                "query",
+            ),
+            (
+                "SELECT glob('/*') FROM readings USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "glob",
+            ),
+            (
+                "SELECT #1 FROM readings WHERE trend IN (SELECT nextval('s'))",
+                ErrorKind::PolicyBlocked,
+                "nextval",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn names_followed_by_brackets_that_are_not_calls_are_not_refused_as_functions() {
+    assert_unparsed(
+        &corpus::catalog(),
+        &[
+            // The GLOB operator, not the glob() function.
+            "FROM readings WHERE trend GLOB ('a*') USING SAMPLE 1",
+            "FROM readings WHERE trend NOT GLOB ('a*') USING SAMPLE 1",
+            // A CTE and an alias with column names.
+            "WITH read_x(a) AS (SELECT 1) SELECT * FROM read_x USING SAMPLE 1",
+            "SELECT 1 FROM readings AS read_y(a, b, c, d, e) USING SAMPLE 1",
+        ],
+    );
+}
+
+#[test]
+fn table_functions_in_unparsed_from_clauses_follow_the_allowlist() {
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "FROM test_all_types() USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "test_all_types",
+            ),
+            (
+                "FROM readings r ASOF JOIN sqlite_scan('x.db', 't') s ON true",
+                ErrorKind::PolicyBlocked,
+                "sqlite_scan",
+            ),
+            (
+                "FROM readings, LATERAL my_macro(glucose) USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "my_macro",
+            ),
+        ],
+    );
+    assert_unparsed(
+        &corpus::catalog(),
+        &[
+            "FROM range(10) USING SAMPLE 3",
+            "FROM readings r ASOF JOIN unnest([1, 2]) u(x) ON true",
+        ],
+    );
+}
+
+#[test]
+fn files_and_urls_named_as_relations_are_refused_in_unparsed_sql() {
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "FROM 'x.csv' USING SAMPLE 5",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "FROM readings, 'y.parquet' USING SAMPLE 5",
+                ErrorKind::PolicyBlocked,
+                "y.parquet",
+            ),
+            (
+                "FROM readings JOIN \"s3://b/k.parquet\" USING (ts) USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "s3://b/k.parquet",
+            ),
+            (
+                "FROM readings ASOF JOIN main.\"x.csv\" x ON true",
+                ErrorKind::PolicyBlocked,
+                "main.x.csv",
+            ),
+            (
+                "FROM $$x.csv$$ USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "FROM (SUMMARIZE 'x.csv')",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "PIVOT 'x.csv' ON a IN (1) USING sum(b)",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "EXPLAIN ANALYZE PIVOT 'x.csv' ON a IN (1) USING sum(b)",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "WITH p AS (SELECT 1) PIVOT 'x.csv' ON a IN (1) USING sum(b)",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "SELECT * FROM readings WHERE trend IN (FROM 'x.csv' USING SAMPLE 1)",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            ("SHOW 'x.csv'", ErrorKind::PolicyBlocked, "x.csv"),
+            // Only a WITH list defines a CTE that could shadow the name.
+            (
+                "SELECT 1 FROM \"x.csv\" WINDOW \"x.csv\" AS (ORDER BY 1) LIMIT 10%",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+            (
+                "SELECT * FROM readings USING SAMPLE 5 ROWS WHERE trend IN (FROM pg_settings)",
+                ErrorKind::PolicyBlocked,
+                "pg_settings",
+            ),
+            (
+                "FROM duckdb_databases USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "duckdb_databases",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_table_of_the_database_may_be_named_like_a_path() {
+    assert_unparsed(
+        &catalog_of(&["my.table"], "db"),
+        &["FROM \"my.table\" USING SAMPLE 1"],
+    );
+}
+
+#[test]
+fn strings_after_from_inside_functions_are_values_not_relations() {
+    assert_unparsed(
+        &corpus::catalog(),
+        &[
+            "SELECT extract(year FROM '2024-01-01'::DATE), trim(both 'x' FROM 'a.csv'), \
+             substring('x.csv' FROM 2), glucose IS DISTINCT FROM 'a.b' FROM readings USING SAMPLE 1",
+            "FROM readings SELECT ts, 'x.csv' USING SAMPLE 1",
+            "SELECT glucose FROM readings ORDER BY (glucose) DESC, ts LIMIT 10%",
+            // A quoted name that is also a CTE of the statement: the worker decides which.
+            "WITH \"x.csv\" AS (SELECT 1) SELECT * FROM \"x.csv\" USING SAMPLE 1",
+        ],
+    );
+}
+
+// ----- PIVOT ----------------------------------------------------------------------------------
+
+#[test]
+fn pivot_without_a_static_in_list_is_refused_with_the_in_form_as_the_hint() {
+    for sql in [
+        "PIVOT readings ON device_id USING avg(glucose)",
+        "SELECT * FROM (PIVOT readings ON device_id USING avg(glucose))",
+        "PIVOT readings ON device_id IN ('a'), trend USING count(*)",
+        "PIVOT readings ON device_id NOT IN ('a') USING count(*)",
+        "PIVOT readings ON device_id IN (SELECT 'a') USING count(*)",
+        "PIVOT readings ON device_id IN ((FROM devices SELECT device_id)) USING count(*)",
+        "WITH p AS (PIVOT readings ON trend USING count(*)) SELECT * FROM p",
+        "PIVOT readings r JOIN devices d ON r.device_id = d.device_id ON d.model USING count(*)",
+        "EXPLAIN PIVOT_WIDER readings ON trend USING count(*)",
+        "SELECT * FROM readings PIVOT (count(*) FOR trend IN (SELECT 'a'))",
+    ] {
+        let refusal = refusal_of(sql, &corpus::catalog());
+        assert_eq!(
+            (refusal.kind, refusal.construct.as_str()),
+            (ErrorKind::PolicyBlocked, "PIVOT"),
+            "{sql}: {refusal:?}"
+        );
+        assert!(
+            refusal.suggestion.contains("PIVOT t ON col IN ('a', 'b')"),
+            "{}",
+            refusal.suggestion
+        );
+    }
+}
+
+#[test]
+fn pivot_with_its_values_listed_passes_as_a_statement_or_a_subquery() {
+    assert_unparsed(
+        &corpus::catalog(),
+        &[
+            "PIVOT readings ON device_id IN ('a', 'b') USING avg(glucose)",
+            "SELECT * FROM (PIVOT readings ON device_id IN ('a', 'b') USING avg(glucose))",
+            "PIVOT readings r JOIN devices d ON r.device_id = d.device_id ON d.model IN ('G7') USING count(*)",
+            "PIVOT readings NATURAL JOIN devices ON model IN ('G7') USING count(*)",
+            "PIVOT readings ON (device_id) IN ('a') USING count(*)",
+            "PIVOT readings ON lower(trend) IN ('up') USING count(*) GROUP BY device_id",
+            "PIVOT readings ON trend IN mood_type USING count(*)",
+            "PIVOT readings USING count(*) GROUP BY trend",
+            "UNPIVOT readings ON device_id, trend INTO NAME k VALUE v",
+        ],
+    );
+    // The SQL-standard form, which sqlparser parses, demands its list.
+    assert_eq!(
+        kind_of(
+            "FROM readings PIVOT (avg(glucose) FOR device_id IN ('a'))",
+            &corpus::catalog()
+        ),
+        StatementKind::Query
+    );
+}
+
+// ----- privacy rules, unparsed ------------------------------------------------------------------
+
+#[test]
+fn privacy_rules_hold_for_unparsed_sql() {
+    let catalog = private_catalog();
+    assert_refused(
+        &catalog,
+        &[
+            (
+                "SELECT serial_number FROM devices USING SAMPLE 1",
+                ErrorKind::UnknownName,
+                "serial_number",
+            ),
+            (
+                "SELECT count(*) FILTER (d.\"SERIAL_NUMBER\" > 'a') FROM devices d",
+                ErrorKind::UnknownName,
+                "SERIAL_NUMBER",
+            ),
+            ("SELECT #2 FROM devices", ErrorKind::PolicyBlocked, "#2"),
+            (
+                "SELECT * FROM devices USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "*",
+            ),
+            (
+                "FROM health.main.devices d SELECT d.* USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "*",
+            ),
+            (
+                "SELECT COLUMNS('s.*') FROM devices USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "COLUMNS(...)",
+            ),
+            (
+                "FROM events NATURAL JOIN devices USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "NATURAL JOIN",
+            ),
+            (
+                "PIVOT devices ON model IN ('a') USING count(*)",
+                ErrorKind::PolicyBlocked,
+                "PIVOT",
+            ),
+            (
+                "UNPIVOT devices ON model INTO NAME k VALUE v",
+                ErrorKind::PolicyBlocked,
+                "UNPIVOT",
+            ),
+            (
+                "FROM information_schema.columns USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "information_schema.columns",
+            ),
+            (
+                "FROM duckdb_columns() USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "duckdb_columns()",
+            ),
+            (
+                "FROM duckdb_tables USING SAMPLE 1",
+                ErrorKind::PolicyBlocked,
+                "duckdb_tables",
+            ),
+        ],
+    );
+    let expansion = refusal_of("SELECT #2 FROM devices", &catalog);
+    assert!(
+        expansion.message.contains("device_id, model") && !expansion.message.contains("serial"),
+        "{}",
+        expansion.message
+    );
+    assert_unparsed(
+        &catalog,
+        &[
+            "SELECT model FROM devices USING SAMPLE 1",
+            "SELECT model AS serial FROM devices USING SAMPLE 1",
+            "SELECT #1 FROM events",
+            "SELECT count(*), 2 * 3 FROM devices USING SAMPLE 1",
+            "SELECT * FROM events USING SAMPLE 1",
+        ],
+    );
+}
+
+// ----- recursive CTEs, as DuckDB scopes them ----------------------------------------------------
+
+#[test]
+fn a_recursive_cte_without_a_union_body_reads_its_name_from_outside() {
+    let with_x = catalog_of(&["x"], "db");
+    let accepted = check(
+        "WITH RECURSIVE x AS (SELECT * FROM x) SELECT * FROM x",
+        &with_x,
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(accepted.relations, ["main.x"]);
+    assert_refused(
+        &catalog_of(&[], "db"),
+        &[
+            (
+                "WITH RECURSIVE x AS (SELECT * FROM x) SELECT * FROM x",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE \"a.csv\" AS (SELECT * FROM \"a.csv\") SELECT * FROM \"a.csv\"",
+                ErrorKind::PolicyBlocked,
+                "a.csv",
+            ),
+            (
+                "WITH RECURSIVE pg_settings AS (SELECT * FROM pg_settings) SELECT * FROM pg_settings",
+                ErrorKind::PolicyBlocked,
+                "pg_settings",
+            ),
+            (
+                "WITH RECURSIVE duckdb_databases AS (SELECT * FROM duckdb_databases) SELECT 1",
+                ErrorKind::PolicyBlocked,
+                "duckdb_databases",
+            ),
+            (
+                "WITH RECURSIVE duckdb_settings AS (SELECT * FROM duckdb_settings) SELECT 1",
+                ErrorKind::UnknownName,
+                "duckdb_settings",
+            ),
+            // Nor does a recursive CTE see itself in a nested WITH of a body without UNION.
+            (
+                "WITH RECURSIVE x AS (WITH y AS (SELECT * FROM x) SELECT * FROM y) SELECT * FROM x",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+        ],
+    );
+}
+
+#[test]
+fn only_the_recursive_term_of_a_union_sees_the_cte_itself() {
+    let none = catalog_of(&[], "db");
+    for sql in [
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x",
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x",
+        "WITH RECURSIVE x(n) AS ((SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < 3)) SELECT * FROM x",
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL (SELECT n + 1 FROM x)) SELECT * FROM x",
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM (SELECT * FROM x) WHERE n IN (SELECT n FROM x)) SELECT 1",
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL (WITH y AS (SELECT * FROM x) SELECT n + 1 FROM y)) SELECT * FROM x",
+        "WITH RECURSIVE x(n) AS (WITH z AS (SELECT 1) SELECT * FROM z UNION ALL SELECT n + 1 FROM x) SELECT 1",
+        "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT n + 1 FROM x) SELECT 1",
+    ] {
+        assert_eq!(kind_of(sql, &none), StatementKind::Query, "{sql}");
+    }
+    // The anchor, the left of a longer union, EXCEPT, INTERSECT and BY NAME bodies, and a plain
+    // WITH: `x` there is what it means outside (here: nothing).
+    assert_refused(
+        &none,
+        &[
+            (
+                "WITH RECURSIVE x(n) AS (SELECT * FROM x UNION ALL SELECT 1) SELECT * FROM x",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n FROM x UNION ALL SELECT 7) SELECT 1",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1 EXCEPT SELECT n FROM x) SELECT 1",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1 INTERSECT SELECT n FROM x) SELECT 1",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1 AS n UNION BY NAME SELECT n FROM x) SELECT 1",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE x(n) AS (SELECT 1 AS n UNION ALL BY NAME SELECT n FROM x) SELECT 1",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH x AS (SELECT 1 AS n UNION ALL SELECT n FROM x) SELECT * FROM x",
+                ErrorKind::UnknownName,
+                "x",
+            ),
+            (
+                "WITH RECURSIVE \"x.csv\"(n) AS (SELECT * FROM \"x.csv\" UNION ALL SELECT n FROM \"x.csv\") SELECT 1",
+                ErrorKind::PolicyBlocked,
+                "x.csv",
+            ),
+        ],
+    );
+    // With a catalog relation `x`, the anchor reads it.
+    let accepted = check(
+        "WITH RECURSIVE x(n) AS (SELECT a FROM x UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x",
+        &catalog_of(&["x"], "db"),
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(accepted.relations, ["main.x"]);
+}
+
+#[test]
+fn a_cte_is_visible_to_later_ctes_and_the_body_but_not_to_earlier_ones() {
+    let none = catalog_of(&[], "db");
+    assert_eq!(
+        kind_of(
+            "WITH RECURSIVE a AS (SELECT 1 AS n), b AS (SELECT * FROM a) SELECT * FROM b",
+            &none
+        ),
+        StatementKind::Query
+    );
+    assert_refused(
+        &none,
+        &[(
+            "WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT 1) SELECT * FROM a",
+            ErrorKind::UnknownName,
+            "b",
+        )],
+    );
+    // Inside a nested `WITH x AS (SELECT * FROM x)`, `x` is the outer CTE.
+    assert_eq!(
+        kind_of(
+            "WITH x AS (SELECT 1 AS n), y AS (WITH x AS (SELECT * FROM x) SELECT * FROM x) SELECT * FROM y",
+            &none
+        ),
+        StatementKind::Query
+    );
+}
+
+// ----- ASCII-only case folding ----------------------------------------------------------------
+
+#[test]
+fn a_cte_named_with_the_kelvin_sign_does_not_shadow_k() {
+    let with_k = catalog_of(&["k"], "db");
+    let accepted = check(
+        "WITH \u{212A} AS (SELECT 1 AS x) SELECT * FROM k",
+        &with_k,
+        &Policy::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        accepted.relations,
+        ["main.k"],
+        "k is the table, not the CTE"
+    );
+    // An ASCII `K` does shadow it.
+    let shadowed = check(
+        "WITH K AS (SELECT 1 AS x) SELECT * FROM k",
+        &with_k,
+        &Policy::default(),
+    )
+    .unwrap();
+    assert!(shadowed.relations.is_empty());
+    assert_refused(
+        &catalog_of(&[], "db"),
+        &[
+            (
+                "WITH \u{212A} AS (SELECT 1 AS x) SELECT * FROM k",
+                ErrorKind::UnknownName,
+                "k",
+            ),
+            (
+                "WITH \"\u{212A}.csv\" AS (SELECT 1 AS x) SELECT * FROM \"k.csv\"",
+                ErrorKind::PolicyBlocked,
+                "k.csv",
+            ),
+            (
+                "WITH RECURSIVE \"\u{212A}.csv\"(n) AS (SELECT 1 UNION ALL SELECT n FROM \"k.csv\") SELECT 1",
+                ErrorKind::PolicyBlocked,
+                "k.csv",
+            ),
+        ],
+    );
+    // Nor does the Kelvin sign find the relation `k`.
+    assert_refused(
+        &with_k,
+        &[("SELECT * FROM \u{212A}", ErrorKind::UnknownName, "\u{212A}")],
+    );
+}
+
+#[test]
+fn function_names_fold_ascii_only() {
+    // `chec\u{212A}point` is not DuckDB's `checkpoint` (which is denied); `CHECKPOINT` is.
+    let accepted = run("SELECT chec\u{212A}point()").unwrap();
+    assert_eq!(accepted.functions, ["chec\u{212A}point"]);
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "SELECT CheckPoint()",
+                ErrorKind::PolicyBlocked,
+                "checkpoint",
+            ),
+            ("SELECT GETENV('HOME')", ErrorKind::PolicyBlocked, "getenv"),
+        ],
+    );
+}
+
+// ----- catalog-qualified names ----------------------------------------------------------------
+
+#[test]
+fn catalog_qualified_names_resolve_for_the_attached_database_only() {
+    for (sql, relations) in [
+        ("SELECT * FROM health.main.readings", vec!["main.readings"]),
+        ("SELECT * FROM HEALTH.MAIN.READINGS", vec!["main.readings"]),
+        (
+            "SELECT * FROM health.analytics.hourly",
+            vec!["analytics.hourly"],
+        ),
+        ("SELECT * FROM health.readings", vec!["main.readings"]),
+        ("DESCRIBE health.main.readings", vec!["main.readings"]),
+        ("SUMMARIZE health.main.readings", vec!["main.readings"]),
+        (
+            "SUMMARIZE SELECT * FROM health.main.devices",
+            vec!["main.devices"],
+        ),
+    ] {
+        assert_eq!(run(sql).unwrap().relations, relations, "{sql}");
+    }
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            (
+                "SELECT * FROM memory.main.readings",
+                ErrorKind::UnknownName,
+                "memory.main.readings",
+            ),
+            (
+                "SELECT * FROM system.main.readings",
+                ErrorKind::UnknownName,
+                "system.main.readings",
+            ),
+            (
+                "SELECT * FROM temp.main.readings",
+                ErrorKind::UnknownName,
+                "temp.main.readings",
+            ),
+            (
+                "SELECT * FROM other.main.readings",
+                ErrorKind::UnknownName,
+                "other.main.readings",
+            ),
+            (
+                "SELECT * FROM health.analytics.readings",
+                ErrorKind::UnknownName,
+                "health.analytics.readings",
+            ),
+            (
+                "SELECT * FROM health.main.\"x.csv\"",
+                ErrorKind::PolicyBlocked,
+                "health.main.\"x.csv\"",
+            ),
+        ],
+    );
+    // Without an attach name, no catalog-qualified name resolves.
+    assert_refused(
+        &catalog_of(&["t"], ""),
+        &[(
+            "SELECT * FROM db.main.t",
+            ErrorKind::UnknownName,
+            "db.main.t",
+        )],
+    );
+    // The attach name folds ASCII-only too.
+    let kcal = catalog_of(&["t"], "kcal");
+    assert_eq!(
+        kind_of("SELECT * FROM KCAL.main.t", &kcal),
+        StatementKind::Query
+    );
+    assert_refused(
+        &kcal,
+        &[(
+            "SELECT * FROM \u{212A}cal.main.t",
+            ErrorKind::UnknownName,
+            "\u{212A}cal.main.t",
+        )],
+    );
+}
+
+#[test]
+fn a_catalog_without_an_attach_name_still_deserializes() {
+    let catalog: Catalog = serde_json::from_str(r#"{"relations": []}"#).unwrap();
+    assert_eq!(catalog.database, "");
+}
+
+// ----- SHOW -----------------------------------------------------------------------------------
+
+#[test]
+fn show_of_a_relation_describes_it_and_of_anything_else_is_refused() {
+    for (sql, relations) in [
+        ("SHOW readings", vec!["main.readings"]),
+        ("SHOW analytics.hourly", vec!["analytics.hourly"]),
+        ("SHOW health.main.readings", vec!["main.readings"]),
+    ] {
+        let accepted = run(sql).unwrap();
+        assert_eq!(accepted.kind, StatementKind::Show, "{sql}");
+        assert_eq!(accepted.relations, relations, "{sql}");
+    }
+    assert_refused(
+        &corpus::catalog(),
+        &[
+            ("SHOW threads", ErrorKind::PolicyBlocked, "SHOW threads"),
+            (
+                "SHOW memory_limit",
+                ErrorKind::PolicyBlocked,
+                "SHOW memory_limit",
+            ),
+            ("SHOW \"x.csv\"", ErrorKind::PolicyBlocked, "x.csv"),
+            ("SHOW 'x.csv'", ErrorKind::PolicyBlocked, "x.csv"),
+            ("SHOW databases", ErrorKind::PolicyBlocked, "SHOW DATABASES"),
+        ],
+    );
+    // sqlparser reads `SHOW SELECT 1` as `SHOW SELECT`: left to the worker, not misjudged.
+    assert_unparsed(
+        &corpus::catalog(),
+        &["SHOW SELECT glucose FROM readings", "SHOW FROM readings"],
+    );
+    // Under privacy rules, `SHOW t` of a relation with hidden columns is refused like DESCRIBE.
+    let refusal = refusal_of("SHOW devices", &private_catalog());
+    assert_eq!(
+        (refusal.kind, refusal.construct.as_str()),
+        (ErrorKind::PolicyBlocked, "SHOW")
+    );
+}
