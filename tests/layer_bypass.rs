@@ -5,10 +5,9 @@
 //! (tests/worker_checks.rs shows the worker's checks with the parent's validator off.)
 
 mod mcp_support;
-use mcp_support::TempDir;
+use mcp_support::{TempDir, query_with_bypass};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn build_db(dir: &Path) -> PathBuf {
     let path = dir.join("bypass.duckdb");
@@ -16,21 +15,6 @@ fn build_db(dir: &Path) -> PathBuf {
     conn.execute_batch("CREATE TABLE t AS SELECT 1 AS x;")
         .expect("fill db");
     path
-}
-
-/// Run `duckgate query` with `layers` switched off; returns (exit code, stdout).
-fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_duckgate"))
-        .args(["query", "--db"])
-        .arg(db)
-        .arg(sql)
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", layers)
-        .output()
-        .expect("run duckgate query");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
 }
 
 /// A secret outside the database's directory, and the routes that would read or write files.

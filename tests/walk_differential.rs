@@ -166,19 +166,6 @@ fn open(dir: &Path, schema: &str) -> (Engine, Catalog) {
     (engine, catalog)
 }
 
-/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
-fn seeded_bytes(seed: u64, len: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
-}
-
 /// Compare the two sides on every input; returns (compared, disagreements).
 fn compare(engine: &mut Engine, catalog: &Catalog, inputs: &[String]) -> (usize, Vec<String>) {
     let mut compared = 0;
@@ -212,6 +199,32 @@ fn compare(engine: &mut Engine, catalog: &Catalog, inputs: &[String]) -> (usize,
     (compared, disagreements)
 }
 
+/// [`compare`], then fail on any disagreement or when fewer than `at_least` inputs were
+/// parsed by both sides (the test would then mean little).
+fn compare_and_report(
+    label: &str,
+    engine: &mut Engine,
+    catalog: &Catalog,
+    inputs: &[String],
+    at_least: usize,
+) {
+    let (compared, disagreements) = compare(engine, catalog, inputs);
+    eprintln!(
+        "walk differential ({label}): {} inputs, {compared} parsed by both",
+        inputs.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} disagreements:\n{}",
+        disagreements.len(),
+        disagreements.join("\n")
+    );
+    assert!(
+        compared >= at_least,
+        "only {compared} inputs were parsed by both sides"
+    );
+}
+
 #[test]
 fn the_parent_and_the_worker_walks_agree_on_the_validator_corpus_and_the_grammar() {
     let dir = TempDir::new("walk-differential");
@@ -224,25 +237,17 @@ fn the_parent_and_the_worker_walks_agree_on_the_validator_corpus_and_the_grammar
             .map(|(sql, _, _)| sql.to_string()),
     );
     for seed in 0..1500u64 {
-        let spec = generate::from_bytes(&seeded_bytes(seed, 600));
+        let spec = generate::from_seed(seed);
         inputs.push(spec.render());
         let plant = generate::Plant::ALL[seed as usize % generate::Plant::ALL.len()];
         inputs.push(spec.render_planted(Some((seed as usize, plant))).0);
     }
-    let (compared, disagreements) = compare(&mut engine, &catalog, &inputs);
-    eprintln!(
-        "walk differential (validator corpus + grammar): {} inputs, {compared} parsed by both",
-        inputs.len()
-    );
-    assert!(
-        disagreements.is_empty(),
-        "{} disagreements:\n{}",
-        disagreements.len(),
-        disagreements.join("\n")
-    );
-    assert!(
-        compared >= 2000,
-        "only {compared} inputs were parsed by both sides"
+    compare_and_report(
+        "validator corpus + grammar",
+        &mut engine,
+        &catalog,
+        &inputs,
+        2000,
     );
 }
 
@@ -251,21 +256,7 @@ fn the_parent_and_the_worker_walks_agree_on_the_everyday_corpus() {
     let dir = TempDir::new("walk-differential-everyday");
     let (mut engine, catalog) = open(dir.path(), everyday::SCHEMA);
     let inputs: Vec<String> = everyday::entries().into_iter().map(|e| e.sql).collect();
-    let (compared, disagreements) = compare(&mut engine, &catalog, &inputs);
-    eprintln!(
-        "walk differential (everyday corpus): {} inputs, {compared} parsed by both",
-        inputs.len()
-    );
-    assert!(
-        disagreements.is_empty(),
-        "{} disagreements:\n{}",
-        disagreements.len(),
-        disagreements.join("\n")
-    );
-    assert!(
-        compared >= 100,
-        "only {compared} inputs were parsed by both sides"
-    );
+    compare_and_report("everyday corpus", &mut engine, &catalog, &inputs, 100);
 }
 
 /// DuckDB's syntax tree (`json_serialize_sql`) of every accepted validator case.

@@ -10,10 +10,9 @@
 //!   have read the file.
 
 mod mcp_support;
-use mcp_support::TempDir;
+use mcp_support::{TempDir, query_with_bypass as query};
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A database, a secret file beside it, and a CSV file elsewhere.
 struct Scene {
@@ -37,21 +36,6 @@ fn scene(tag: &str) -> Scene {
     let csv = elsewhere.join("data.csv");
     std::fs::write(&csv, "a,b\nTOKEN-8d2e41,2\n").expect("write csv");
     Scene { _dir: dir, db, csv }
-}
-
-/// `duckgate query` with `layers` switched off: (exit code, stdout).
-fn query(db: &Path, layers: &str, sql: &str) -> (i32, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_duckgate"))
-        .args(["query", "--db"])
-        .arg(db)
-        .arg(sql)
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", layers)
-        .output()
-        .expect("run duckgate query");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
 }
 
 /// Asserts `sql` is refused by a check (policy_blocked or unknown_name, with a next step),

@@ -765,6 +765,22 @@ pub fn from_bytes(bytes: &[u8]) -> QuerySpec {
     })
 }
 
+/// The query of a fixed seed: the same query on every run, so a failure reproduces (the
+/// differential tests draw their grammar inputs this way).
+pub fn from_seed(seed: u64) -> QuerySpec {
+    // xorshift64 over 600 bytes, enough for the grammar's deepest choices.
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let bytes: Vec<u8> = (0..600)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 24) as u8
+        })
+        .collect();
+    from_bytes(&bytes)
+}
+
 /// Writes to append after an accepted query (`…; <write>`).
 pub const WRITES: &[&str] = &[
     "DROP TABLE readings",

@@ -323,3 +323,19 @@ pub const FORBIDDEN: &[&str] = &[
     "raw_payloads",
     "idx_devices_serial",
 ];
+
+/// `duckgate query --db DB SQL` with the test-only bypass switching `layers` off: (exit code,
+/// stdout).
+pub fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
+    let output = std::process::Command::new(exe())
+        .args(["query", "--db"])
+        .arg(db)
+        .arg(sql)
+        .env("DUCKGATE_UNSAFE_TEST_BYPASS", layers)
+        .output()
+        .expect("run duckgate query");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
