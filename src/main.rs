@@ -39,7 +39,7 @@ enum Command {
     /// Say whether SQL would be accepted, without running it.
     Check {
         /// Resolve table names against this database's catalog (read through a confined worker).
-        #[arg(long)]
+        #[arg(long, value_parser = user_path)]
         db: Option<PathBuf>,
         /// The SQL, or `-` to read it from stdin.
         sql: String,
@@ -47,7 +47,7 @@ enum Command {
     /// Write a synthetic CGM database and drive a real MCP session against it.
     Demo {
         /// Where to write the demo database.
-        #[arg(long, default_value = "duckgate-demo.duckdb")]
+        #[arg(long, default_value = "duckgate-demo.duckdb", value_parser = user_path)]
         out: PathBuf,
     },
     /// Internal: a single-use confined worker (started by duckgate itself).
@@ -58,8 +58,9 @@ enum Command {
 /// The database and the limits every command that runs SQL shares.
 #[derive(Debug, Clone, Args)]
 struct DbArgs {
-    /// The DuckDB database file (opened read-only, only inside confined workers).
-    #[arg(long)]
+    /// The DuckDB database file (opened read-only, only inside confined workers). A leading `~/`
+    /// is this user's home directory.
+    #[arg(long, value_parser = user_path)]
     db: Option<PathBuf>,
     /// Seconds a call may run before its worker is killed.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
@@ -98,13 +99,13 @@ struct ServeArgs {
     #[command(flatten)]
     db: DbArgs,
     /// A TOML file of table descriptions (`table = "text"`) that supply or override DuckDB comments.
-    #[arg(long)]
+    #[arg(long, value_parser = user_path)]
     descriptions: Option<PathBuf>,
     /// A TOML file with `[privacy]` (hide_tables, hide_columns) and `[audit]` (log, redact_sql, required).
-    #[arg(long)]
+    #[arg(long, value_parser = user_path)]
     config: Option<PathBuf>,
     /// Append one JSON line per tool call to this file (created with mode 0600).
-    #[arg(long)]
+    #[arg(long, value_parser = user_path)]
     audit_log: Option<PathBuf>,
     /// Record the SHA-256 of each query instead of its SQL.
     #[arg(long)]
@@ -118,6 +119,28 @@ struct ServeArgs {
     /// Hide a column from agents (`table.column`, globs such as `*.serial_number`); repeatable.
     #[arg(long)]
     hide_column: Vec<String>,
+}
+
+/// A path flag as a person writes it: a leading `~` or `~/` is `$HOME`, as a shell would expand
+/// it. MCP clients start duckgate without a shell, so `~/health/cgm.duckdb` in a client's config
+/// would otherwise name a directory called `~`.
+fn user_path(text: &str) -> Result<PathBuf, String> {
+    let rest = match text.strip_prefix('~') {
+        None => return Ok(PathBuf::from(text)),
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.trim_start_matches('/'),
+        // `~user/…`: another user's home, which duckgate does not look up.
+        Some(_) => {
+            return Err(format!(
+                "{text}: only a leading ~/ (your home directory) is expanded; write the full path"
+            ));
+        }
+    };
+    match std::env::var_os("HOME").filter(|home| !home.is_empty()) {
+        Some(home) => Ok(PathBuf::from(home).join(rest)),
+        None => Err(format!(
+            "{text}: HOME is not set, so ~ cannot be expanded; write the full path"
+        )),
+    }
 }
 
 /// Human output of the CLI commands: the one place that writes to stdout outside MCP.

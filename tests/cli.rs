@@ -114,3 +114,27 @@ fn check_accepts_and_refuses_with_exit_codes_and_reads_stdin() {
     );
     assert_eq!(missing.status.code(), Some(2), "{missing:?}");
 }
+
+#[test]
+fn a_leading_tilde_in_a_path_flag_is_the_home_directory() {
+    let path = db("tilde");
+    let home = path.parent().expect("temp dir");
+    let run = |db: &str| {
+        Command::new(env!("CARGO_BIN_EXE_duckgate"))
+            .args(["query", "--db", db, "SELECT count(*) AS n FROM readings"])
+            .env("HOME", home)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run duckgate")
+    };
+    // An MCP client starts duckgate without a shell: duckgate expands `~/` itself.
+    let out = run("~/cli.duckdb");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains('5'), "{stdout}");
+    // Another user's home is not looked up: a usage error that says what to write instead.
+    let out = run("~someone/cli.duckdb");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("write the full path"), "{stderr}");
+}
