@@ -119,7 +119,7 @@ fn the_bypass_is_announced_and_the_layer_below_still_holds() {
     let plain = query(&scene.db, "SELECT glucose FROM readings", None);
     let text = all_output(&plain);
     assert!(
-        plain.status.success() && text.contains("42") && text.contains("rows returned"),
+        plain.status.success() && text.contains("42") && text.contains(" returned."),
         "{text}"
     );
     assert!(!text.contains("BYPASS"), "{text}");

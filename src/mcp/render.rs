@@ -103,12 +103,13 @@ pub fn query_text(result: &QueryResult) -> String {
     out
 }
 
-/// `N rows returned.` or the truncated form.
+/// `N rows returned.` (`1 row returned.`) or the truncated form.
 pub fn rows_returned(count: usize, truncated: bool) -> String {
+    let rows = if count == 1 { "row" } else { "rows" };
     if truncated {
-        format!("{count} rows returned {TRUNCATED_SUFFIX}.")
+        format!("{count} {rows} returned {TRUNCATED_SUFFIX}.")
     } else {
-        format!("{count} rows returned.")
+        format!("{count} {rows} returned.")
     }
 }
 
@@ -247,7 +248,7 @@ mod tests {
     fn truncated_results_say_so_in_the_seed_words() {
         let text = query_text(&result(vec![vec![json!(1), json!("a")]], true));
         assert!(text.ends_with(
-            "1 rows returned (results truncated — set a higher limit or add a WHERE clause to narrow results)."
+            "1 row returned (results truncated — set a higher limit or add a WHERE clause to narrow results)."
         ));
     }
 
