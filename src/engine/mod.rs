@@ -336,10 +336,7 @@ impl Engine {
         db_path: &Path,
         sql: Option<&str>,
     ) -> Result<(), WorkerError> {
-        let rules = TreeRules {
-            database: &self.database,
-            restricted: self.privacy.is_some(),
-        };
+        let rules = self.tree_rules();
         let pending_check = match sql {
             Some(sql) => Some(self.checker.submit(sql, &rules)?),
             None => None,
@@ -438,6 +435,14 @@ impl Engine {
         Ok(())
     }
 
+    /// What the walk of DuckDB's syntax tree needs to know about this request.
+    fn tree_rules(&self) -> TreeRules<'_> {
+        TreeRules {
+            database: &self.database,
+            restricted: self.privacy.is_some(),
+        }
+    }
+
     /// Enforce `policy` on this request's query: call before [`Engine::attach`], then
     /// [`Engine::check_plan`] before running anything. An empty policy changes nothing.
     pub fn enforce_privacy(&mut self, policy: &PrivacyPolicy) {
@@ -534,11 +539,7 @@ impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
     /// walk of its syntax tree (`validate::tree`) must pass it.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
-        let rules = TreeRules {
-            database: &self.database,
-            restricted: self.privacy.is_some(),
-        };
-        let pending = self.checker.submit(sql, &rules)?;
+        let pending = self.checker.submit(sql, &self.tree_rules())?;
         self.checker.collect(pending).map(drop)
     }
 

@@ -28,7 +28,7 @@ const WRITES: Denial = Denial {
     reason: "changes the database or the session, and duckgate is read-only",
     instead: "remove it; only read-only queries are allowed",
 };
-const READS_SETTINGS: Denial = Denial {
+pub(crate) const READS_SETTINGS: Denial = Denial {
     reason: "reads DuckDB's configuration or secrets, not the database's data",
     instead: "use server_info for the server's settings, or query the database's tables",
 };
@@ -346,11 +346,6 @@ pub(crate) fn allowed_table_function(name: &str) -> Option<RowSource> {
         .map(|(_, source, _)| *source)
 }
 
-/// Whether `name` (any case) may be called as a table function in `FROM`.
-pub(crate) fn table_function_allowed(name: &str) -> bool {
-    allowed_table_function(name).is_some()
-}
-
 /// Where the rows of a table-function operator in DuckDB's physical plan come from, if it is
 /// allowed there: the operator is named after its function, in upper case.
 pub(crate) fn plan_table_function(operator: &str) -> Option<RowSource> {
@@ -370,12 +365,6 @@ pub(crate) fn allowed_table_function_list() -> String {
         .map(|(n, _, _)| format!("{n}()"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// DuckDB's catalog views that may be named without parentheses (`FROM duckdb_tables`).
-pub(crate) fn is_catalog_view(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    name.starts_with("duckdb_") && table_function_allowed(&name)
 }
 
 #[cfg(test)]
@@ -432,15 +421,15 @@ mod tests {
             assert_eq!(plan_table_function(refused), None, "{refused}");
         }
         // SQL cannot call the plan-only functions.
-        assert!(!table_function_allowed("pragma_show"));
+        assert!(allowed_table_function("pragma_show").is_none());
     }
 
     #[test]
     fn no_allowed_table_function_is_also_denied() {
         for (name, _, _) in ALLOWED_TABLE_FUNCTIONS {
             assert!(denial(name).is_none(), "{name} is both allowed and denied");
-            assert!(table_function_allowed(name));
-            assert!(table_function_allowed(&name.to_ascii_uppercase()));
+            assert!(allowed_table_function(name).is_some());
+            assert!(allowed_table_function(&name.to_ascii_uppercase()).is_some());
         }
     }
 
@@ -466,7 +455,7 @@ mod tests {
         ] {
             assert!(denial(name).is_some(), "{name} should be denied");
             assert!(
-                !table_function_allowed(name),
+                allowed_table_function(name).is_none(),
                 "{name} should not be a table function"
             );
         }

@@ -182,19 +182,24 @@ proptest! {
     }
 }
 
+/// The fixed, slot-rich query of `seed` the two every-slot tests plant into.
+fn rich_query(seed: u8) -> generate::QuerySpec {
+    let bytes: Vec<u8> = (0..400u32)
+        .map(|i| {
+            (i as u8)
+                .wrapping_mul(31)
+                .wrapping_add(seed.wrapping_mul(7))
+        })
+        .collect();
+    generate::from_bytes(&bytes)
+}
+
 /// Every plant is refused in every slot of a fixed, slot-rich query (not left to chance).
 #[test]
 fn every_plant_is_refused_in_every_slot_of_a_rich_query() {
     let mut checked = 0;
     for seed in 0u8..40 {
-        let bytes: Vec<u8> = (0..400u32)
-            .map(|i| {
-                (i as u8)
-                    .wrapping_mul(31)
-                    .wrapping_add(seed.wrapping_mul(7))
-            })
-            .collect();
-        let spec = generate::from_bytes(&bytes);
+        let spec = rich_query(seed);
         let slots = spec.slot_count();
         for plant in Plant::ALL {
             for at in 0..slots {
@@ -217,14 +222,7 @@ fn every_plant_is_refused_in_every_slot_of_a_rich_query() {
 fn every_plant_is_refused_in_every_slot_even_when_sqlparser_cannot_parse_the_query() {
     let mut checked = 0;
     for seed in 0u8..40 {
-        let bytes: Vec<u8> = (0..400u32)
-            .map(|i| {
-                (i as u8)
-                    .wrapping_mul(31)
-                    .wrapping_add(seed.wrapping_mul(7))
-            })
-            .collect();
-        let spec = generate::from_bytes(&bytes);
+        let spec = rich_query(seed);
         let slots = spec.slot_count();
         if spec.render().contains(';') {
             // Text after a `;` would be a second statement, refused for that instead.

@@ -56,6 +56,28 @@ pub struct TreeFacts {
     pub shows_by_name: u32,
 }
 
+impl TreeFacts {
+    /// Note what one `SHOW_REF` node describes: a `DESCRIBE` or a `SHOW <name>`, and whether
+    /// that name is bare (a setting's name is never qualified, so only a bare one may be one).
+    fn note_show(&mut self, map: &Map<String, Json>) {
+        let named = |key: &str| {
+            map.get(key)
+                .and_then(Json::as_str)
+                .is_some_and(|p| !p.is_empty())
+        };
+        match map.get("show_type").and_then(Json::as_str) {
+            Some("DESCRIBE") => self.describes = true,
+            Some("SHOW") => {
+                self.describes = true;
+                if !named("catalog_name") && !named("schema_name") {
+                    self.shows_by_name += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Check DuckDB's syntax tree of one query (the whole `json_serialize_sql` object).
 pub fn check_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
     if tree.get("error").and_then(Json::as_bool) != Some(false) {
@@ -108,21 +130,7 @@ pub fn facts(tree: &Json) -> TreeFacts {
         match value {
             Json::Object(map) => {
                 if map.get("type").and_then(Json::as_str) == Some("SHOW_REF") {
-                    match map.get("show_type").and_then(Json::as_str) {
-                        Some("DESCRIBE") => facts.describes = true,
-                        Some("SHOW") => {
-                            facts.describes = true;
-                            let qualified = ["catalog_name", "schema_name"].iter().any(|key| {
-                                map.get(*key)
-                                    .and_then(Json::as_str)
-                                    .is_some_and(|p| !p.is_empty())
-                            });
-                            if !qualified {
-                                facts.shows_by_name += 1;
-                            }
-                        }
-                        _ => {}
-                    }
+                    facts.note_show(map);
                 }
                 stack.extend(map.values());
             }
@@ -350,28 +358,17 @@ impl Walk<'_, '_> {
         match show_type {
             // Planned as a scan of every column: the plan check sees what it reads.
             "SUMMARY" => Ok(()),
-            "DESCRIBE" => {
-                self.facts.describes = true;
-                Ok(())
-            }
-            "SHOW" => {
+            "DESCRIBE" | "SHOW" => {
                 let part = |key: &str| map.get(key).and_then(Json::as_str).unwrap_or_default();
-                let (catalog, schema, table) = (
+                let parts = [
                     part("catalog_name"),
                     part("schema_name"),
                     part("table_name"),
-                );
-                if [catalog, schema, table]
-                    .iter()
-                    .any(|p| !p.is_empty() && looks_like_path(p))
-                {
-                    return Err(file_relation(table));
+                ];
+                if parts.iter().any(|p| !p.is_empty() && looks_like_path(p)) {
+                    return Err(file_relation(parts[2]));
                 }
-                self.facts.describes = true;
-                // A setting's name is never qualified: only a bare name may be one.
-                if catalog.is_empty() && schema.is_empty() {
-                    self.facts.shows_by_name += 1;
-                }
+                self.facts.note_show(map);
                 Ok(())
             }
             // `SHOW TABLES FROM schema`: a listing of that schema's tables.
@@ -387,10 +384,7 @@ impl Walk<'_, '_> {
                         Err(catalog_listing("SHOW TABLES"))
                     }
                     "tables" | "__show_tables_expanded" => Ok(()),
-                    "databases" => match functions::denial("duckdb_databases") {
-                        Some(denial) => Err(denied("SHOW DATABASES", denial)),
-                        None => Err(unsupported("SHOW DATABASES", "use server_info")),
-                    },
+                    "databases" => Err(denied("SHOW DATABASES", functions::READS_SETTINGS)),
                     _ => Err(unsupported(
                         &format!("SHOW {table}"),
                         "use SHOW TABLES, DESCRIBE or list_tables",

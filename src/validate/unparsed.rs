@@ -217,6 +217,15 @@ impl<'t> Scan<'t> {
         self.closing.get(i).copied().flatten().map(|c| c + 1)
     }
 
+    /// The index after the token at `i`, or after the whole bracket group it opens; `None` for
+    /// a group that is never closed.
+    fn step(&self, i: usize) -> Option<usize> {
+        match self.token(i) {
+            Some(token) if is_open(token) => self.after_group(i),
+            _ => Some(i + 1),
+        }
+    }
+
     /// The name chain `a.b.c` starting at `i`, and the index after it.
     fn name_chain(&self, i: usize) -> (Vec<&'t Word>, usize) {
         let mut parts = Vec::new();
@@ -612,13 +621,10 @@ impl<'t> Scan<'t> {
             if self.is(at, "FOR") {
                 return true;
             }
-            at = match self.token(at) {
-                Some(token) if is_open(token) => match self.after_group(at) {
-                    Some(after) => after,
-                    None => return false,
-                },
-                _ => at + 1,
+            let Some(next) = self.step(at) else {
+                return false;
             };
+            at = next;
         }
         false
     }
@@ -687,10 +693,7 @@ impl<'t> Scan<'t> {
                 at = start;
                 continue;
             }
-            at = match self.token(at) {
-                Some(token) if is_open(token) => self.after_group(at)?,
-                _ => at + 1,
-            };
+            at = self.step(at)?;
         }
     }
 
@@ -716,13 +719,10 @@ impl<'t> Scan<'t> {
                     _ => false,
                 };
             }
-            at = match self.token(at) {
-                Some(token) if is_open(token) => match self.after_group(at) {
-                    Some(after) => after,
-                    None => return false,
-                },
-                _ => at + 1,
+            let Some(next) = self.step(at) else {
+                return false;
             };
+            at = next;
         }
         false
     }

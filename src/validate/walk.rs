@@ -917,11 +917,6 @@ impl<'a> Walker<'a> {
                     };
                     return self.system_view(view, &table.value, format!("{schema}.{table_name}"));
                 }
-                if functions::is_catalog_view(&table_name) {
-                    self.check_catalog_listing(&table_name)?;
-                    push_unique(&mut self.relations, format!("main.{table_name}"));
-                    return Ok(());
-                }
                 if looks_like_path(&table.value) {
                     return Err(file_relation(&table.value));
                 }
@@ -956,11 +951,6 @@ impl<'a> Walker<'a> {
                 let table_name = lower(table);
                 if let Some(view) = functions::system_view(Some(&schema.value), &table.value) {
                     return self.system_view(view, &written, format!("{schema_name}.{table_name}"));
-                }
-                if schema_name == "main" && functions::is_catalog_view(&table_name) {
-                    self.check_catalog_listing(&table_name)?;
-                    push_unique(&mut self.relations, format!("main.{table_name}"));
-                    return Ok(());
                 }
                 if looks_like_path(&schema.value)
                     || looks_like_path(&table.value)
