@@ -33,11 +33,14 @@ pub enum ErrorKind {
     DatabaseError,
     /// A bug or a crashed worker: nothing the caller did.
     InternalError,
+    /// The kernel cannot confine query workers, so the server answers every call with this and
+    /// runs nothing (the operator's fix is in the message).
+    SandboxUnavailable,
 }
 
 impl ErrorKind {
     /// Every kind, in registry order (used by tests and the output schema).
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 13] = [
         ErrorKind::PolicyBlocked,
         ErrorKind::MultipleStatements,
         ErrorKind::SyntaxError,
@@ -50,6 +53,7 @@ impl ErrorKind {
         ErrorKind::DatabaseLocked,
         ErrorKind::DatabaseError,
         ErrorKind::InternalError,
+        ErrorKind::SandboxUnavailable,
     ];
 
     /// The wire name, e.g. `policy_blocked`.
@@ -67,6 +71,7 @@ impl ErrorKind {
             ErrorKind::DatabaseLocked => "database_locked",
             ErrorKind::DatabaseError => "database_error",
             ErrorKind::InternalError => "internal_error",
+            ErrorKind::SandboxUnavailable => "sandbox_unavailable",
         }
     }
 }

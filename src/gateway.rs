@@ -162,9 +162,8 @@ struct Inner {
     bypass: Bypass,
     policy: validate::Policy,
     catalog: Mutex<Option<CachedCatalog>>,
-    /// What the start-up preflight found the kernel cannot enforce (allowed by
-    /// `--allow-unconfined`); empty when workers are fully confined.
-    unenforced: Vec<String>,
+    /// The start-up preflight's posture, or the refusal every call is answered with.
+    confinement: Result<Posture, GatewayError>,
 }
 
 /// Validates and runs requests through single-use confined workers.
@@ -181,74 +180,50 @@ impl Gateway {
     ///
     /// First runs the confinement preflight ([`crate::sandbox::preflight`]): when this kernel
     /// cannot confine workers and `allow_unconfined` is off, or confinement fails outright, this
-    /// returns the refusal (an `internal_error` whose message is one paragraph for stderr).
+    /// returns the refusal: a `sandbox_unavailable` error whose message is one paragraph for
+    /// stderr and whose suggestion is the operator's fix ([`Gateway::refusing`] serves it).
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
-        let bypass =
-            Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
+        let (spec, bypass) = worker_spec(&config)?;
         if !bypass.is_empty() {
             tracing::error!(
                 layers = %bypass.to_env_value(),
                 "TEST-ONLY LAYER BYPASS IS ON: security layers are switched off. Never run like this outside the test suite."
             );
         }
-        let exe = match &config.worker_exe {
-            Some(exe) => exe.clone(),
-            None => std::env::current_exe().map_err(|e| {
-                GatewayError::new(
-                    ErrorKind::InternalError,
-                    format!("cannot find our own binary to start workers: {e}"),
-                )
-            })?,
-        };
-        let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
-            GatewayError::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "--memory-limit {:?} is not a size like 512MB or 2GB",
-                    config.memory_limit
-                ),
-            )
-        })?;
-        let timeout_secs = config.timeout.as_secs().max(1);
-        let spec = WorkerSpec {
-            exe,
-            worker: WorkerArgs {
-                db: config.db_path.clone(),
-                memory_limit: config.memory_limit.clone(),
-                threads: config.threads.max(1),
-                time_zone: config.time_zone.clone(),
-                // CPU time counts every thread; the wall-clock deadline is the real bound, this
-                // is the backstop.
-                cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
-                // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not
-                // track (thread stacks, allocator arenas), so it leaves generous room above it.
-                address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
-                parent_pid: std::process::id() as i32,
-                allow_unconfined: config.allow_unconfined,
-                start: WorkerStart::OnDemand,
-            },
-            bypass: bypass.clone(),
-            max_reply_bytes: config
-                .max_result_bytes
-                .saturating_mul(2)
-                .saturating_add(256 * 1024),
-            startup_timeout: Duration::from_secs(20),
-        };
         let pool = Pool::new(spec, config.warm_workers, config.max_concurrent);
-        let unenforced = preflight::check(pool.spec())
+        let confinement = preflight::check(pool.spec())
             .await
-            .map_err(|refusal| GatewayError::new(ErrorKind::InternalError, refusal))?;
+            .map_err(sandbox_unavailable)?;
         pool.refill();
-        Ok(Gateway {
+        Ok(Gateway::with(config, pool, bypass, Ok(confinement)))
+    }
+
+    /// A gateway that answers every call with `refusal` (from [`Gateway::start`]) and never
+    /// starts a worker: how a server on a kernel that cannot confine workers still explains
+    /// itself to an MCP client, which shows tool errors but not stderr.
+    pub fn refusing(config: GatewayConfig, refusal: GatewayError) -> Result<Gateway, GatewayError> {
+        let (spec, bypass) = worker_spec(&config)?;
+        // Never refilled and never asked: every path to a worker checks the refusal first.
+        let pool = Pool::new(spec, 0, 1);
+        Ok(Gateway::with(config, pool, bypass, Err(refusal)))
+    }
+
+    fn with(
+        config: GatewayConfig,
+        pool: Arc<Pool>,
+        bypass: Bypass,
+        confinement: Result<Posture, GatewayError>,
+    ) -> Gateway {
+        Gateway {
             inner: Arc::new(Inner {
                 config,
                 pool,
                 bypass,
                 policy: validate::Policy::default(),
                 catalog: Mutex::new(None),
-                unenforced,
+                confinement,
             }),
-        })
+        }
     }
 
     /// The configuration in force.
@@ -256,10 +231,19 @@ impl Gateway {
         &self.inner.config
     }
 
+    /// The posture the start-up preflight found workers will have, or why the server refuses
+    /// to run queries at all.
+    pub fn confinement(&self) -> Result<&Posture, &GatewayError> {
+        self.inner.confinement.as_ref()
+    }
+
     /// What the kernel cannot enforce, accepted by `--allow-unconfined` (empty when workers are
-    /// fully confined); the caller announces it.
-    pub fn unenforced(&self) -> &[String] {
-        &self.inner.unenforced
+    /// fully confined, or when the server refuses); the caller announces it.
+    pub fn unenforced(&self) -> Vec<String> {
+        match &self.inner.confinement {
+            Ok(posture) => preflight::gaps(posture),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Test-only layers switched off (empty in production).
@@ -451,6 +435,7 @@ impl Gateway {
 
     /// The sandbox posture a worker actually has.
     pub async fn posture(&self) -> Result<Posture, GatewayError> {
+        self.refusal()?;
         Ok(self
             .inner
             .pool
@@ -470,6 +455,14 @@ impl Gateway {
             .await
     }
 
+    /// The start-up refusal, if the server refuses to run queries.
+    pub fn refusal(&self) -> Result<(), GatewayError> {
+        match &self.inner.confinement {
+            Ok(_) => Ok(()),
+            Err(refusal) => Err(refusal.clone()),
+        }
+    }
+
     /// Kill warm spares (call before exiting).
     pub async fn shutdown(&self) {
         self.inner.pool.drain().await;
@@ -481,6 +474,7 @@ impl Gateway {
         cancel: &CancellationToken,
         max_reply_bytes: usize,
     ) -> Result<Response, GatewayError> {
+        self.refusal()?;
         if !self.inner.config.db_path.exists() {
             return Err(self.database_not_found());
         }
@@ -508,6 +502,65 @@ impl Gateway {
             )),
             Err(RunError::Worker(e)) => Err(e.into()),
         }
+    }
+}
+
+/// The workers' command line and limits from the operator's configuration, and the test bypass.
+pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
+    let bypass = Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
+    let exe = match &config.worker_exe {
+        Some(exe) => exe.clone(),
+        None => std::env::current_exe().map_err(|e| {
+            GatewayError::new(
+                ErrorKind::InternalError,
+                format!("cannot find our own binary to start workers: {e}"),
+            )
+        })?,
+    };
+    let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
+        GatewayError::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "--memory-limit {:?} is not a size like 512MB or 2GB",
+                config.memory_limit
+            ),
+        )
+    })?;
+    let timeout_secs = config.timeout.as_secs().max(1);
+    let spec = WorkerSpec {
+        exe,
+        worker: WorkerArgs {
+            db: config.db_path.clone(),
+            memory_limit: config.memory_limit.clone(),
+            threads: config.threads.max(1),
+            time_zone: config.time_zone.clone(),
+            // CPU time counts every thread; the wall-clock deadline is the real bound, this is
+            // the backstop.
+            cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
+            // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not track
+            // (thread stacks, allocator arenas), so it leaves generous room above it.
+            address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
+            parent_pid: std::process::id() as i32,
+            allow_unconfined: config.allow_unconfined,
+            start: WorkerStart::OnDemand,
+        },
+        bypass: bypass.clone(),
+        max_reply_bytes: config
+            .max_result_bytes
+            .saturating_mul(2)
+            .saturating_add(256 * 1024),
+        startup_timeout: Duration::from_secs(20),
+    };
+    Ok((spec, bypass))
+}
+
+/// The start-up refusal as the error every call is answered with.
+fn sandbox_unavailable(refusal: String) -> GatewayError {
+    GatewayError {
+        kind: ErrorKind::SandboxUnavailable,
+        message: refusal,
+        construct: None,
+        suggestion: Some(preflight::FIX.to_string()),
     }
 }
 

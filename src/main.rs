@@ -44,6 +44,13 @@ enum Command {
         /// The SQL, or `-` to read it from stdin.
         sql: String,
     },
+    /// Say how this kernel confines query workers, property by property; exit 0 when every
+    /// property holds, 1 when duckgate would refuse to start here.
+    CheckSandbox {
+        /// Grant this database file as a worker would (optional: the kernel's answer is the same).
+        #[arg(long, value_parser = user_path)]
+        db: Option<PathBuf>,
+    },
     /// Write a synthetic CGM database and drive a real MCP session against it.
     Demo {
         /// Where to write the demo database.
@@ -238,6 +245,7 @@ async fn run(command: Command) -> ExitCode {
             query(db, limit as usize, sql).await
         }
         Command::Check { db, sql } => check(db, sql).await,
+        Command::CheckSandbox { db } => check_sandbox(db).await,
         Command::Demo { out } => demo(out).await,
         Command::Worker { .. } => ExitCode::from(2),
     }
@@ -248,28 +256,60 @@ fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// How starting the gateway can fail.
+enum StartFailure {
+    /// The kernel cannot confine workers (or their sandbox cannot be set up): already printed
+    /// on stderr; `serve` still answers MCP calls with it.
+    Refused(duckgate::gateway::GatewayError),
+    /// Anything else: the exit code.
+    Exit(ExitCode),
+}
+
 /// Start the gateway: the confinement preflight runs first (see `duckgate::sandbox::preflight`).
-/// A refusal or failure is printed as is (one paragraph) and exits 1; a bad setting exits 2.
-/// What `--allow-unconfined` let through is announced loudly on stderr.
-async fn start_gateway(config: GatewayConfig) -> Result<Gateway, ExitCode> {
+/// A refusal is printed as is (one paragraph); another failure exits 1; a bad setting exits 2.
+/// The start-up line says which mechanism keeps each promise of confinement; what
+/// `--allow-unconfined` let through is announced loudly on stderr.
+async fn start_gateway(config: GatewayConfig) -> Result<Gateway, StartFailure> {
     let allow_unconfined = config.allow_unconfined;
     match Gateway::start(config).await {
         Ok(gateway) => {
-            if !gateway.unenforced().is_empty() {
-                eprintln!("{}", preflight::unconfined_warning(gateway.unenforced()));
+            if let Ok(posture) = gateway.confinement() {
+                tracing::info!(
+                    "query workers confined: {}",
+                    duckgate::sandbox::confine::properties::summary(&posture.properties)
+                );
+            }
+            let unenforced = gateway.unenforced();
+            if !unenforced.is_empty() {
+                eprintln!("{}", preflight::unconfined_warning(&unenforced));
             } else if allow_unconfined {
                 tracing::info!(
-                    "--allow-unconfined has no effect here: this kernel enforces landlock and \
-                     seccomp, and workers are fully confined"
+                    "--allow-unconfined has no effect here: this kernel keeps every promise of \
+                     confinement, and workers are fully confined"
                 );
             }
             Ok(gateway)
         }
-        Err(e) if e.kind == ErrorKind::InvalidArgument => Err(usage_error(&e.message)),
+        Err(e) if e.kind == ErrorKind::InvalidArgument => {
+            Err(StartFailure::Exit(usage_error(&e.message)))
+        }
+        Err(e) if e.kind == ErrorKind::SandboxUnavailable => {
+            eprintln!("{}", e.message);
+            Err(StartFailure::Refused(e))
+        }
         Err(e) => {
             eprintln!("{}", e.message);
-            Err(ExitCode::from(1))
+            Err(StartFailure::Exit(ExitCode::from(1)))
         }
+    }
+}
+
+/// `start_gateway` for the commands that run once: a refusal exits 1.
+async fn start_once(config: GatewayConfig) -> Result<Gateway, ExitCode> {
+    match start_gateway(config).await {
+        Ok(gateway) => Ok(gateway),
+        Err(StartFailure::Refused(_)) => Err(ExitCode::from(1)),
+        Err(StartFailure::Exit(code)) => Err(code),
     }
 }
 
@@ -288,14 +328,21 @@ async fn serve(args: ServeArgs) -> ExitCode {
         },
         None => Default::default(),
     };
-    let gateway = match start_gateway(config).await {
-        Ok(g) => g,
-        Err(code) => return code,
-    };
     let options = duckgate::mcp::ServeOptions { descriptions };
+    let (gateway, refused) = match start_gateway(config.clone()).await {
+        Ok(g) => (g, false),
+        // An MCP client shows tool errors, not stderr: serve the refusal as the answer to every
+        // call (no worker ever starts), then exit 1 as a refused start does.
+        Err(StartFailure::Refused(refusal)) => match Gateway::refusing(config, refusal) {
+            Ok(g) => (g, true),
+            Err(e) => return usage_error(&e.message),
+        },
+        Err(StartFailure::Exit(code)) => return code,
+    };
     let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
     gateway.shutdown().await;
     match result {
+        Ok(()) if refused => ExitCode::from(1),
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("server stopped: {e}");
@@ -338,7 +385,7 @@ async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    let gateway = match start_gateway(config).await {
+    let gateway = match start_once(config).await {
         Ok(g) => g,
         Err(code) => return code,
     };
@@ -384,7 +431,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 Ok(c) => c,
                 Err(e) => return usage_error(&e),
             };
-            let gateway = match start_gateway(config).await {
+            let gateway = match start_once(config).await {
                 Ok(g) => g,
                 Err(code) => return code,
             };
@@ -431,6 +478,41 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
             out::text(&text);
             ExitCode::from(1)
         }
+    }
+}
+
+/// `duckgate check-sandbox`: run the start-up preflight (our own binary, confined exactly as a
+/// worker would be, opening no database) and print each property with the mechanism that keeps
+/// it here; exit 0 when duckgate would start without `--allow-unconfined`, 1 otherwise.
+async fn check_sandbox(db: Option<PathBuf>) -> ExitCode {
+    // Without --db the preflight grants no database: it grants one only if the file exists,
+    // and this one is never created.
+    let db = db.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "duckgate-check-sandbox-{}-no-database",
+            std::process::id()
+        ))
+    });
+    let mut config = GatewayConfig::new(db);
+    config.warm_workers = 0;
+    config.allow_unconfined = true;
+    let (spec, _) = match duckgate::gateway::worker_spec(&config) {
+        Ok(spec) => spec,
+        Err(e) => return usage_error(&e.message),
+    };
+    let posture = match preflight::posture(&spec).await {
+        Ok(posture) => posture,
+        Err(failure) => {
+            out::text(&failure);
+            return ExitCode::from(1);
+        }
+    };
+    let confined = preflight::fully_confined(&posture);
+    out::text(&duckgate::mcp::render::sandbox_report(&posture, confined));
+    if confined {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

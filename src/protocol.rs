@@ -51,7 +51,11 @@ pub struct ProbeRequest {
     pub list_dirs: Vec<String>,
     /// Files to create and write.
     pub write_files: Vec<String>,
-    /// `host:port` addresses to TCP-connect to.
+    /// Files to truncate to 0 bytes, by name (`truncate(2)`) and by a read-only `O_TRUNC` open.
+    #[serde(default)]
+    pub truncate_files: Vec<String>,
+    /// Addresses to connect to: `host:port` (TCP), `unix:/path` (a pathname unix socket) or
+    /// `unix:@name` (an abstract unix socket).
     pub connect: Vec<String>,
     /// Programs to execute.
     pub exec: Vec<String>,
@@ -256,4 +260,22 @@ pub struct Posture {
     /// layer is in force.
     #[serde(default)]
     pub unenforced: Vec<String>,
+    /// Each promise of confinement and the mechanisms that keep it on this kernel
+    /// (`src/sandbox/confine/properties.rs`).
+    #[serde(default)]
+    pub properties: Vec<PropertyPosture>,
+}
+
+/// One property of confinement as a worker has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PropertyPosture {
+    /// Its name, e.g. `signals`.
+    pub property: String,
+    /// What it promises, e.g. `no signals or ptrace beyond itself`.
+    pub promise: String,
+    /// The mechanisms that enforce it here, e.g. `seccomp: … (landlock ABI 3 has no signal
+    /// scoping)`, or why it is not enforced.
+    pub mechanism: String,
+    /// Whether it holds.
+    pub enforced: bool,
 }

@@ -7,6 +7,12 @@
 //! attempts from the unconfined test process and see them succeed, so a denial cannot come
 //! from the environment (a missing file, a closed port, a kernel without ptrace) instead of the
 //! sandbox.
+//!
+//! The same suite runs on this machine's kernel and as each older kernel would confine: the
+//! test bypass's `landlock_abi_N` makes the worker handle only landlock ABI `N`'s rights (what
+//! Linux 5.13, 5.19, 6.2, 6.7 and 6.10 offer), so seccomp must take over the rest; and under
+//! `examples/without_kernel_feature.rs`, whose landlock system calls answer `ENOSYS` as a
+//! kernel without landlock does.
 #![cfg(feature = "engine")]
 
 mod mcp_support;
@@ -45,6 +51,10 @@ struct Scene {
     /// A pathname unix socket, like a container runtime's or D-Bus's.
     unix_path: PathBuf,
     _unix: UnixListener,
+    /// An abstract unix socket (no file: landlock's filesystem rules never see it), like the
+    /// X server's or a desktop session bus's.
+    abstract_name: String,
+    _abstract: UnixListener,
 }
 
 fn scene(tag: &str) -> Scene {
@@ -73,6 +83,12 @@ fn scene(tag: &str) -> Scene {
     let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
     let unix_path = elsewhere.path().join("daemon.sock");
     let unix = UnixListener::bind(&unix_path).unwrap();
+    let abstract_name = format!("duckgate-sandbox-{tag}-{}", std::process::id());
+    let abstract_listener = {
+        use std::os::linux::net::SocketAddrExt;
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+        UnixListener::bind_addr(&address).unwrap()
+    };
     Scene {
         listed_dir: elsewhere.path().to_path_buf(),
         _served: served,
@@ -84,6 +100,8 @@ fn scene(tag: &str) -> Scene {
         tcp,
         unix_path,
         _unix: unix,
+        abstract_name,
+        _abstract: abstract_listener,
     }
 }
 
@@ -106,6 +124,11 @@ impl Worker {
     /// Spawn a worker on `db` with `bypass` as the test switch, as the server would (cleared
     /// environment, the test process as its parent).
     fn spawn(db: &Path, bypass: &str) -> Worker {
+        Worker::spawn_on(Kernel::Native, db, bypass)
+    }
+
+    /// [`Worker::spawn`] on `kernel`.
+    fn spawn_on(kernel: Kernel, db: &Path, bypass: &str) -> Worker {
         // The worker's command line as the pool writes it (its one owner: `WorkerArgs`).
         let args = WorkerArgs {
             db: db.to_path_buf(),
@@ -115,10 +138,19 @@ impl Worker {
             cpu_seconds: 30,
             address_space_bytes: 8 << 30,
             parent_pid: std::process::id() as i32,
-            allow_unconfined: false,
+            allow_unconfined: kernel == Kernel::WithoutLandlockAllowed,
             start: WorkerStart::OnDemand,
         };
-        let mut child = Command::new(env!("CARGO_BIN_EXE_duckgate"))
+        let mut command = match kernel {
+            Kernel::Native => Command::new(env!("CARGO_BIN_EXE_duckgate")),
+            // The wrapper execs the binary in place: the test process stays the parent.
+            Kernel::WithoutLandlock | Kernel::WithoutLandlockAllowed => {
+                let mut command = Command::new(mcp_support::example("without_kernel_feature"));
+                command.args(["landlock", "--", env!("CARGO_BIN_EXE_duckgate")]);
+                command
+            }
+        };
+        let mut child = command
             .args(args.to_argv())
             .env_clear()
             .env("DUCKGATE_UNSAFE_TEST_BYPASS", bypass)
@@ -201,6 +233,17 @@ impl Drop for Worker {
     }
 }
 
+/// The kernel a worker runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// This machine's.
+    Native,
+    /// Landlock's system calls answer `ENOSYS`; the worker must fail closed.
+    WithoutLandlock,
+    /// The same, with `--allow-unconfined`.
+    WithoutLandlockAllowed,
+}
+
 /// A `Name:\tvalue` line of `/proc/<pid>/status`.
 fn status_field(pid: i32, name: &str) -> String {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -230,9 +273,13 @@ fn attack(scene: &Scene, parent: i32) -> ProbeRequest {
             // Overwriting the database it may read must fail too.
             .chain([text(&scene.db)])
             .collect(),
+        // The database is readable, so only landlock's truncate right (ABI 3) or seccomp stops a
+        // read-only O_TRUNC open of it; the secret is not even readable.
+        truncate_files: vec![text(&scene.db), text(&scene.secret)],
         connect: vec![
             scene.tcp.local_addr().unwrap().to_string(),
             format!("unix:{}", text(&scene.unix_path)),
+            format!("unix:@{}", scene.abstract_name),
         ],
         exec: vec!["/bin/sh".into()],
         signal_pid: Some(parent),
@@ -248,11 +295,40 @@ fn describe(report: &ProbeReport) -> String {
         .collect()
 }
 
-#[test]
-fn confined_worker_is_denied_every_forbidden_attempt() {
-    let scene = scene("deny");
+/// The number of attempts `request` makes.
+fn attempts_in(request: &ProbeRequest) -> usize {
+    request.read_files.len()
+        + request.list_dirs.len()
+        + request.write_files.len()
+        + 2 * request.truncate_files.len()
+        + request.connect.len()
+        + 2 * request.exec.len()
+        + 2 * usize::from(request.signal_pid.is_some())
+        + usize::from(request.ptrace_pid.is_some())
+}
+
+/// The property named `name` of a posture.
+fn property<'a>(posture: &'a Posture, name: &str) -> &'a duckgate::protocol::PropertyPosture {
+    posture
+        .properties
+        .iter()
+        .find(|p| p.property == name)
+        .unwrap_or_else(|| panic!("no property {name}: {posture:?}"))
+}
+
+/// The whole denial suite in a worker confined with landlock ABI `cap` at most (`None`: all this
+/// kernel offers): every forbidden attempt is denied, the database stays readable and
+/// unchanged, and the posture names the mechanism that keeps each promise.
+fn denial_suite(cap: Option<u8>) {
+    let tag = cap.map_or("deny-native".to_string(), |abi| format!("deny-abi{abi}"));
+    let scene = scene(&tag);
+    let secret_before = std::fs::read(&scene.secret).unwrap();
     let parent = std::process::id() as i32;
-    let mut worker = Worker::spawn(&scene.db, "validator,duckdb_hardening,probe");
+    let mut bypass = "validator,duckdb_hardening,probe".to_string();
+    if let Some(abi) = cap {
+        bypass.push_str(&format!(",landlock_abi_{abi}"));
+    }
+    let mut worker = Worker::spawn(&scene.db, &bypass);
     let posture = worker.ready();
 
     // While it waits for its request, the kernel's view of the worker.
@@ -263,8 +339,45 @@ fn confined_worker_is_denied_every_forbidden_attempt() {
         "2 = filter mode"
     );
     assert_eq!(posture.landlock, "fully_enforced", "{posture:?}");
-    assert!(posture.landlock_abi.unwrap_or(0) >= 6, "{posture:?}");
+    match cap {
+        Some(abi) => assert_eq!(posture.landlock_abi, Some(i32::from(abi)), "{posture:?}"),
+        None => assert!(posture.landlock_abi.unwrap_or(0) >= 1, "{posture:?}"),
+    }
     assert!(posture.seccomp && posture.no_new_privs, "{posture:?}");
+    assert!(posture.unenforced.is_empty(), "{posture:?}");
+    assert_eq!(posture.properties.len(), 6, "{posture:?}");
+    for p in &posture.properties {
+        assert!(p.enforced, "{p:?}");
+    }
+    // Which mechanism keeps which promise at this ABI.
+    let abi = posture.landlock_abi.unwrap();
+    let signals = &property(&posture, "signals").mechanism;
+    assert!(signals.contains("seccomp: kill, tgkill"), "{signals}");
+    assert_eq!(
+        signals.contains(&format!("landlock ABI {abi} has no signal scoping")),
+        abi < 6,
+        "{signals}"
+    );
+    let network = &property(&posture, "network").mechanism;
+    assert!(network.contains("seccomp: no socket"), "{network}");
+    assert_eq!(
+        network.contains("TCP bind and connect"),
+        abi >= 4,
+        "{network}"
+    );
+    let writes = &property(&posture, "file_writes").mechanism;
+    assert_eq!(writes.contains("landlock ABI"), true, "{writes}");
+    assert_eq!(
+        writes.contains("read-only O_TRUNC opens"),
+        abi < 3,
+        "{writes}"
+    );
+    assert!(
+        property(&posture, "file_reads")
+            .mechanism
+            .starts_with(&format!("landlock ABI {abi}")),
+        "{posture:?}"
+    );
     assert!(
         posture
             .rlimits
@@ -288,18 +401,12 @@ fn confined_worker_is_denied_every_forbidden_attempt() {
     let mut request = attack(&scene, parent);
     // The one thing it may do, as a control inside the sandbox: read the database.
     request.read_files.push(text(&scene.db));
-    let expected_attempts = request.read_files.len()
-        + request.list_dirs.len()
-        + request.write_files.len()
-        + request.connect.len()
-        + 2 * request.exec.len()
-        + 2
-        + 1;
+    let expected_attempts = attempts_in(&request);
     let report = match worker.ask(&Request::Probe(request)) {
         Response::Probe(report) => report,
         other => panic!("expected a probe report, got {other:?}"),
     };
-    eprintln!("probe report:{}", describe(&report));
+    eprintln!("probe report at {tag}:{}", describe(&report));
     assert_eq!(
         report.attempts.len(),
         expected_attempts,
@@ -314,7 +421,7 @@ fn confined_worker_is_denied_every_forbidden_attempt() {
         } else {
             assert!(
                 outcome.is_err(),
-                "BREACH: {what} succeeded inside the sandbox"
+                "BREACH at {tag}: {what} succeeded inside the sandbox"
             );
         }
     }
@@ -327,8 +434,112 @@ fn confined_worker_is_denied_every_forbidden_attempt() {
         scene.db_bytes,
         "the database was modified"
     );
+    assert_eq!(std::fs::read(&scene.secret).unwrap(), secret_before);
     let status = worker.child.wait().unwrap();
     assert!(status.success(), "worker exit: {status:?}");
+}
+
+#[test]
+fn confined_worker_is_denied_every_forbidden_attempt() {
+    denial_suite(None);
+}
+
+/// Linux 5.13–5.18: the floor. Only the filesystem rules are landlock's; seccomp keeps
+/// truncation, sockets and signals.
+#[test]
+fn at_landlock_abi_1_every_forbidden_attempt_is_still_denied() {
+    denial_suite(Some(1));
+}
+
+/// Linux 5.19–6.1 (Debian 12).
+#[test]
+fn at_landlock_abi_2_every_forbidden_attempt_is_still_denied() {
+    denial_suite(Some(2));
+}
+
+/// Linux 6.2–6.6: landlock handles truncation.
+#[test]
+fn at_landlock_abi_3_every_forbidden_attempt_is_still_denied() {
+    denial_suite(Some(3));
+}
+
+/// Linux 6.7–6.9: landlock handles TCP.
+#[test]
+fn at_landlock_abi_4_every_forbidden_attempt_is_still_denied() {
+    denial_suite(Some(4));
+}
+
+/// Linux 6.10–6.11: landlock handles device ioctls; still no signal scoping.
+#[test]
+fn at_landlock_abi_5_every_forbidden_attempt_is_still_denied() {
+    denial_suite(Some(5));
+}
+
+/// Without landlock (its system calls answer `ENOSYS`) the worker fails closed: it never reports
+/// ready and never opens DuckDB.
+#[test]
+fn without_landlock_the_worker_fails_closed() {
+    let scene = scene("no-landlock");
+    let mut worker = Worker::spawn_on(Kernel::WithoutLandlock, &scene.db, "probe");
+    match read_frame::<Response, _>(&mut worker.stdout, MAX_REPLY) {
+        Ok(Response::Error(e)) => {
+            assert!(e.message.contains("confine step 5 (landlock)"), "{e:?}");
+            assert!(e.message.contains("ENOSYS"), "{e:?}");
+            assert!(e.message.contains("Linux 5.13"), "{e:?}");
+        }
+        other => panic!("expected the worker to refuse, got {other:?}"),
+    }
+    let status = worker.child.wait().unwrap();
+    assert!(!status.success(), "{status:?}");
+}
+
+/// Without landlock and with `--allow-unconfined`, the posture says the file promises are not
+/// kept, and says the truth: a file outside the grants is readable. Every promise seccomp keeps
+/// still holds: no network, no unix sockets, no signal to the parent, no exec, no ptrace, no
+/// truncation.
+#[test]
+fn without_landlock_and_allowed_only_the_file_promises_are_lost() {
+    let scene = scene("no-landlock-allowed");
+    let secret_before = std::fs::read(&scene.secret).unwrap();
+    let parent = std::process::id() as i32;
+    let mut worker = Worker::spawn_on(
+        Kernel::WithoutLandlockAllowed,
+        &scene.db,
+        "validator,duckdb_hardening,probe",
+    );
+    let posture = worker.ready();
+    assert_eq!(posture.landlock, "not_enforced", "{posture:?}");
+    assert_eq!(posture.landlock_abi, None, "{posture:?}");
+    assert!(posture.seccomp, "{posture:?}");
+    for p in &posture.properties {
+        let file_promise = p.property == "file_reads" || p.property == "file_writes";
+        assert_eq!(p.enforced, !file_promise, "{p:?}");
+    }
+    let mut request = attack(&scene, parent);
+    request.list_dirs.clear();
+    request.write_files.clear();
+    let report = match worker.ask(&Request::Probe(request.clone())) {
+        Response::Probe(report) => report,
+        other => panic!("expected a probe report, got {other:?}"),
+    };
+    eprintln!("probe report without landlock:{}", describe(&report));
+    assert_eq!(report.attempts.len(), attempts_in(&request));
+    let secret_read = format!("read file {}", text(&scene.secret));
+    for (what, outcome) in &report.attempts {
+        if what.starts_with("read file ") {
+            // Not kept, as the posture says: the reads succeed (the secret among them).
+            if *what == secret_read {
+                assert_eq!(outcome, &Ok(()), "the posture says file reads are open");
+            }
+        } else {
+            assert!(
+                outcome.is_err(),
+                "BREACH without landlock: {what} succeeded"
+            );
+        }
+    }
+    assert_eq!(std::fs::read(&scene.db).unwrap(), scene.db_bytes);
+    assert_eq!(std::fs::read(&scene.secret).unwrap(), secret_before);
 }
 
 /// The same attempts from the unconfined test process succeed: the denials above are the
@@ -341,13 +552,15 @@ fn unconfined_control_the_same_attempts_succeed_outside_the_sandbox() {
     // The probe in this process: reads, listings, writes, connects. (Exec, signals and ptrace
     // are checked below without the probe: an in-place execve would replace the test binary.)
     request.write_files.retain(|f| *f != text(&scene.db));
+    // Truncating works here too (on the secret: the database stays for the other attempts).
+    request.truncate_files = vec![text(&scene.secret)];
     request.exec.clear();
     request.signal_pid = None;
     request.ptrace_pid = None;
     let report = duckgate::sandbox::probe::run(&request);
     assert_eq!(
         report.attempts.len(),
-        3 + 3 + 3 + 2,
+        3 + 3 + 3 + 2 + 3,
         "{}",
         describe(&report)
     );
@@ -358,6 +571,7 @@ fn unconfined_control_the_same_attempts_succeed_outside_the_sandbox() {
         assert!(file.exists(), "{} was not created", file.display());
         std::fs::remove_file(file).unwrap();
     }
+    assert_eq!(std::fs::metadata(&scene.secret).unwrap().len(), 0);
 
     // Exec works here.
     let status = Command::new("/bin/sh")

@@ -105,7 +105,8 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> WorkerError {
             | ErrorKind::DatabaseNotFound
             | ErrorKind::DatabaseLocked
             | ErrorKind::DatabaseError
-            | ErrorKind::InternalError => ErrorKind::DatabaseError,
+            | ErrorKind::InternalError
+            | ErrorKind::SandboxUnavailable => ErrorKind::DatabaseError,
         };
         worker_error(
             kind,

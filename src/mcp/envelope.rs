@@ -68,7 +68,8 @@ impl Status {
             | ErrorKind::DatabaseNotFound
             | ErrorKind::DatabaseLocked
             | ErrorKind::DatabaseError
-            | ErrorKind::InternalError => Status::Error,
+            | ErrorKind::InternalError
+            | ErrorKind::SandboxUnavailable => Status::Error,
         }
     }
 }

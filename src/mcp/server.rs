@@ -209,6 +209,8 @@ impl DuckgateServer {
             | ErrorKind::Cancelled
             | ErrorKind::DatabaseError
             | ErrorKind::InternalError => {}
+            // The hint is the operator's fix, from the gateway: no tool call can help.
+            ErrorKind::SandboxUnavailable => {}
         }
         body
     }
@@ -265,6 +267,11 @@ impl DuckgateServer {
         params: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Reply {
+        // A server whose kernel cannot confine workers answers every call with why, and runs
+        // nothing (the gateway refuses on its own too).
+        if let Err(refusal) = self.gateway.refusal() {
+            return Reply::failed(self.gateway_error(refusal, None));
+        }
         let arguments = params.arguments;
         let outcome = match tool {
             ToolName::ListTables => match tools::parse_args::<ListTablesArgs>(tool, arguments) {
@@ -678,15 +685,8 @@ impl DuckgateServer {
         );
         let (status, posture_value, posture_error) = match posture {
             Ok(posture) => {
-                text.push_str(&format!(
-                    "\nSandbox: landlock {} (ABI {}), seccomp {}, no_new_privs {}",
-                    posture.landlock,
-                    posture
-                        .landlock_abi
-                        .map_or("none".to_string(), |abi| abi.to_string()),
-                    if posture.seccomp { "on" } else { "off" },
-                    if posture.no_new_privs { "on" } else { "off" },
-                ));
+                text.push('\n');
+                text.push_str(&render::posture_text(&posture));
                 if !posture.rlimits.is_empty() {
                     let rlimits: Vec<String> = posture
                         .rlimits

@@ -492,9 +492,22 @@ fn server_info_schema() -> Value {
                             "rlimits": pairs.clone(),
                             "duckdb_settings": pairs,
                             "bypassed_layers": { "type": "array", "items": { "type": "string" } },
-                            "unenforced": { "type": "array", "items": { "type": "string" } }
+                            "unenforced": { "type": "array", "items": { "type": "string" } },
+                            "properties": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "property": { "type": "string" },
+                                        "promise": { "type": "string" },
+                                        "mechanism": { "type": "string" },
+                                        "enforced": { "type": "boolean" }
+                                    },
+                                    "required": ["property", "promise", "mechanism", "enforced"]
+                                }
+                            }
                         },
-                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers", "unenforced"]
+                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers", "unenforced", "properties"]
                     },
                     { "type": "null" }
                 ]

@@ -47,14 +47,29 @@ impl Layer {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Bypass {
     layers: Vec<Layer>,
+    /// `landlock_abi_N`: confine as if the kernel offered landlock ABI `N` at most, so tests can
+    /// show on a new kernel what an older one enforces (the rights of ABI `N` only, and the
+    /// seccomp rules that take over for what it lacks).
+    landlock_abi_cap: Option<u8>,
 }
+
+/// The prefix of the entry that caps the landlock ABI, e.g. `landlock_abi_3`.
+const LANDLOCK_ABI_CAP: &str = "landlock_abi_";
 
 impl Bypass {
     /// Parse a value of [`ENV_VAR`]; unknown names are an error so a typo cannot silently
     /// leave a test testing the wrong thing.
     pub fn parse(value: &str) -> Result<Bypass, String> {
         let mut layers = Vec::new();
+        let mut landlock_abi_cap = None;
         for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if let Some(number) = name.strip_prefix(LANDLOCK_ABI_CAP) {
+                match number.parse::<u8>() {
+                    Ok(abi) if abi >= 1 => landlock_abi_cap = Some(abi),
+                    _ => return Err(format!("{name:?} in {ENV_VAR}: the ABI must be 1 or more")),
+                }
+                continue;
+            }
             let layer = match name {
                 "validator" => Layer::Validator,
                 "worker_walk" => Layer::WorkerWalk,
@@ -66,7 +81,10 @@ impl Bypass {
             };
             layers.push(layer);
         }
-        Ok(Bypass { layers })
+        Ok(Bypass {
+            layers,
+            landlock_abi_cap,
+        })
     }
 
     /// Read [`ENV_VAR`] from this process's environment.
@@ -82,9 +100,21 @@ impl Bypass {
         self.layers.contains(&layer)
     }
 
-    /// Names of the layers switched off, for `server_info`.
+    /// The landlock ABI workers must confine themselves as if the kernel offered at most.
+    pub fn landlock_abi_cap(&self) -> Option<u8> {
+        self.landlock_abi_cap
+    }
+
+    /// Names of the layers switched off (and the ABI cap), for `server_info`.
     pub fn names(&self) -> Vec<String> {
-        self.layers.iter().map(|l| l.name().to_string()).collect()
+        self.layers
+            .iter()
+            .map(|l| l.name().to_string())
+            .chain(
+                self.landlock_abi_cap
+                    .map(|abi| format!("{LANDLOCK_ABI_CAP}{abi}")),
+            )
+            .collect()
     }
 
     /// The value to pass on to a worker.
@@ -92,8 +122,31 @@ impl Bypass {
         self.names().join(",")
     }
 
-    /// No layer is switched off.
+    /// No layer is switched off and the ABI is not capped.
     pub fn is_empty(&self) -> bool {
-        self.layers.is_empty()
+        self.layers.is_empty() && self.landlock_abi_cap.is_none()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abi_cap_parses_round_trips_and_rejects_nonsense() {
+        let bypass = Bypass::parse("probe, landlock_abi_3").unwrap();
+        assert_eq!(bypass.landlock_abi_cap(), Some(3));
+        assert!(bypass.is_off(Layer::Probe));
+        assert_eq!(bypass.to_env_value(), "probe,landlock_abi_3");
+        assert_eq!(Bypass::parse(&bypass.to_env_value()).unwrap(), bypass);
+        assert!(!Bypass::parse("landlock_abi_1").unwrap().is_empty());
+        for bad in [
+            "landlock_abi_0",
+            "landlock_abi_",
+            "landlock_abi_x",
+            "landlock",
+        ] {
+            assert!(Bypass::parse(bad).is_err(), "{bad}");
+        }
     }
 }

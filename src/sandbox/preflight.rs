@@ -22,6 +22,7 @@ use std::io::{self, Write};
 
 use crate::error::ErrorKind;
 use crate::protocol::{Posture, Response, WorkerError};
+use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
 use crate::sandbox::pool::{self, WorkerSpec};
@@ -30,7 +31,9 @@ use crate::sandbox::worker::WorkerArgs;
 /// The child side: confine like a worker, write one `Response::Posture` (or `Response::Error`)
 /// frame, and return the exit code. Nothing else: no DuckDB, no request.
 pub fn confine_only(args: &WorkerArgs) -> i32 {
-    let mut plan = args.confine_plan();
+    // An unreadable bypass confines without its ABI cap; the workers themselves refuse it.
+    let bypass = Bypass::from_env().unwrap_or_default();
+    let mut plan = args.confine_plan(&bypass);
     // The two differences from a worker (see the module documentation): a missing database is
     // not granted, and every gap is reported for the parent to decide.
     if !args.db.exists() {
@@ -38,7 +41,10 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
     }
     plan.allow_unconfined = true;
     let (response, code) = match confine(&plan) {
-        Ok(posture) => (Response::Posture(posture), 0),
+        Ok(mut posture) => {
+            posture.bypassed_layers = bypass.names();
+            (Response::Posture(posture), 0)
+        }
         Err(e) => (
             Response::Error(WorkerError::new(
                 ErrorKind::InternalError,
@@ -56,22 +62,54 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
 
 /// The parent side: run the preflight with `spec` (the workers' own) and decide.
 ///
-/// Returns what is not enforced (empty on a kernel with everything), which is allowed only
-/// with `spec.worker.allow_unconfined`; otherwise the refusal, one paragraph for stderr.
-pub async fn check(spec: &WorkerSpec) -> Result<Vec<String>, String> {
+/// Returns the posture workers will have: with a gap (`unenforced` not empty, or a property not
+/// enforced) only under `spec.worker.allow_unconfined`; otherwise the refusal, one paragraph for
+/// stderr.
+pub async fn check(spec: &WorkerSpec) -> Result<Posture, String> {
     let posture = pool::confinement_preflight(spec)
         .await
         .map_err(|e| setup_failure(&e))?;
-    decide(&posture, spec.worker.allow_unconfined)
+    decide(posture, spec.worker.allow_unconfined)
+}
+
+/// The posture the preflight reports, whatever it is (`duckgate check-sandbox`); the error is
+/// a setup failure, one paragraph.
+pub async fn posture(spec: &WorkerSpec) -> Result<Posture, String> {
+    pool::confinement_preflight(spec)
+        .await
+        .map_err(|e| setup_failure(&e))
+}
+
+/// Whether every property holds and nothing is listed as unenforced.
+pub fn fully_confined(posture: &Posture) -> bool {
+    posture.unenforced.is_empty()
+        && !posture.properties.is_empty()
+        && posture.properties.iter().all(|p| p.enforced)
 }
 
 /// The decision on a preflight's posture.
-fn decide(posture: &Posture, allow_unconfined: bool) -> Result<Vec<String>, String> {
-    if posture.unenforced.is_empty() || allow_unconfined {
-        Ok(posture.unenforced.clone())
+fn decide(posture: Posture, allow_unconfined: bool) -> Result<Posture, String> {
+    if fully_confined(&posture) || allow_unconfined {
+        Ok(posture)
     } else {
-        Err(refusal(&posture.unenforced))
+        Err(refusal(&gaps(&posture)))
     }
+}
+
+/// Each gap once: the kernel features missing (`unenforced`), then any property that does not
+/// hold for another reason.
+pub fn gaps(posture: &Posture) -> Vec<String> {
+    let mut gaps = posture.unenforced.clone();
+    if gaps.is_empty() {
+        gaps.extend(
+            posture
+                .properties
+                .iter()
+                .filter(|p| !p.enforced)
+                .map(|p| format!("{}: {}", p.property, p.mechanism)),
+        );
+    }
+    gaps
 }
 
 /// Why duckgate will not start on a kernel that lacks a confinement feature: one paragraph.
@@ -83,13 +121,18 @@ pub fn refusal(unenforced: &[String]) -> String {
          before it opens the database, so that SQL which gets past the validator and DuckDB's \
          own hardening still cannot read other files, reach the network or run programs; \
          without that layer the database's reader would be guarded by SQL checks alone, so \
-         duckgate does not serve. Run it on a kernel with landlock ABI {} or newer (Linux 6.12 \
-         or later) and seccomp filters, or pass --allow-unconfined to run anyway with weaker \
-         isolation (announced on stderr at every start and reported by server_info).",
+         duckgate does not serve. {FIX}",
         sentences(unenforced),
-        super::confine::MINIMUM_LANDLOCK_ABI,
     )
 }
+
+/// What to do about a kernel that cannot confine workers: the same words in the refusal, the
+/// warning, the MCP tools' error and the README.
+pub const FIX: &str = "Run it on Linux 5.13 or later with landlock enabled (landlock ABI 1 or \
+    newer: `landlock` in the kernel's `lsm=` list) and seccomp filters; `duckgate check-sandbox` \
+    shows what this kernel offers. Or add --allow-unconfined to duckgate's arguments to run \
+    anyway with weaker isolation (announced on stderr at every start and reported by \
+    server_info).";
 
 /// Why start-up stopped when confinement failed for a reason other than a missing feature.
 fn setup_failure(error: &WorkerError) -> String {
@@ -115,7 +158,9 @@ pub fn unconfined_warning(unenforced: &[String]) -> String {
     text.push_str(&format!(
         "# SQL that gets past the validator and DuckDB's hardening could then read other\n\
          # files, reach the network or run programs as this user. server_info reports this\n\
-         # posture. Use a kernel with landlock ABI {} or newer and seccomp instead.\n{rule}",
+         # posture. Use Linux {} or later with landlock (ABI {} or newer) and seccomp\n\
+         # instead; `duckgate check-sandbox` shows what this kernel offers.\n{rule}",
+        super::confine::MINIMUM_LINUX,
         super::confine::MINIMUM_LANDLOCK_ABI,
     ));
     text
@@ -145,8 +190,16 @@ mod tests {
     use super::*;
 
     fn posture(unenforced: &[&str]) -> Posture {
+        let abi = if unenforced.is_empty() { Some(1) } else { None };
         Posture {
             unenforced: unenforced.iter().map(|s| s.to_string()).collect(),
+            properties: crate::sandbox::confine::properties::assess(
+                &crate::sandbox::confine::properties::Mechanisms {
+                    landlock_abi: abi,
+                    seccomp: true,
+                    no_new_privs: true,
+                },
+            ),
             ..Posture::default()
         }
     }
@@ -154,20 +207,40 @@ mod tests {
     #[test]
     fn a_gap_refuses_without_the_flag_and_passes_with_it() {
         let gap = ["landlock: the kernel does not implement landlock"];
-        let refused = decide(&posture(&gap), false).unwrap_err();
+        let refused = decide(posture(&gap), false).unwrap_err();
         assert!(refused.contains("Landlock: the kernel does not implement landlock."));
         assert!(refused.contains("--allow-unconfined"), "{refused}");
         assert!(!refused.contains('\n'), "one paragraph: {refused}");
         assert_eq!(
-            decide(&posture(&gap), true).unwrap(),
+            decide(posture(&gap), true).unwrap().unenforced,
             vec![gap[0].to_string()]
         );
     }
 
     #[test]
+    fn the_fix_names_the_floor_constants() {
+        let floor = format!(
+            "Linux {} or later with landlock enabled (landlock ABI {} or newer",
+            crate::sandbox::confine::MINIMUM_LINUX,
+            crate::sandbox::confine::MINIMUM_LANDLOCK_ABI
+        );
+        assert!(FIX.contains(&floor), "{FIX}");
+    }
+
+    #[test]
     fn no_gap_passes_with_or_without_the_flag() {
-        assert!(decide(&posture(&[]), false).unwrap().is_empty());
-        assert!(decide(&posture(&[]), true).unwrap().is_empty());
+        assert!(decide(posture(&[]), false).unwrap().unenforced.is_empty());
+        assert!(decide(posture(&[]), true).unwrap().unenforced.is_empty());
+    }
+
+    #[test]
+    fn a_property_that_does_not_hold_refuses_even_without_a_named_gap() {
+        let mut weak = posture(&[]);
+        weak.properties[0].enforced = false;
+        let refused = decide(weak, false).unwrap_err();
+        assert!(refused.contains("File_reads:"), "{refused}");
+        // A posture with no properties at all (an old worker binary) is not "fully confined".
+        assert!(!fully_confined(&Posture::default()));
     }
 
     #[test]

@@ -27,8 +27,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Try everything `req` asks for, in order, and report each outcome.
 ///
-/// An entry of `req.connect` is either `host:port` (a numeric socket address: no name
-/// resolution, which would itself need the network) or `unix:/path` for a pathname unix socket.
+/// An entry of `req.connect` is `host:port` (a numeric socket address: no name resolution, which
+/// would itself need the network), `unix:/path` for a pathname unix socket or `unix:@name` for
+/// an abstract one.
 pub fn run(req: &ProbeRequest) -> ProbeReport {
     let mut attempts = Vec::new();
     for path in &req.read_files {
@@ -39,6 +40,13 @@ pub fn run(req: &ProbeRequest) -> ProbeReport {
     }
     for path in &req.write_files {
         attempts.push((format!("create and write file {path}"), write_file(path)));
+    }
+    for path in &req.truncate_files {
+        attempts.push((format!("truncate(2) file {path}"), truncate_by_name(path)));
+        attempts.push((
+            format!("open file {path} read-only with O_TRUNC"),
+            truncate_by_open(path),
+        ));
     }
     for target in &req.connect {
         attempts.push((format!("connect to {target}"), connect(target)));
@@ -85,7 +93,32 @@ fn write_file(path: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())
 }
 
+/// `truncate(path, 0)`: an attempt that succeeds destroys the file's content.
+fn truncate_by_name(path: &str) -> Result<(), String> {
+    nix::unistd::truncate(path, 0).map_err(|e| e.to_string())
+}
+
+/// `open(path, O_RDONLY | O_TRUNC)`: the kernel truncates on a read-only open when the user may
+/// write the file, which landlock below ABI 3 does not see.
+fn truncate_by_open(path: &str) -> Result<(), String> {
+    nix::fcntl::open(
+        path,
+        nix::fcntl::OFlag::O_RDONLY | nix::fcntl::OFlag::O_TRUNC,
+        nix::sys::stat::Mode::empty(),
+    )
+    .map(drop)
+    .map_err(|e| e.to_string())
+}
+
 fn connect(target: &str) -> Result<(), String> {
+    if let Some(name) = target.strip_prefix("unix:@") {
+        use std::os::linux::net::SocketAddrExt;
+        let address =
+            std::os::unix::net::SocketAddr::from_abstract_name(name).map_err(|e| e.to_string())?;
+        return UnixStream::connect_addr(&address)
+            .map(drop)
+            .map_err(|e| e.to_string());
+    }
     if let Some(path) = target.strip_prefix("unix:") {
         return UnixStream::connect(path)
             .map(drop)
@@ -144,17 +177,33 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let secret = dir.join("secret.txt");
         std::fs::write(&secret, "secret").unwrap();
+        let doomed = dir.join("doomed.txt");
+        std::fs::write(&doomed, "content").unwrap();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let abstract_name = format!("duckgate-probe-{}", std::process::id());
+        let abstract_listener = {
+            use std::os::linux::net::SocketAddrExt;
+            let address =
+                std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
+            std::os::unix::net::UnixListener::bind_addr(&address).unwrap()
+        };
         let request = ProbeRequest {
             read_files: vec![secret.display().to_string()],
             list_dirs: vec![dir.display().to_string()],
             write_files: vec![dir.join("new.txt").display().to_string()],
-            connect: vec![listener.local_addr().unwrap().to_string()],
+            truncate_files: vec![doomed.display().to_string()],
+            connect: vec![
+                listener.local_addr().unwrap().to_string(),
+                format!("unix:@{abstract_name}"),
+            ],
             ..ProbeRequest::default()
         };
         let report = run(&request);
+        let doomed_len = std::fs::metadata(&doomed).unwrap().len();
+        drop(abstract_listener);
         std::fs::remove_dir_all(&dir).unwrap();
-        assert_eq!(report.attempts.len(), 4);
+        assert_eq!(doomed_len, 0, "the truncations really truncate");
+        assert_eq!(report.attempts.len(), 7);
         for (what, outcome) in &report.attempts {
             assert_eq!(outcome, &Ok(()), "{what}");
         }

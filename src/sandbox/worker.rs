@@ -110,8 +110,8 @@ impl WorkerArgs {
     }
 
     /// How this worker confines itself: read-only on the database and its WAL (if there is one
-    /// now), and the resource limits.
-    pub fn confine_plan(&self) -> ConfinePlan {
+    /// now), the resource limits, and the test bypass's landlock ABI cap.
+    pub fn confine_plan(&self, bypass: &Bypass) -> ConfinePlan {
         let wal = wal_path(&self.db);
         ConfinePlan {
             db_path: Some(self.db.clone()),
@@ -121,6 +121,7 @@ impl WorkerArgs {
             cpu_seconds: self.cpu_seconds,
             max_open_files: MAX_OPEN_FILES,
             allow_unconfined: self.allow_unconfined,
+            landlock_abi_cap: bypass.landlock_abi_cap(),
         }
     }
 }
@@ -149,7 +150,7 @@ pub fn run(args: WorkerArgs) -> i32 {
 fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let wal = wal_path(&args.db);
-    let mut posture: Posture = confine(&args.confine_plan())
+    let mut posture: Posture = confine(&args.confine_plan(&bypass))
         .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
 
     let config = EngineConfig {

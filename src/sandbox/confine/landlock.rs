@@ -22,34 +22,37 @@ use landlock::{
 
 use super::{ConfineError, ConfinePlan};
 
-/// The oldest ABI accepted without `--allow-unconfined`: ABI 6 adds the signal and
-/// abstract-unix-socket scopes, without which a worker could signal, or talk to, any process of
-/// the same user. (ABI 4 brought TCP control, 3 truncation, 2 cross-directory renames.)
-pub(super) const MINIMUM_ABI: ABI = ABI::V6;
+/// The oldest ABI accepted without `--allow-unconfined`. ABI 1 (Linux 5.13) already has what
+/// only landlock can give: the filesystem allowlist (read-only grants, no write, no execute
+/// anywhere else). What later ABIs add, the seccomp filter of step 6 takes over on older kernels
+/// (see `super::properties`): truncation (ABI 3) by denying `truncate(2)` and read-only `O_TRUNC`
+/// opens, TCP (ABI 4) and abstract unix sockets (ABI 6) by denying every socket, signal scoping
+/// (ABI 6) by allowing signals only to the worker itself. ABI 2's cross-directory rename and link
+/// right is not needed: ABI 1 denies those outright.
+pub(super) const MINIMUM_ABI: ABI = ABI::V1;
 
-/// ABIs this code knows, newest first. The newest the kernel accepts is used, so a newer kernel
-/// enforces more (ABI 9: connecting to pathname unix sockets) without a code change.
-const KNOWN_ABIS: [ABI; 9] = [
-    ABI::V9,
-    ABI::V8,
-    ABI::V7,
-    ABI::V6,
-    ABI::V5,
-    ABI::V4,
-    ABI::V3,
-    ABI::V2,
-    ABI::V1,
+/// ABIs this code knows, newest first, with their numbers. The newest the kernel accepts is
+/// used, so a newer kernel enforces more (ABI 9: connecting to pathname unix sockets) without a
+/// code change.
+const KNOWN_ABIS: [(ABI, u8); 9] = [
+    (ABI::V9, 9),
+    (ABI::V8, 8),
+    (ABI::V7, 7),
+    (ABI::V6, 6),
+    (ABI::V5, 5),
+    (ABI::V4, 4),
+    (ABI::V3, 3),
+    (ABI::V2, 2),
+    (ABI::V1, 1),
 ];
 
 /// What step 5 put in force.
 pub(super) struct LandlockOutcome {
-    /// `fully_enforced`, `partially_enforced` (kernel below [`MINIMUM_ABI`], allowed by the
-    /// operator) or `not_enforced` (no landlock, allowed by the operator).
-    pub(super) status: &'static str,
-    /// The kernel's landlock ABI, when it has one.
-    pub(super) abi: Option<i32>,
-    /// What is not enforced and why, when the operator allowed running without it
-    /// (`landlock: …`, for the posture's `unenforced` list).
+    /// The ABI whose rights the enforced ruleset handles (`None`: no landlock, allowed by the
+    /// operator). Below the kernel's own ABI only under the test-only ABI cap.
+    pub(super) abi: Option<u8>,
+    /// Why there is no landlock, when the operator allowed running without it (`landlock: …`,
+    /// for the posture's `unenforced` list).
     pub(super) gap: Option<String>,
 }
 
@@ -59,27 +62,21 @@ struct Grant {
     purpose: &'static str,
 }
 
-/// Step 5: build and enforce the ruleset.
+/// Step 5: build and enforce the ruleset of the newest ABI the kernel accepts (at most
+/// `plan.landlock_abi_cap`, a test-only switch).
 pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineError> {
-    let Some(abi) = newest_supported_abi() else {
+    let Some((abi, number)) = newest_supported_abi(plan.landlock_abi_cap) else {
         let offered = absent_landlock();
         if plan.allow_unconfined {
             return Ok(LandlockOutcome {
-                status: "not_enforced",
                 abi: None,
                 gap: Some(format!(
-                    "landlock: {offered}; the worker's file system and network access are not \
-                     restricted"
+                    "landlock: {offered}; the worker's file system access is not restricted"
                 )),
             });
         }
         return Err(ConfineError::LandlockUnavailable { offered });
     };
-    if abi < MINIMUM_ABI && !plan.allow_unconfined {
-        return Err(ConfineError::LandlockUnavailable {
-            offered: format!("the kernel offers only landlock ABI {abi}"),
-        });
-    }
 
     let mut ruleset = handled(abi)
         .and_then(Ruleset::create)
@@ -101,19 +98,8 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
         });
     }
     Ok(LandlockOutcome {
-        status: if abi >= MINIMUM_ABI {
-            "fully_enforced"
-        } else {
-            "partially_enforced"
-        },
-        abi: kernel_abi(&status.landlock),
-        gap: (abi < MINIMUM_ABI).then(|| {
-            format!(
-                "landlock: the kernel offers ABI {abi}, older than the minimum {MINIMUM_ABI}; \
-                 not restricted: {}",
-                missing_below_minimum(abi).join(", ")
-            )
-        }),
+        abi: Some(number),
+        gap: None,
     })
 }
 
@@ -146,27 +132,6 @@ fn absent_landlock() -> String {
     }
 }
 
-/// What a kernel at `abi` (below [`MINIMUM_ABI`]) leaves unrestricted.
-fn missing_below_minimum(abi: ABI) -> Vec<&'static str> {
-    let mut missing = Vec::new();
-    if abi < ABI::V2 {
-        missing.push("renaming or linking files across directories");
-    }
-    if abi < ABI::V3 {
-        missing.push("truncating files");
-    }
-    if abi < ABI::V4 {
-        missing.push("TCP bind and connect");
-    }
-    if abi < ABI::V5 {
-        missing.push("device ioctls");
-    }
-    if abi < ABI::V6 {
-        missing.push("signals to other processes and abstract unix sockets");
-    }
-    missing
-}
-
 /// A ruleset handling everything `abi` defines, every part a hard requirement: if the running
 /// kernel cannot enforce one of them, this fails instead of silently dropping it.
 fn handled(abi: ABI) -> Result<Ruleset, RulesetError> {
@@ -184,21 +149,13 @@ fn handled(abi: ABI) -> Result<Ruleset, RulesetError> {
     Ok(ruleset)
 }
 
-/// The newest ABI whose whole ruleset the running kernel accepts as a hard requirement, or
-/// `None` without landlock. Only checks compatibility: nothing is enforced yet.
-fn newest_supported_abi() -> Option<ABI> {
-    KNOWN_ABIS.into_iter().find(|abi| handled(*abi).is_ok())
-}
-
-/// The ABI number the kernel reported when the ruleset was enforced.
-fn kernel_abi(status: &LandlockStatus) -> Option<i32> {
-    match status {
-        LandlockStatus::Available {
-            effective_abi,
-            kernel_abi,
-        } => kernel_abi.or_else(|| effective_abi.to_string().parse().ok()),
-        LandlockStatus::NotEnabled | LandlockStatus::NotImplemented => None,
-    }
+/// The newest ABI, at most `cap`, whose whole ruleset the running kernel accepts as a hard
+/// requirement, or `None` without landlock. Only checks compatibility: nothing is enforced yet.
+fn newest_supported_abi(cap: Option<u8>) -> Option<(ABI, u8)> {
+    KNOWN_ABIS
+        .into_iter()
+        .filter(|(_, number)| cap.is_none_or(|cap| *number <= cap))
+        .find(|(abi, _)| *abi >= MINIMUM_ABI && handled(*abi).is_ok())
 }
 
 /// Every file the worker may read.
@@ -240,8 +197,6 @@ const PROC_SELF_CGROUP: &str = "/proc/self/cgroup";
 /// - `/proc/sys/vm/overcommit_memory` (glibc malloc's heap-trimming heuristic);
 /// - `/sys/kernel/mm/transparent_hugepage/hpage_pmd_size` (DuckDB skips `MADV_HUGEPAGE` on
 ///   allocations of 8 MiB and more: a possible speed cost on large scans, no functional one).
-///
-/// No time-zone file is read: the build has no ICU, and `now()` comes back in UTC.
 ///
 /// DuckDB sizes its default memory limit and thread count from the cgroup the process is in
 /// (`duckdb/src/common/cgroups.cpp`): it reads `/proc/self/cgroup`, then, for each entry, the
@@ -350,6 +305,14 @@ mod tests {
         )));
         assert!(files.iter().all(|f| !f.to_string_lossy().contains("pids")));
         assert_eq!(files.len(), 6);
+    }
+
+    #[test]
+    fn the_minimum_abi_is_the_one_the_posture_names() {
+        assert!(KNOWN_ABIS.contains(&(MINIMUM_ABI, super::super::MINIMUM_LANDLOCK_ABI)));
+        for (position, (_, number)) in KNOWN_ABIS.iter().enumerate() {
+            assert_eq!(usize::from(*number), KNOWN_ABIS.len() - position);
+        }
     }
 
     #[test]

@@ -16,25 +16,32 @@
 //!    the same user can no longer ptrace us or read our `/proc/<pid>/mem`.
 //! 4. [`rlimits::apply`]: core 0, file size 0, address space, CPU seconds, open files (soft =
 //!    hard, so they cannot be raised again).
-//! 5. [`landlock::restrict`]: every filesystem right handled, only read-file granted on the
-//!    database, its `.wal` and the few `/proc` and `/sys` files DuckDB reads; TCP bind and
-//!    connect handled with no port allowed; signals and abstract unix sockets scoped.
+//! 5. [`landlock::restrict`]: every filesystem right of the newest landlock ABI the kernel
+//!    offers handled, only read-file granted on the database, its `.wal` and the few `/proc` and
+//!    `/sys` files DuckDB reads; from ABI 4 TCP bind and connect handled with no port allowed;
+//!    from ABI 6 signals and abstract unix sockets scoped.
 //! 6. [`seccomp::install`]: a default-allow filter returning `EPERM` for the system calls the
 //!    worker never needs (sockets, exec, fork, ptrace, mounts, namespaces, SysV IPC, io_uring,
-//!    file-metadata changes landlock does not see, kernel-surface calls). It comes last so that
-//!    it need not allow the prctl, setrlimit and landlock calls made above, and it forbids
-//!    undoing steps 2 to 4.
+//!    file-metadata changes landlock does not see, kernel-surface calls) and for signals to any
+//!    process but the worker itself; below landlock ABI 3 also for truncation. It is built after
+//!    step 5, from the worker's pid and the ABI step 5 enforced, and comes last so that it need
+//!    not allow the prctl, setrlimit and landlock calls made above; it forbids undoing steps 2
+//!    to 4.
 //!
-//! Steps 5 and 6 depend on the kernel. When it lacks landlock (or offers an ABI older than
-//! [`landlock::MINIMUM_ABI`]) or seccomp, `confine` fails unless `plan.allow_unconfined` is set;
-//! then it carries on with whatever the kernel offers and the returned [`Posture`] says exactly
-//! what is and is not in force (`unenforced` names each gap and its cause). The server runs
-//! this same function once at start-up, in a process that opens no database
+//! Confinement is a set of properties, not an ABI number ([`properties`]): for each one the
+//! strongest mechanism the kernel offers is used, seccomp taking over where landlock is too old,
+//! and the posture says which mechanism keeps which promise. The floor is landlock ABI 1 (Linux
+//! 5.13) with seccomp filters: below it, the file allowlist (landlock) or the system-call filter
+//! (seccomp) is missing. Then `confine` fails unless `plan.allow_unconfined` is set; with it, it
+//! carries on with whatever the kernel offers and the returned [`Posture`] says exactly what is
+//! and is not in force (`unenforced` names each gap and its cause). The server runs this same
+//! function once at start-up, in a process that opens no database
 //! ([`crate::sandbox::preflight`]), and refuses to start when a gap is found and the operator did
 //! not pass `--allow-unconfined`.
 
 mod landlock;
 mod prctl;
+pub mod properties;
 mod rlimits;
 mod seccomp;
 
@@ -44,7 +51,10 @@ use std::path::PathBuf;
 use crate::protocol::Posture;
 
 /// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
-pub const MINIMUM_LANDLOCK_ABI: i32 = landlock::MINIMUM_ABI as i32;
+pub const MINIMUM_LANDLOCK_ABI: u8 = 1;
+
+/// The oldest Linux release with [`MINIMUM_LANDLOCK_ABI`].
+pub const MINIMUM_LINUX: &str = "5.13";
 
 /// What [`confine`] needs to know about the worker it confines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +75,9 @@ pub struct ConfinePlan {
     /// When the kernel lacks landlock or seccomp, carry on (the posture says so) instead of
     /// failing.
     pub allow_unconfined: bool,
+    /// Test-only (`landlock_abi_N` in the test bypass): confine as if the kernel offered this
+    /// landlock ABI at most.
+    pub landlock_abi_cap: Option<u8>,
 }
 
 /// Which confinement step failed, and why. Each `Display` names the step.
@@ -173,10 +186,9 @@ impl fmt::Display for ConfineError {
             }
             ConfineError::LandlockUnavailable { offered } => write!(
                 f,
-                "confine step 5 (landlock): {offered}, but at least landlock ABI {} is \
-                 required; upgrade the kernel or pass --allow-unconfined to run with weaker \
-                 isolation",
-                landlock::MINIMUM_ABI
+                "confine step 5 (landlock): {offered}, but landlock ABI \
+                 {MINIMUM_LANDLOCK_ABI} (Linux {MINIMUM_LINUX}) or newer is required; upgrade \
+                 the kernel or pass --allow-unconfined to run with weaker isolation"
             ),
             ConfineError::LandlockPath {
                 path,
@@ -227,16 +239,30 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     prctl::set_not_dumpable()?;
     let rlimits = rlimits::apply(plan)?;
     let landlock = landlock::restrict(plan)?;
-    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined)?;
-    Ok(Posture {
-        landlock: landlock.status.to_string(),
+    let scope = seccomp::FilterScope {
+        own_pid: std::process::id() as i32,
         landlock_abi: landlock.abi,
+    };
+    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined, &scope)?;
+    let no_new_privs = prctl::no_new_privs_is_set();
+    Ok(Posture {
+        landlock: match landlock.abi {
+            Some(_) => "fully_enforced",
+            None => "not_enforced",
+        }
+        .to_string(),
+        landlock_abi: landlock.abi.map(i32::from),
         seccomp: seccomp.enforced,
-        no_new_privs: prctl::no_new_privs_is_set(),
+        no_new_privs,
         rlimits,
         duckdb_settings: Vec::new(),
         bypassed_layers: Vec::new(),
         unenforced: landlock.gap.into_iter().chain(seccomp.gap).collect(),
+        properties: properties::assess(&properties::Mechanisms {
+            landlock_abi: landlock.abi,
+            seccomp: seccomp.enforced,
+            no_new_privs,
+        }),
     })
 }
 

@@ -50,6 +50,12 @@ fn always_denied() -> Vec<(i64, &'static str)> {
             "copy a file descriptor out of another process",
         ),
         (libc::SYS_kcmp, "probe other processes' open files"),
+        // A pidfd names a process without a pid the filter could compare (see `signals_only_to`).
+        (libc::SYS_pidfd_open, "take a handle on another process"),
+        (
+            libc::SYS_pidfd_send_signal,
+            "signal a process through a handle the filter cannot check",
+        ),
         // Networking and IPC: none is needed. AF_UNIX is denied too: landlock below ABI 9 does
         // not control connecting to pathname unix sockets (a container runtime's or D-Bus's).
         (libc::SYS_socket, "open a socket of any family"),
@@ -140,6 +146,10 @@ fn always_denied() -> Vec<(i64, &'static str)> {
         ),
         (libc::SYS_name_to_handle_at, "file handles"),
         (libc::SYS_vhangup, "hang up the terminal"),
+        // Truncating a file by name: landlock checks it only from ABI 3, and the worker never
+        // does it (DuckDB shortens its own files with `ftruncate`, which needs a descriptor
+        // opened for writing, which landlock controls from ABI 1).
+        (libc::SYS_truncate, "truncate a file by name"),
         // File metadata, which landlock does not control (see the module documentation).
         (libc::SYS_fchmod, "change a file's mode"),
         (libc::SYS_fchmodat, "change a file's mode"),
@@ -217,15 +227,33 @@ const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
 /// A call denied only with some arguments: (call, rules (any may match), reason).
 type ConditionalDenial = (i64, Vec<SeccompRule>, &'static str);
 
+/// What the filter is built for: the worker's own pid, and what landlock already enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FilterScope {
+    /// `getpid()` of the worker, read just before the filter is built: the only process it may
+    /// signal.
+    pub(super) own_pid: i32,
+    /// The landlock ABI step 5 enforced (`None`: none). Below ABI 3 the filter also takes over
+    /// truncation, which landlock then cannot see.
+    pub(super) landlock_abi: Option<u8>,
+}
+
+impl FilterScope {
+    /// Whether landlock handles truncation (`LANDLOCK_ACCESS_FS_TRUNCATE`, ABI 3).
+    fn landlock_handles_truncate(&self) -> bool {
+        self.landlock_abi.is_some_and(|abi| abi >= 3)
+    }
+}
+
 /// Calls denied only with some arguments.
-fn denied_with_arguments() -> Result<Vec<ConditionalDenial>, BackendError> {
+fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, BackendError> {
     let clone_without_thread = SeccompRule::new(vec![SeccompCondition::new(
         0,
         SeccompCmpArgLen::Qword,
         SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
         0,
     )?])?;
-    Ok(vec![
+    let mut denials = vec![
         // A thread is `clone` with CLONE_THREAD (glibc's pthread_create, after `clone3` got
         // ENOSYS); without it, `clone` creates a process. Namespace flags need a new process
         // or CLONE_NEWUSER, which the kernel refuses together with CLONE_THREAD.
@@ -277,7 +305,58 @@ fn denied_with_arguments() -> Result<Vec<ConditionalDenial>, BackendError> {
             vec![arg_ne(0, 0xffff_ffff)?],
             "change the execution domain",
         ),
-    ])
+    ];
+    denials.extend(signals_only_to(scope.own_pid)?);
+    if !scope.landlock_handles_truncate() {
+        denials.extend(read_only_truncating_opens()?);
+    }
+    Ok(denials)
+}
+
+/// Signals may go to the worker itself only: glibc's `raise` and `abort` are
+/// `tgkill(getpid(), gettid(), sig)`, and nothing in DuckDB signals anyone else. Landlock scopes
+/// signals only from ABI 6; this rule holds on every kernel. The target is the first argument of
+/// each call: a pid for `kill` (0, -1 and negative process groups are other processes too, so
+/// only the exact pid passes), a thread-group id for `tgkill` and both sigqueue calls, and a
+/// thread id for `tkill` (only our main thread's, which equals our pid, passes).
+fn signals_only_to(own_pid: i32) -> Result<Vec<ConditionalDenial>, BackendError> {
+    let pid = own_pid as u32 as u64;
+    let mut denials = Vec::new();
+    for nr in [
+        libc::SYS_kill,
+        libc::SYS_tkill,
+        libc::SYS_tgkill,
+        libc::SYS_rt_sigqueueinfo,
+        libc::SYS_rt_tgsigqueueinfo,
+    ] {
+        denials.push((
+            nr,
+            vec![arg_ne(0, pid)?],
+            "signal a process other than the worker itself",
+        ));
+    }
+    Ok(denials)
+}
+
+/// `open(path, O_RDONLY | O_TRUNC)` truncates a file that may only be read: the kernel asks
+/// for write permission (which the user has on their own database) but landlock below ABI 3
+/// sees a read-only open of a file it grants. Denied on such kernels; an `O_TRUNC` open for
+/// writing needs landlock's write right, which nothing has.
+fn read_only_truncating_opens() -> Result<Vec<ConditionalDenial>, BackendError> {
+    let read_only_truncate = |flags_index: u8| -> Result<SeccompRule, BackendError> {
+        SeccompRule::new(vec![SeccompCondition::new(
+            flags_index,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq((libc::O_ACCMODE | libc::O_TRUNC) as u64),
+            libc::O_TRUNC as u64,
+        )?])
+    };
+    let why = "truncate a read-only file (landlock below ABI 3 has no truncate right)";
+    #[allow(unused_mut)]
+    let mut denials = vec![(libc::SYS_openat, vec![read_only_truncate(2)?], why)];
+    #[cfg(target_arch = "x86_64")]
+    denials.push((libc::SYS_open, vec![read_only_truncate(1)?], why));
+    Ok(denials)
 }
 
 fn arg_eq(index: u8, value: u64) -> Result<SeccompRule, BackendError> {
@@ -317,17 +396,22 @@ const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 #[cfg(target_arch = "x86_64")]
 const X32_ONLY_DENIED: [i64; 7] = [520, 521, 527, 528, 539, 540, 545];
 
-/// The x32-only number of `ioctl`, which gets the same argument rules as the native one.
+/// x32-only numbers of calls with argument rules, and the native call whose rules they get:
+/// ioctl 514, rt_sigqueueinfo 524, rt_tgsigqueueinfo 536.
 #[cfg(target_arch = "x86_64")]
-const X32_IOCTL: i64 = 514;
+const X32_ONLY_WITH_RULES: [(i64, i64); 3] = [
+    (514, libc::SYS_ioctl),
+    (524, libc::SYS_rt_sigqueueinfo),
+    (536, libc::SYS_rt_tgsigqueueinfo),
+];
 
 /// The rule map of the `EPERM` filter: syscall number → rules (empty: always).
-fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
+fn eperm_rules(scope: &FilterScope) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for (nr, _why) in always_denied() {
         rules.insert(nr, Vec::new());
     }
-    for (nr, conditional, _why) in denied_with_arguments()? {
+    for (nr, conditional, _why) in denied_with_arguments(scope)? {
         rules.insert(nr, conditional);
     }
     #[cfg(target_arch = "x86_64")]
@@ -340,23 +424,34 @@ fn eperm_rules() -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
         for nr in X32_ONLY_DENIED {
             rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
         }
-        let ioctl_rules = rules.get(&libc::SYS_ioctl).cloned().unwrap_or_default();
-        rules.insert(X32_IOCTL | X32_SYSCALL_BIT, ioctl_rules);
+        for (x32_only, native) in X32_ONLY_WITH_RULES {
+            if let Some(native_rules) = rules.get(&native).cloned() {
+                rules.insert(x32_only | X32_SYSCALL_BIT, native_rules);
+            }
+        }
     }
     Ok(rules)
 }
 
-/// The rule map of the `ENOSYS` filter: `clone3` only.
-fn enosys_rules() -> BTreeMap<i64, Vec<SeccompRule>> {
+/// The rule map of the `ENOSYS` filter: `clone3` always (glibc then falls back to `clone`), and
+/// `openat2` where landlock cannot see truncation (its flags sit in memory, out of the filter's
+/// reach; glibc's `open` does not use it).
+fn enosys_rules(scope: &FilterScope) -> BTreeMap<i64, Vec<SeccompRule>> {
+    let mut calls = vec![libc::SYS_clone3];
+    if !scope.landlock_handles_truncate() {
+        calls.push(libc::SYS_openat2);
+    }
     let mut rules = BTreeMap::new();
-    rules.insert(libc::SYS_clone3, Vec::new());
-    #[cfg(target_arch = "x86_64")]
-    rules.insert(libc::SYS_clone3 | X32_SYSCALL_BIT, Vec::new());
+    for nr in calls {
+        rules.insert(nr, Vec::new());
+        #[cfg(target_arch = "x86_64")]
+        rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
+    }
     rules
 }
 
 /// Compile both filters for the running architecture.
-fn compile() -> Result<[BpfProgram; 2], BackendError> {
+fn compile(scope: &FilterScope) -> Result<[BpfProgram; 2], BackendError> {
     let arch = TargetArch::try_from(std::env::consts::ARCH)?;
     let compile_one = |rules, errno: i32| -> Result<BpfProgram, BackendError> {
         let filter = SeccompFilter::new(
@@ -368,8 +463,8 @@ fn compile() -> Result<[BpfProgram; 2], BackendError> {
         filter.try_into()
     };
     Ok([
-        compile_one(eperm_rules()?, libc::EPERM)?,
-        compile_one(enosys_rules(), libc::ENOSYS)?,
+        compile_one(eperm_rules(scope)?, libc::EPERM)?,
+        compile_one(enosys_rules(scope), libc::ENOSYS)?,
     ])
 }
 
@@ -396,6 +491,7 @@ pub(super) struct SeccompOutcome {
 pub(super) fn install(
     kernel_has_seccomp: bool,
     allow_unconfined: bool,
+    scope: &FilterScope,
 ) -> Result<SeccompOutcome, ConfineError> {
     let unavailable = |evidence: String| {
         if allow_unconfined {
@@ -415,7 +511,7 @@ pub(super) fn install(
             "the kernel is built without seccomp (no Seccomp: line in /proc/self/status)".into(),
         );
     }
-    let programs = compile().map_err(ConfineError::SeccompBuild)?;
+    let programs = compile(scope).map_err(ConfineError::SeccompBuild)?;
     for (index, program) in programs.iter().enumerate() {
         match seccompiler::apply_filter_all_threads(program) {
             Ok(()) => {}
@@ -457,6 +553,14 @@ fn kernel_lacks_filters(error: &seccompiler::Error) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A filter for pid 4242 on a kernel with landlock ABI `abi`.
+    fn scope(abi: Option<u8>) -> FilterScope {
+        FilterScope {
+            own_pid: 4242,
+            landlock_abi: abi,
+        }
+    }
+
     #[test]
     fn enosys_and_einval_mean_no_seccomp_other_errors_do_not() {
         let install_error =
@@ -481,21 +585,23 @@ mod tests {
 
     #[test]
     fn filters_compile_for_this_architecture() {
-        let [eperm, enosys] = compile().expect("filters compile");
-        assert!(eperm.len() > always_denied().len());
-        assert!(!enosys.is_empty());
-        // BPF_MAXINSNS: a longer program gets EINVAL, which `install` would read as a kernel
-        // without seccomp filters.
-        assert!(
-            eperm.len() <= 4096 && enosys.len() <= 4096,
-            "{}",
-            eperm.len()
-        );
+        for abi in [None, Some(1), Some(2), Some(3), Some(6), Some(9)] {
+            let [eperm, enosys] = compile(&scope(abi)).expect("filters compile");
+            assert!(eperm.len() > always_denied().len());
+            assert!(!enosys.is_empty());
+            // BPF_MAXINSNS: a longer program gets EINVAL, which `install` would read as a
+            // kernel without seccomp filters.
+            assert!(
+                eperm.len() <= 4096 && enosys.len() <= 4096,
+                "{abi:?}: {}",
+                eperm.len()
+            );
+        }
     }
 
     #[test]
     fn exec_socket_ptrace_and_mounts_are_denied_unconditionally() {
-        let rules = eperm_rules().unwrap();
+        let rules = eperm_rules(&scope(Some(6))).unwrap();
         for nr in [
             libc::SYS_execve,
             libc::SYS_execveat,
@@ -514,7 +620,7 @@ mod tests {
 
     #[test]
     fn file_metadata_changes_are_denied() {
-        let rules = eperm_rules().unwrap();
+        let rules = eperm_rules(&scope(Some(6))).unwrap();
         for nr in [
             libc::SYS_fchmodat,
             libc::SYS_fchownat,
@@ -529,19 +635,19 @@ mod tests {
 
     #[test]
     fn threads_are_not_denied_but_processes_are() {
-        let rules = eperm_rules().unwrap();
+        let rules = eperm_rules(&scope(Some(6))).unwrap();
         assert_eq!(rules.get(&libc::SYS_clone).map(Vec::len), Some(1));
         assert!(
             !rules.contains_key(&libc::SYS_clone3),
             "clone3 belongs to the ENOSYS filter"
         );
-        assert!(enosys_rules().contains_key(&libc::SYS_clone3));
+        assert!(enosys_rules(&scope(Some(6))).contains_key(&libc::SYS_clone3));
     }
 
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn x32_numbers_are_denied_too() {
-        let rules = eperm_rules().unwrap();
+        let rules = eperm_rules(&scope(Some(6))).unwrap();
         for nr in [libc::SYS_execve, libc::SYS_socket, libc::SYS_clone] {
             assert_eq!(
                 rules.get(&(nr | X32_SYSCALL_BIT)),
@@ -552,10 +658,57 @@ mod tests {
         for nr in X32_ONLY_DENIED {
             assert!(rules.contains_key(&(nr | X32_SYSCALL_BIT)));
         }
-        assert_eq!(
-            rules.get(&(X32_IOCTL | X32_SYSCALL_BIT)),
-            rules.get(&libc::SYS_ioctl)
-        );
+        for (x32_only, native) in X32_ONLY_WITH_RULES {
+            assert_eq!(
+                rules.get(&(x32_only | X32_SYSCALL_BIT)),
+                rules.get(&native),
+                "x32 {x32_only}"
+            );
+        }
         assert_eq!(rules.get(&libc::SYS_ioctl).map(Vec::len), Some(5));
+    }
+
+    #[test]
+    fn signals_are_limited_to_the_worker_itself_at_every_abi() {
+        for abi in [None, Some(1), Some(5), Some(6), Some(9)] {
+            let rules = eperm_rules(&scope(abi)).unwrap();
+            for nr in [
+                libc::SYS_kill,
+                libc::SYS_tkill,
+                libc::SYS_tgkill,
+                libc::SYS_rt_sigqueueinfo,
+                libc::SYS_rt_tgsigqueueinfo,
+            ] {
+                assert_eq!(rules.get(&nr).map(Vec::len), Some(1), "{abi:?}: {nr}");
+            }
+            for nr in [libc::SYS_pidfd_open, libc::SYS_pidfd_send_signal] {
+                assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "{abi:?}: {nr}");
+            }
+        }
+    }
+
+    #[test]
+    fn seccomp_takes_over_truncation_only_below_landlock_abi_3() {
+        for (abi, takes_over) in [
+            (None, true),
+            (Some(1), true),
+            (Some(2), true),
+            (Some(3), false),
+            (Some(6), false),
+        ] {
+            let rules = eperm_rules(&scope(abi)).unwrap();
+            assert_eq!(
+                rules.contains_key(&libc::SYS_openat),
+                takes_over,
+                "{abi:?}: openat"
+            );
+            assert_eq!(
+                enosys_rules(&scope(abi)).contains_key(&libc::SYS_openat2),
+                takes_over,
+                "{abi:?}: openat2"
+            );
+            // By name: denied on every kernel.
+            assert_eq!(rules.get(&libc::SYS_truncate).map(Vec::len), Some(0));
+        }
     }
 }
