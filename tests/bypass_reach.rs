@@ -144,8 +144,9 @@ fn the_bypass_is_announced_and_the_layer_below_still_holds() {
     assert!(!text.contains("root:"), "/etc/passwd leaked: {text}");
 }
 
-/// Only the gateway (parent) and the worker read the switch, and only the pool passes it on;
-/// nothing that speaks MCP or parses the command line touches it.
+/// Only the gateway (parent) and the worker (in its query and confine-only modes) read the
+/// switch, and only the pool passes it on; nothing that speaks MCP or parses the command line
+/// touches it.
 #[test]
 fn only_the_gateway_and_the_worker_read_the_switch() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -162,7 +163,12 @@ fn only_the_gateway_and_the_worker_read_the_switch() {
         }
     }
     assert!(files.len() > 10, "found only {} source files", files.len());
-    let readers = ["src/gateway.rs", "src/sandbox/worker.rs"];
+    // The confine-only worker of the start-up preflight reads it for the landlock ABI cap.
+    let readers = [
+        "src/gateway.rs",
+        "src/sandbox/preflight.rs",
+        "src/sandbox/worker.rs",
+    ];
     let mut found_readers = Vec::new();
     for file in &files {
         let relative = file

@@ -207,6 +207,64 @@ pub fn foreign_key_text(key: &ForeignKey) -> String {
     )
 }
 
+/// The sandbox posture as `server_info` and `duckgate check-sandbox` show it: the mechanisms,
+/// then one line per promise of confinement with what keeps it on this kernel.
+pub fn posture_text(posture: &Posture) -> String {
+    let mut text = format!(
+        "Sandbox: landlock {} (ABI {}), seccomp {}, no_new_privs {}",
+        posture.landlock,
+        posture
+            .landlock_abi
+            .map_or("none".to_string(), |abi| abi.to_string()),
+        if posture.seccomp { "on" } else { "off" },
+        if posture.no_new_privs { "on" } else { "off" },
+    );
+    for property in &posture.properties {
+        text.push_str(&format!(
+            "\n  {} ({}): {}{}",
+            property.property,
+            property.promise,
+            if property.enforced {
+                ""
+            } else {
+                "NOT ENFORCED: "
+            },
+            property.mechanism
+        ));
+    }
+    text
+}
+
+/// `duckgate check-sandbox`'s report: the verdict, the kernel, the posture, and when a
+/// promise cannot be kept, the gaps and the fix.
+pub fn sandbox_report(posture: &Posture, confined: bool) -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|release| format!("Linux {}", release.trim()))
+        .unwrap_or_else(|_| "this kernel".into());
+    let mut text = if confined {
+        format!("{kernel}: duckgate confines its query workers fully here.\n")
+    } else {
+        format!(
+            "{kernel}: duckgate cannot confine its query workers fully here, and refuses to \
+             start without --allow-unconfined.\n"
+        )
+    };
+    text.push_str(&posture_text(posture));
+    if !posture.bypassed_layers.is_empty() {
+        text.push_str(&format!(
+            "\nWARNING: test bypasses in force: {}",
+            posture.bypassed_layers.join(", ")
+        ));
+    }
+    if !confined {
+        for gap in crate::sandbox::preflight::gaps(posture) {
+            text.push_str(&format!("\nMissing: {gap}"));
+        }
+        text.push_str(&format!("\n{}", crate::sandbox::preflight::FIX));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,62 +326,4 @@ mod tests {
         assert!(text.starts_with("id | note\n"));
         assert!(text.ends_with("0 rows returned."));
     }
-}
-
-/// The sandbox posture as `server_info` and `duckgate check-sandbox` show it: the mechanisms,
-/// then one line per promise of confinement with what keeps it on this kernel.
-pub fn posture_text(posture: &Posture) -> String {
-    let mut text = format!(
-        "Sandbox: landlock {} (ABI {}), seccomp {}, no_new_privs {}",
-        posture.landlock,
-        posture
-            .landlock_abi
-            .map_or("none".to_string(), |abi| abi.to_string()),
-        if posture.seccomp { "on" } else { "off" },
-        if posture.no_new_privs { "on" } else { "off" },
-    );
-    for property in &posture.properties {
-        text.push_str(&format!(
-            "\n  {} ({}): {}{}",
-            property.property,
-            property.promise,
-            if property.enforced {
-                ""
-            } else {
-                "NOT ENFORCED: "
-            },
-            property.mechanism
-        ));
-    }
-    text
-}
-
-/// `duckgate check-sandbox`'s report: the verdict, the kernel, the posture, and when a
-/// promise cannot be kept, the gaps and the fix.
-pub fn sandbox_report(posture: &Posture, confined: bool) -> String {
-    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|release| format!("Linux {}", release.trim()))
-        .unwrap_or_else(|_| "this kernel".into());
-    let mut text = if confined {
-        format!("{kernel}: duckgate confines its query workers fully here.\n")
-    } else {
-        format!(
-            "{kernel}: duckgate cannot confine its query workers fully here, and refuses to \
-             start without --allow-unconfined.\n"
-        )
-    };
-    text.push_str(&posture_text(posture));
-    if !posture.bypassed_layers.is_empty() {
-        text.push_str(&format!(
-            "\nWARNING: test bypasses in force: {}",
-            posture.bypassed_layers.join(", ")
-        ));
-    }
-    if !confined {
-        for gap in crate::sandbox::preflight::gaps(posture) {
-            text.push_str(&format!("\nMissing: {gap}"));
-        }
-        text.push_str(&format!("\n{}", crate::sandbox::preflight::FIX));
-    }
-    text
 }
