@@ -1,8 +1,14 @@
-//! The audit log: one JSON line per tool call, appended by the parent (issue 6).
+//! The audit log: one JSON line per request, appended by the parent (issue 6).
 //!
 //! The file is opened here, in the parent, append-only with mode 0600. Rust opens files with
 //! `O_CLOEXEC`, and workers are spawned with only their pipes, so no worker holds this
 //! descriptor. A line records what was asked and how it ended, never result data.
+//!
+//! Every record is bounded and is exactly one line: strings are kept up to
+//! [`MAX_RECORDED_TEXT_BYTES`] (longer ones as a prefix, their length and their SHA-256), the
+//! arguments as a whole up to [`MAX_RECORDED_ARGUMENTS_BYTES`], and the line terminators
+//! serde_json leaves raw (U+0085, U+2028, U+2029) are escaped. The file is rotated to `PATH.1`
+//! when a record would take it past `--audit-max-bytes`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -14,6 +20,36 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
+
+/// Longest string a record keeps whole, in bytes as written (JSON-escaped). A longer one is
+/// recorded as `{"truncated": true, "prefix": …, "bytes": …, "sha256": …}`: its first bytes up
+/// to this bound (on a character boundary), its length in bytes and the SHA-256 of all of it.
+pub const MAX_RECORDED_TEXT_BYTES: usize = 4096;
+/// Longest argument name (object key) or tool name a record keeps whole, in bytes.
+pub const MAX_RECORDED_NAME_BYTES: usize = 256;
+/// Most bytes a record's `arguments` take as written; beyond, the whole object is recorded as a
+/// prefix, its length and its SHA-256 (so a record is under 10 KB whatever the call).
+pub const MAX_RECORDED_ARGUMENTS_BYTES: usize = 8192;
+/// Default `--audit-max-bytes`: the file is rotated before it grows past 100 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 100 * 1024 * 1024;
+
+/// What a record is about (its `event` field).
+pub mod event {
+    /// A call of one of the tools.
+    pub const TOOL_CALL: &str = "tool_call";
+    /// A `tools/call` naming no tool of this server.
+    pub const UNKNOWN_TOOL: &str = "unknown_tool";
+    /// A line that is not JSON (answered with a JSON-RPC parse error, -32700).
+    pub const UNPARSABLE_LINE: &str = "unparsable_line";
+    /// A line longer than the transport accepts (answered with -32600).
+    pub const OVERSIZED_LINE: &str = "oversized_line";
+    /// JSON that is not a valid JSON-RPC request (answered with -32600).
+    pub const INVALID_REQUEST: &str = "invalid_request";
+    /// JSON that is not a valid notification (notifications are never answered).
+    pub const INVALID_NOTIFICATION: &str = "invalid_notification";
+    /// A request of a method this server does not have (answered with -32601).
+    pub const UNKNOWN_METHOD: &str = "unknown_method";
+}
 
 /// The `[audit]` section of the configuration, plus the `--audit-*` flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +64,10 @@ pub struct AuditSettings {
     /// Fail a call closed when its line cannot be written.
     #[serde(default)]
     pub required: bool,
+    /// Rotate the file to `PATH.1` before it grows past this many bytes
+    /// (default [`DEFAULT_MAX_BYTES`]).
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
 }
 
 /// An open audit log.
@@ -37,18 +77,28 @@ pub struct AuditLog {
     file: Mutex<File>,
     redact_sql: bool,
     required: bool,
+    max_bytes: u64,
+    /// Only a regular file is rotated (not `/dev/full`, a FIFO or a terminal).
+    rotates: bool,
 }
 
-/// What one tool call did, as the log records it.
+/// What one request did, as the log records it.
 #[derive(Debug, Clone)]
 pub struct AuditEntry<'a> {
-    /// Tool name.
-    pub tool: &'a str,
-    /// The call's arguments as the client sent them.
+    /// What the record is about: one of [`event`].
+    pub event: &'a str,
+    /// Tool name, for tool calls (bounded when recorded: an unknown tool's name is the client's).
+    pub tool: Option<&'a str>,
+    /// The call's arguments as the client sent them (bounded when recorded).
     pub arguments: Option<&'a Map<String, Value>>,
+    /// The raw line, for a line the transport could not take as a request (bounded when
+    /// recorded).
+    pub line: Option<&'a [u8]>,
+    /// The JSON-RPC error code the request was answered with, for protocol-level errors.
+    pub jsonrpc_code: Option<i64>,
     /// Envelope status (`success`, `empty`, `partial`, `error`, `refused`).
     pub status: &'a str,
-    /// Registry error kind, if the call failed.
+    /// Registry error kind (or JSON-RPC error name for protocol-level errors), if it failed.
     pub error_kind: Option<String>,
     /// Rows returned to the agent, for row-returning tools.
     pub rows: Option<u64>,
@@ -58,21 +108,51 @@ pub struct AuditEntry<'a> {
     pub duration_ms: f64,
 }
 
+impl<'a> AuditEntry<'a> {
+    /// A protocol-level failure: `event` for `line`, answered with `jsonrpc_code` (if at all) in
+    /// a reply of `bytes`.
+    pub fn protocol(
+        event: &'a str,
+        line: &'a [u8],
+        jsonrpc_code: Option<i64>,
+        error_kind: &str,
+        bytes: usize,
+    ) -> AuditEntry<'a> {
+        AuditEntry {
+            event,
+            tool: None,
+            arguments: None,
+            line: Some(line),
+            jsonrpc_code,
+            status: "error",
+            error_kind: Some(error_kind.to_string()),
+            rows: None,
+            bytes,
+            duration_ms: 0.0,
+        }
+    }
+}
+
 impl AuditLog {
-    /// Open (creating with mode 0600) `path` for appending.
+    /// Open (creating with mode 0600) `path` for appending, rotated at [`DEFAULT_MAX_BYTES`].
     pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, String> {
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .mode(0o600)
-            .open(path)
-            .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))?;
+        let file = open_append(path)?;
+        let rotates = file.metadata().is_ok_and(|m| m.is_file());
         Ok(AuditLog {
             path: path.to_path_buf(),
             file: Mutex::new(file),
             redact_sql,
             required,
+            max_bytes: DEFAULT_MAX_BYTES,
+            rotates,
         })
+    }
+
+    /// Rotate at `max_bytes` instead (at least 1: a record larger than the cap gets a file of
+    /// its own, never split or dropped).
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> AuditLog {
+        self.max_bytes = max_bytes.max(1);
+        self
     }
 
     /// Whether a call must fail when its line cannot be written.
@@ -80,35 +160,57 @@ impl AuditLog {
         self.required
     }
 
-    /// The JSON line for `entry` (without the newline).
+    /// The JSON line for `entry` (without the newline): bounded, and one line for every
+    /// line-splitting tool.
     pub fn line(&self, entry: &AuditEntry<'_>) -> String {
-        let mut arguments = entry.arguments.cloned().unwrap_or_default();
-        if self.redact_sql
-            && let Some(Value::String(sql)) = arguments.remove("sql")
-        {
-            arguments.insert("sql_sha256".into(), Value::String(sha256_hex(&sql)));
-        }
+        let arguments = entry
+            .arguments
+            .map(|arguments| bounded_arguments(arguments, self.redact_sql));
         let verdict = match entry.status {
             "refused" => "refused",
             "error" => "failed",
             _ => "answered",
         };
-        json!({
-            "time": rfc3339_utc(SystemTime::now()),
-            "tool": entry.tool,
-            "arguments": arguments,
-            "verdict": verdict,
-            "status": entry.status,
-            "error_kind": entry.error_kind,
-            "rows": entry.rows,
-            "bytes": entry.bytes,
-            "duration_ms": (entry.duration_ms * 1000.0).round() / 1000.0,
-            "worker_exit": worker_exit(entry),
-        })
-        .to_string()
+        let mut record = Map::new();
+        record.insert("time".into(), json!(rfc3339_utc(SystemTime::now())));
+        record.insert("event".into(), json!(entry.event));
+        record.insert(
+            "tool".into(),
+            entry
+                .tool
+                .map_or(Value::Null, |tool| bounded(tool, MAX_RECORDED_NAME_BYTES)),
+        );
+        record.insert(
+            "arguments".into(),
+            arguments.unwrap_or_else(|| {
+                if entry.line.is_some() {
+                    Value::Null
+                } else {
+                    json!({})
+                }
+            }),
+        );
+        if let Some(line) = entry.line {
+            record.insert("line".into(), bounded_bytes(line));
+        }
+        if let Some(code) = entry.jsonrpc_code {
+            record.insert("jsonrpc_code".into(), json!(code));
+        }
+        record.insert("verdict".into(), json!(verdict));
+        record.insert("status".into(), json!(entry.status));
+        record.insert("error_kind".into(), json!(entry.error_kind));
+        record.insert("rows".into(), json!(entry.rows));
+        record.insert("bytes".into(), json!(entry.bytes));
+        record.insert(
+            "duration_ms".into(),
+            json!((entry.duration_ms * 1000.0).round() / 1000.0),
+        );
+        record.insert("worker_exit".into(), json!(worker_exit(entry)));
+        json_line(&Value::Object(record))
     }
 
-    /// Append one line; the error says why it could not be written.
+    /// Append one line, rotating the file first when the line would take it past the cap; the
+    /// error says why it could not be written (or rotated, under `--audit-required`).
     pub fn record(&self, entry: &AuditEntry<'_>) -> Result<(), String> {
         let mut line = self.line(entry);
         line.push('\n');
@@ -116,16 +218,207 @@ impl AuditLog {
             .file
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if self.rotates {
+            let size = file
+                .metadata()
+                .map_err(|e| format!("cannot read the audit log {}: {e}", self.path.display()))?
+                .len();
+            if size > 0 && size.saturating_add(line.len() as u64) > self.max_bytes {
+                match self.rotate() {
+                    Ok(fresh) => *file = fresh,
+                    Err(error) if self.required => return Err(error),
+                    // Keep the record rather than lose it: the file grows past the cap.
+                    Err(error) => tracing::warn!("{error}; appending to the current file"),
+                }
+            }
+        }
         // One write of the whole line: with O_APPEND it lands after every earlier line.
         file.write_all(line.as_bytes())
             .and_then(|()| file.flush())
             .map_err(|e| format!("cannot write the audit log {}: {e}", self.path.display()))
     }
+
+    /// Rename the file to `PATH.1` (replacing an older one) and open a fresh `PATH`, mode 0600.
+    fn rotate(&self) -> Result<File, String> {
+        let rotated = rotated_path(&self.path);
+        std::fs::rename(&self.path, &rotated).map_err(|e| {
+            format!(
+                "cannot rotate the audit log {} to {}: {e}",
+                self.path.display(),
+                rotated.display()
+            )
+        })?;
+        open_append(&self.path)
+    }
+}
+
+/// `PATH.1`, where a rotated log goes.
+pub fn rotated_path(path: &Path) -> PathBuf {
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(".1");
+    PathBuf::from(rotated)
+}
+
+fn open_append(path: &Path) -> Result<File, String> {
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))
+}
+
+/// `value` as one line of JSON: serde_json's output with U+0085, U+2028 and U+2029 escaped
+/// (serde_json leaves them raw, and JavaScript, Python's `splitlines` and others end a line at
+/// them). They can only occur inside strings, where `\uXXXX` means the same character.
+pub fn json_line(value: &Value) -> String {
+    escape_line_terminators(value.to_string())
+}
+
+/// `json` with every raw U+0085, U+2028 and U+2029 written as its `\uXXXX` escape.
+pub fn escape_line_terminators(json: String) -> String {
+    if !json.contains(['\u{85}', '\u{2028}', '\u{2029}']) {
+        return json;
+    }
+    let mut escaped = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        match c {
+            '\u{85}' => escaped.push_str("\\u0085"),
+            '\u{2028}' => escaped.push_str("\\u2028"),
+            '\u{2029}' => escaped.push_str("\\u2029"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+/// Bytes `c` takes inside a JSON string of the log (escapes included).
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        '\u{0}'..='\u{1f}' | '\u{85}' | '\u{2028}' | '\u{2029}' => 6,
+        other => other.len_utf8(),
+    }
+}
+
+/// Bytes `text` takes inside a JSON string of the log.
+fn escaped_text_len(text: &str) -> usize {
+    text.chars().map(escaped_len).sum()
+}
+
+/// The longest prefix of `text`, ending on a character boundary, that takes at most `max` bytes
+/// inside a JSON string of the log.
+pub fn escaped_prefix(text: &str, max: usize) -> &str {
+    let mut used = 0;
+    for (index, c) in text.char_indices() {
+        used += escaped_len(c);
+        if used > max {
+            return &text[..index];
+        }
+    }
+    text
+}
+
+/// `text` as recorded: itself when it takes at most `max` bytes in the log, else its prefix,
+/// length and SHA-256.
+fn bounded(text: &str, max: usize) -> Value {
+    if text.len() <= max / 6 || escaped_text_len(text) <= max {
+        return Value::String(text.to_string());
+    }
+    json!({
+        "truncated": true,
+        "prefix": escaped_prefix(text, max),
+        "bytes": text.len(),
+        "sha256": sha256_hex(text),
+    })
+}
+
+/// A string argument as recorded (see [`MAX_RECORDED_TEXT_BYTES`]).
+pub fn bounded_text(text: &str) -> Value {
+    bounded(text, MAX_RECORDED_TEXT_BYTES)
+}
+
+/// An object key as recorded: itself when short, else its prefix with its length and SHA-256
+/// (a key must stay a string).
+fn bounded_key(key: &str) -> String {
+    if key.len() <= MAX_RECORDED_NAME_BYTES / 6 || escaped_text_len(key) <= MAX_RECORDED_NAME_BYTES
+    {
+        return key.to_string();
+    }
+    format!(
+        "{}…[truncated: {} bytes, sha256 {}]",
+        escaped_prefix(key, MAX_RECORDED_NAME_BYTES),
+        key.len(),
+        sha256_hex(key)
+    )
+}
+
+/// A raw line as recorded: like [`bounded_text`], with invalid UTF-8 shown as U+FFFD in the
+/// prefix and the length and SHA-256 those of the raw bytes.
+pub fn bounded_bytes(line: &[u8]) -> Value {
+    match std::str::from_utf8(line) {
+        Ok(text) => bounded_text(text),
+        Err(_) => {
+            let head = &line[..line.len().min(MAX_RECORDED_TEXT_BYTES)];
+            let lossy = String::from_utf8_lossy(head);
+            json!({
+                "truncated": line.len() > head.len(),
+                "utf8": false,
+                "prefix": escaped_prefix(&lossy, MAX_RECORDED_TEXT_BYTES),
+                "bytes": line.len(),
+                "sha256": sha256_hex_bytes(line),
+            })
+        }
+    }
+}
+
+/// `value` with every string and key bounded.
+fn bounded_value(value: &Value) -> Value {
+    match value {
+        Value::String(text) => bounded_text(text),
+        Value::Array(items) => Value::Array(items.iter().map(bounded_value).collect()),
+        Value::Object(map) => Value::Object(bounded_map(map, false)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => value.clone(),
+    }
+}
+
+/// `map` with every string and key bounded; with `redact_sql`, a string `sql` is replaced by
+/// `sql_sha256`, the SHA-256 of all of it.
+fn bounded_map(map: &Map<String, Value>, redact_sql: bool) -> Map<String, Value> {
+    map.iter()
+        .map(|(key, value)| match value {
+            Value::String(sql) if redact_sql && key == "sql" => {
+                ("sql_sha256".to_string(), Value::String(sha256_hex(sql)))
+            }
+            _ => (bounded_key(key), bounded_value(value)),
+        })
+        .collect()
+}
+
+/// The arguments as recorded: every string and key bounded (the SQL replaced by its SHA-256
+/// with `redact_sql`), and the whole at most [`MAX_RECORDED_ARGUMENTS_BYTES`] as written (else
+/// a prefix of it, the length and the SHA-256 of the arguments as sent).
+pub fn bounded_arguments(arguments: &Map<String, Value>, redact_sql: bool) -> Value {
+    let bounded = Value::Object(bounded_map(arguments, redact_sql));
+    let written = json_line(&bounded);
+    if written.len() <= MAX_RECORDED_ARGUMENTS_BYTES {
+        return bounded;
+    }
+    let sent = serde_json::to_string(arguments).unwrap_or_default();
+    json!({
+        "truncated": true,
+        "prefix": escaped_prefix(&written, MAX_RECORDED_TEXT_BYTES),
+        "bytes": sent.len(),
+        "sha256": sha256_hex(&sent),
+    })
 }
 
 /// How the call's worker ended, as far as the reply tells: killed at the deadline or on cancel,
 /// stopped at a cap, or a normal exit. The pool reaps workers itself and does not report codes.
 fn worker_exit(entry: &AuditEntry<'_>) -> &'static str {
+    if entry.event != event::TOOL_CALL {
+        return "none";
+    }
     match entry.error_kind.as_deref() {
         Some("timeout") => "killed_timeout",
         Some("cancelled") => "killed_cancelled",
@@ -138,7 +431,12 @@ fn worker_exit(entry: &AuditEntry<'_>) -> &'static str {
 
 /// Lower-case hex SHA-256 of `text`.
 pub fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
+    sha256_hex_bytes(text.as_bytes())
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+pub fn sha256_hex_bytes(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -194,5 +492,218 @@ mod tests {
             sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    fn entry_with<'a>(arguments: &'a Map<String, Value>) -> AuditEntry<'a> {
+        AuditEntry {
+            event: event::TOOL_CALL,
+            tool: Some("query"),
+            arguments: Some(arguments),
+            line: None,
+            jsonrpc_code: None,
+            status: "success",
+            error_kind: None,
+            rows: Some(1),
+            bytes: 10,
+            duration_ms: 1.5,
+        }
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    /// A fresh directory under the system temp dir, removed by the caller.
+    fn scratch(tag: &str) -> PathBuf {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "duckgate-audit-{tag}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn short_strings_are_recorded_whole_and_long_ones_as_prefix_length_and_digest() {
+        assert_eq!(bounded_text("SELECT 1"), json!("SELECT 1"));
+        let exact = "x".repeat(MAX_RECORDED_TEXT_BYTES);
+        assert_eq!(bounded_text(&exact), json!(exact));
+        // Two-byte characters, so a cut at 4096 bytes would split one if done by bytes.
+        let long = format!("a{}", "é".repeat(3_000_000));
+        let recorded = bounded_text(&long);
+        assert_eq!(recorded["truncated"], true);
+        assert_eq!(recorded["bytes"], long.len());
+        assert_eq!(recorded["sha256"], sha256_hex(&long));
+        let prefix = recorded["prefix"].as_str().unwrap();
+        assert!(long.starts_with(prefix));
+        assert!(
+            prefix.len() <= MAX_RECORDED_TEXT_BYTES && prefix.len() >= MAX_RECORDED_TEXT_BYTES - 1
+        );
+    }
+
+    #[test]
+    fn the_prefix_is_bounded_as_written_even_when_every_character_needs_an_escape() {
+        let controls = "\u{1}".repeat(1_000_000);
+        let recorded = bounded_text(&controls);
+        let written = recorded["prefix"].to_string();
+        assert!(
+            written.len() <= MAX_RECORDED_TEXT_BYTES + 2,
+            "{}",
+            written.len()
+        );
+        assert!(
+            written.len() > MAX_RECORDED_TEXT_BYTES - 8,
+            "{}",
+            written.len()
+        );
+        let terminators = "\u{2028}".repeat(10_000);
+        let written = json_line(&bounded_text(&terminators)["prefix"]);
+        assert!(
+            written.len() <= MAX_RECORDED_TEXT_BYTES + 2,
+            "{}",
+            written.len()
+        );
+        assert_eq!(escaped_prefix("ab\"c", 4), "ab\"");
+        assert_eq!(escaped_prefix("ab\"c", 3), "ab");
+    }
+
+    #[test]
+    fn line_terminators_serde_json_leaves_raw_are_escaped_and_read_back_the_same() {
+        let text = "a\u{2028}b\u{2029}c\u{85}d\ne";
+        let line = json_line(&json!({ "sql": text }));
+        for raw in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'] {
+            assert!(!line.contains(raw), "raw {raw:?} in {line}");
+        }
+        assert!(line.contains("\\u2028") && line.contains("\\u2029") && line.contains("\\u0085"));
+        let back: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back["sql"], text);
+        // Positive control: serde_json alone leaves them raw.
+        assert!(json!({ "sql": text }).to_string().contains('\u{2028}'));
+        assert_eq!(escape_line_terminators("plain".into()), "plain");
+    }
+
+    #[test]
+    fn a_record_stays_one_bounded_line_whatever_the_arguments() {
+        let log = AuditLog {
+            path: PathBuf::from("/dev/null"),
+            file: Mutex::new(File::open("/dev/null").unwrap()),
+            redact_sql: false,
+            required: false,
+            max_bytes: DEFAULT_MAX_BYTES,
+            rotates: false,
+        };
+        let many: Vec<Value> = (0..100_000).map(|i| json!(format!("c{i}"))).collect();
+        let cases = [
+            json!({ "sql": "x".repeat(15 << 20) }),
+            json!({ "sql": "\u{1}".repeat(5 << 20) }),
+            json!({ "sql": "\"".repeat(5 << 20), "table_name": "\u{2028}".repeat(1 << 20) }),
+            json!({ "columns": many }),
+            json!({ "k".repeat(1 << 20): 1, "\u{85}": "\u{2029}" }),
+            json!({ "a": "y".repeat(4000), "b": "y".repeat(4000), "c": "y".repeat(4000) }),
+        ];
+        for case in cases {
+            let arguments = object(case);
+            let line = log.line(&entry_with(&arguments));
+            assert!(line.len() < 10 * 1024, "{} bytes", line.len());
+            for raw in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'] {
+                assert!(!line.contains(raw), "raw {raw:?}");
+            }
+            let record: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(record["event"], "tool_call");
+            assert_eq!(record["tool"], "query");
+        }
+        // Small arguments are recorded as sent.
+        let arguments = object(json!({ "sql": "SELECT 1", "limit": 5 }));
+        let record: Value = serde_json::from_str(&log.line(&entry_with(&arguments))).unwrap();
+        assert_eq!(
+            record["arguments"],
+            json!({ "sql": "SELECT 1", "limit": 5 })
+        );
+    }
+
+    #[test]
+    fn redaction_hashes_the_whole_sql_before_bounding() {
+        let sql = "z".repeat(1 << 20);
+        let arguments = object(json!({ "sql": sql }));
+        let recorded = bounded_arguments(&arguments, true);
+        assert_eq!(recorded, json!({ "sql_sha256": sha256_hex(&sql) }));
+    }
+
+    #[test]
+    fn a_raw_line_is_recorded_bounded_even_when_it_is_not_utf8() {
+        let line = [b'{', 0xff, 0xfe, b'x'];
+        let recorded = bounded_bytes(&line);
+        assert_eq!(recorded["utf8"], false);
+        assert_eq!(recorded["bytes"], 4);
+        assert_eq!(recorded["sha256"], sha256_hex_bytes(&line));
+        let huge = vec![0xffu8; 1 << 20];
+        assert!(bounded_bytes(&huge).to_string().len() < 2 * MAX_RECORDED_TEXT_BYTES);
+        assert_eq!(bounded_bytes(b"not json"), json!("not json"));
+    }
+
+    #[test]
+    fn the_log_rotates_to_path_1_before_passing_the_cap_and_the_new_file_is_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("rotate");
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open(&path, false, true)
+            .unwrap()
+            .with_max_bytes(1000);
+        let arguments = object(json!({ "sql": "y".repeat(300) }));
+        for _ in 0..7 {
+            log.record(&entry_with(&arguments)).unwrap();
+        }
+        let rotated = rotated_path(&path);
+        assert!(rotated.exists(), "no {}", rotated.display());
+        for file in [&path, &rotated] {
+            let text = std::fs::read_to_string(file).unwrap();
+            assert!(
+                text.len() <= 1000,
+                "{} has {} bytes",
+                file.display(),
+                text.len()
+            );
+            for line in text.lines() {
+                serde_json::from_str::<Value>(line).unwrap();
+            }
+            let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600);
+        }
+        // A record larger than the cap is written whole, alone in a fresh file.
+        let big = object(json!({ "sql": "w".repeat(2000) }));
+        log.record(&entry_with(&big)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        assert!(text.contains(&"w".repeat(2000)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_rotation_fails_the_record_only_when_required() {
+        let dir = scratch("rotate-fail");
+        let path = dir.join("audit.jsonl");
+        // A directory where the rotated file would go: the rename fails (also as root).
+        std::fs::create_dir(rotated_path(&path)).unwrap();
+        let arguments = object(json!({ "sql": "y".repeat(300) }));
+        let required = AuditLog::open(&path, false, true)
+            .unwrap()
+            .with_max_bytes(600);
+        required.record(&entry_with(&arguments)).unwrap();
+        let error = required.record(&entry_with(&arguments)).unwrap_err();
+        assert!(error.contains("cannot rotate"), "{error}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+        let lenient = AuditLog::open(&path, false, false)
+            .unwrap()
+            .with_max_bytes(600);
+        lenient.record(&entry_with(&arguments)).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

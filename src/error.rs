@@ -23,6 +23,9 @@ pub enum ErrorKind {
     Timeout,
     /// The client cancelled the call and its worker was killed.
     Cancelled,
+    /// Every worker slot stayed taken for the queue bound (`--queue-timeout`): the query did not
+    /// run; retrying in a few seconds is the way on.
+    Busy,
     /// The query hit the memory, output or CPU limit.
     ResourceLimit,
     /// The database file does not exist.
@@ -40,7 +43,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in registry order (used by tests and the output schema).
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::PolicyBlocked,
         ErrorKind::MultipleStatements,
         ErrorKind::SyntaxError,
@@ -48,6 +51,7 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::Timeout,
         ErrorKind::Cancelled,
+        ErrorKind::Busy,
         ErrorKind::ResourceLimit,
         ErrorKind::DatabaseNotFound,
         ErrorKind::DatabaseLocked,
@@ -66,6 +70,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Timeout => "timeout",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Busy => "busy",
             ErrorKind::ResourceLimit => "resource_limit",
             ErrorKind::DatabaseNotFound => "database_not_found",
             ErrorKind::DatabaseLocked => "database_locked",

@@ -28,8 +28,11 @@ use crate::validate;
 pub struct GatewayConfig {
     /// The DuckDB database file.
     pub db_path: PathBuf,
-    /// Per-call deadline.
+    /// Per-call deadline, counted from when the request is handed to a worker.
     pub timeout: Duration,
+    /// How long a call waits for a worker slot before it is answered `busy` (the wait does not
+    /// count against `timeout`).
+    pub queue_timeout: Duration,
     /// DuckDB `memory_limit` in the worker, e.g. `2GB`.
     pub memory_limit: String,
     /// DuckDB threads in the worker.
@@ -61,6 +64,7 @@ impl GatewayConfig {
         GatewayConfig {
             db_path,
             timeout: Duration::from_secs(30),
+            queue_timeout: Duration::from_secs(10),
             memory_limit: "2GB".into(),
             threads: 2,
             time_zone: crate::time_zone::local(),
@@ -290,16 +294,11 @@ impl Gateway {
         let Response::Catalog(snapshot) = response else {
             return Err(unexpected(&response));
         };
-        let (snapshot, hidden) = without_hidden(snapshot, &self.inner.config.privacy);
+        let (snapshot, _) = without_hidden(snapshot, &self.inner.config.privacy);
         let mut for_validator = validator_catalog(&snapshot);
         for_validator.restricted = !self.inner.config.privacy.is_empty();
         // The name workers attach the database under: `alias.schema.table` resolves to it.
         for_validator.database = crate::engine::database_alias(&self.inner.config.db_path);
-        for relation in &mut for_validator.relations {
-            if let Some(columns) = hidden.get(&(relation.schema.clone(), relation.name.clone())) {
-                relation.hidden_columns = columns.clone();
-            }
-        }
         let for_validator = Arc::new(for_validator);
         let snapshot = Arc::new(snapshot);
         *cache = Some(CachedCatalog {
@@ -345,39 +344,12 @@ impl Gateway {
             .await
             .map_err(|e| self.private_error(e))?
         {
-            Response::Rows(rows) => self.without_hidden_result_columns(rows).await,
+            // No check of result column names here: a withheld `SELECT 1 AS <hidden name>`
+            // would confirm the name. The worker's shadow catalog keeps hidden columns out of
+            // every result (`src/engine/shadow.rs`).
+            Response::Rows(rows) => Ok(rows),
             other => Err(unexpected(&other)),
         }
-    }
-
-    /// The last check (issue 6), after the validator's and the worker's plan check: a result
-    /// column named like a hidden column is withheld whole. On its own it catches a hidden
-    /// column expanded under its own name, not one renamed by an alias; the worker's plan
-    /// check (`src/engine/plan_check.rs`) catches those.
-    async fn without_hidden_result_columns(
-        &self,
-        rows: QueryResult,
-    ) -> Result<QueryResult, GatewayError> {
-        if self.inner.config.privacy.is_empty() {
-            return Ok(rows);
-        }
-        let (_, catalog) = self.catalogs().await?;
-        let hidden = |name: &str| {
-            catalog
-                .relations
-                .iter()
-                .flat_map(|r| r.hidden_columns.iter())
-                .any(|h| h.eq_ignore_ascii_case(name))
-        };
-        if rows.columns.iter().any(|c| hidden(&c.name)) {
-            return Err(GatewayError {
-                kind: ErrorKind::PolicyBlocked,
-                message: "The result includes a column that is not available on this server; the rows were withheld.".into(),
-                construct: None,
-                suggestion: Some("Name the columns you need (see describe_table).".into()),
-            });
-        }
-        Ok(rows)
     }
 
     /// Validate `sql` and return DuckDB's plan for it.
@@ -401,10 +373,10 @@ impl Gateway {
         }
     }
 
-    /// Under privacy rules, DuckDB's own "not found" errors are reworded like the validator's:
-    /// DuckDB lists candidate columns (hidden ones included, since the worker reads the real
-    /// tables), and an unknown column must read exactly like a hidden one. The worker's own
-    /// privacy refusal (from its plan check) gets its recovery hint here.
+    /// Under privacy rules, DuckDB's own "not found" errors are reworded so they depend only on
+    /// the name the query wrote ([`privacy::unknown_name_refusal`]; the worker has done so too,
+    /// this holds if it did not). The worker's own privacy refusal (from its plan check) gets
+    /// its recovery hint here.
     fn private_error(&self, mut error: GatewayError) -> GatewayError {
         if self.inner.config.privacy.is_empty() {
             return error;
@@ -416,21 +388,7 @@ impl Gateway {
         if error.kind != ErrorKind::UnknownName {
             return error;
         }
-        // `Referenced column "x" not found…` / `Table "t" does not have a column named "x"`: the
-        // column is the first quoted name after the word "column" (candidates come later).
-        let column = error
-            .message
-            .find("column")
-            .and_then(|at| error.message[at..].split('"').nth(1));
-        match column {
-            Some(name) => validate::unknown_column(name).into(),
-            None => GatewayError {
-                kind: ErrorKind::UnknownName,
-                message: "A name in the query does not exist in this database.".into(),
-                construct: None,
-                suggestion: Some("Check the names with list_tables and describe_table.".into()),
-            },
-        }
+        privacy::unknown_name_refusal(&error.message).into()
     }
 
     /// The sandbox posture a worker actually has.
@@ -479,10 +437,11 @@ impl Gateway {
             return Err(self.database_not_found());
         }
         let deadline = self.inner.config.timeout;
+        let queue_timeout = self.inner.config.queue_timeout;
         match self
             .inner
             .pool
-            .run(request, deadline, cancel, max_reply_bytes)
+            .run(request, deadline, queue_timeout, cancel, max_reply_bytes)
             .await
         {
             Ok(Response::Error(e)) => {
@@ -500,6 +459,8 @@ impl Gateway {
                 ErrorKind::Cancelled,
                 "The call was cancelled by the client and its worker was stopped.",
             )),
+            // Other calls held every worker: this one never ran, so it is not a timeout.
+            Err(RunError::Busy(busy)) => Err(GatewayError::new(ErrorKind::Busy, busy.message())),
             Err(RunError::Worker(e)) => Err(e.into()),
         }
     }
@@ -590,7 +551,6 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
                 schema: t.schema.clone(),
                 name: t.name.clone(),
                 columns: t.columns.iter().map(|c| c.name.clone()).collect(),
-                hidden_columns: Vec::new(),
             })
             .collect(),
         restricted: false,

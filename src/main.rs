@@ -72,6 +72,10 @@ struct DbArgs {
     /// Seconds a call may run before its worker is killed.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     timeout: u64,
+    /// Seconds a call waits for a free worker (all --max-concurrent busy) before it is answered
+    /// `busy`; the wait does not count against --timeout.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    queue_timeout: u64,
     /// DuckDB memory_limit of each worker.
     #[arg(long, default_value = "2GB")]
     memory_limit: String,
@@ -120,6 +124,9 @@ struct ServeArgs {
     /// Fail a call when its audit line cannot be written.
     #[arg(long)]
     audit_required: bool,
+    /// Rotate the audit log to PATH.1 before it grows past this many bytes (default 100 MiB).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    audit_max_bytes: Option<u64>,
     /// Hide a table from agents (`name`, `schema.name`, globs); repeatable.
     #[arg(long)]
     hide_table: Vec<String>,
@@ -208,6 +215,7 @@ fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
     Ok(GatewayConfig {
         db_path: db,
         timeout: Duration::from_secs(args.timeout),
+        queue_timeout: Duration::from_secs(args.queue_timeout),
         memory_limit: args.memory_limit.clone(),
         threads: args.threads,
         time_zone: args
@@ -367,7 +375,15 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
     if let Some(path) = args.audit_log.as_ref().or(audit.log.as_ref()) {
         let redact = args.audit_redact_sql || audit.redact_sql;
         let required = args.audit_required || audit.required;
-        let log = duckgate::audit::AuditLog::open(path, redact, required)?;
+        let max_bytes = args
+            .audit_max_bytes
+            .or(audit.max_bytes)
+            .unwrap_or(duckgate::audit::DEFAULT_MAX_BYTES);
+        if max_bytes == 0 {
+            return Err("[audit] max_bytes must be at least 1".into());
+        }
+        let log =
+            duckgate::audit::AuditLog::open(path, redact, required)?.with_max_bytes(max_bytes);
         config.audit = Some(std::sync::Arc::new(log));
     } else if args.audit_required || audit.required {
         return Err("--audit-required needs --audit-log PATH (or [audit] log in --config)".into());
@@ -418,6 +434,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
             let args = DbArgs {
                 db: Some(db),
                 timeout: 30,
+                queue_timeout: 10,
                 memory_limit: "512MB".into(),
                 threads: 1,
                 time_zone: None,

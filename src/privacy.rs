@@ -18,6 +18,30 @@ list_tables shows.";
 pub const PLAN_REFUSAL_HINT: &str =
     "Name the columns you need (see describe_table), and query only tables that list_tables shows.";
 
+/// Under privacy rules, a "not found" error in words that depend only on the name the query
+/// wrote: DuckDB's own text lists candidates and "did you mean" suggestions, drawn from every
+/// attached catalog, so it could name what is hidden. `Referenced column "x" not found…` and
+/// `Table "t" does not have a column named "x"` keep the column (the first quoted name after
+/// the word "column"); anything else becomes one fixed sentence. The worker rewords (the layer
+/// that holds alone) and the parent rewords again, with this one function.
+pub fn unknown_name_refusal(message: &str) -> crate::validate::Refusal {
+    let column = message
+        .find("column")
+        .and_then(|at| message[at..].split('"').nth(1));
+    match column {
+        Some(name) => crate::validate::unknown_column(name),
+        None => crate::validate::Refusal {
+            kind: crate::error::ErrorKind::UnknownName,
+            message: UNKNOWN_NAME.into(),
+            construct: String::new(),
+            suggestion: "Check the names with list_tables and describe_table.".into(),
+        },
+    }
+}
+
+/// The one sentence for a name that does not exist (or is hidden) under privacy rules.
+pub const UNKNOWN_NAME: &str = "A name in the query does not exist in this database.";
+
 /// The `[privacy]` section of the configuration, plus the `--hide-*` flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -9,6 +9,7 @@
 //! log = "/var/log/duckgate/audit.jsonl"
 //! redact_sql = true
 //! required = true
+//! max_bytes = 104857600  # rotate to audit.jsonl.1 before the file passes 100 MiB
 //! ```
 //!
 //! Flags add to what the file says: `--hide-*` patterns are appended, `--audit-*` switches on.
@@ -54,5 +55,16 @@ mod tests {
         assert_eq!(ok.privacy.hide_tables, ["raw"]);
         assert!(ok.audit.redact_sql && !ok.audit.required);
         assert!(toml::from_str::<ConfigFile>("[privacy]\nhide_table = [\"raw\"]\n").is_err());
+    }
+
+    #[test]
+    fn the_audit_size_cap_is_read_from_the_file_and_a_typo_is_an_error() {
+        let ok: ConfigFile =
+            toml::from_str("[audit]\nlog = \"a.jsonl\"\nmax_bytes = 1048576\n").unwrap();
+        assert_eq!(ok.audit.max_bytes, Some(1_048_576));
+        let default: ConfigFile = toml::from_str("[audit]\nlog = \"a.jsonl\"\n").unwrap();
+        assert_eq!(default.audit.max_bytes, None);
+        assert!(toml::from_str::<ConfigFile>("[audit]\nmax_byte = 5\n").is_err());
+        assert!(toml::from_str::<ConfigFile>("[audit]\nmax_bytes = -5\n").is_err());
     }
 }

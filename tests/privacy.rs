@@ -220,8 +220,12 @@ async fn a_hidden_name_is_refused_exactly_like_a_missing_one() {
     client.close().await.unwrap();
 }
 
+/// Every route to hidden data gives none of it: catalog listings and hidden names are refused
+/// or unknown, and expansions (`*`, whole rows, `COLUMNS(*)`, `SUMMARIZE`, `DESCRIBE`) answer
+/// with the visible columns only (`call` checks every reply for hidden names and the planted
+/// token).
 #[tokio::test(flavor = "multi_thread")]
-async fn every_query_route_to_hidden_data_is_refused() {
+async fn every_query_route_to_hidden_data_gives_none_of_it() {
     let f = fixture("routes");
     let client = private_server(&f, &[]).await;
     let routes = [
@@ -261,34 +265,34 @@ async fn every_query_route_to_hidden_data_is_refused() {
         "SELECT (SELECT max(body) FROM raw_payloads)",
         "SELECT list_transform([1], x -> secret_note) FROM readings",
     ];
+    let mut answered = 0;
     for sql in routes {
         for tool in ["query", "explain_query"] {
             let result = call(&client, tool, json!({"sql": sql})).await;
-            assert!(
-                matches!(status(&result), "refused" | "error"),
-                "{tool} {sql}: {}",
-                envelope_of(&result)
-            );
-            assert!(
-                matches!(
-                    error_kind(&result),
-                    "policy_blocked" | "unknown_name" | "syntax_error"
+            match status(&result) {
+                "success" | "empty" => answered += 1,
+                "refused" | "error" => assert!(
+                    matches!(
+                        error_kind(&result),
+                        "policy_blocked" | "unknown_name" | "syntax_error" | "database_error"
+                    ),
+                    "{tool} {sql}: {}",
+                    envelope_of(&result)
                 ),
-                "{tool} {sql}: {}",
-                envelope_of(&result)
-            );
+                other => panic!("{tool} {sql}: {other}"),
+            }
         }
     }
-    // The `*` refusal tells the agent which columns to name instead.
+    // The expansions are answered, with the visible columns.
+    assert!(answered >= 20, "{answered}");
     let star = client
         .call("query", json!({"sql": "SELECT * FROM devices"}))
         .await
         .unwrap();
-    let message = envelope_of(&star)["error"]["message"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(message.contains("device_id, model"), "{message}");
+    assert_eq!(
+        envelope_of(&star)["data"]["columns"],
+        json!([{"name": "device_id", "type": "INTEGER"}, {"name": "model", "type": "VARCHAR"}])
+    );
     // Positive controls: the visible data is there.
     let ok = call(&client, "query", json!({"sql": "SELECT d.model, r.glucose FROM devices d JOIN readings r USING (device_id) ORDER BY 2"})).await;
     assert_eq!(status(&ok), "success", "{}", envelope_of(&ok));
@@ -468,58 +472,4 @@ async fn an_unwritable_audit_log_fails_calls_closed_only_when_required() {
         .unwrap();
     assert_eq!(status(&result), "success", "{}", envelope_of(&result));
     lenient.close().await.unwrap();
-}
-
-/// With the validator and the worker's plan check both switched off (test-only bypass), the
-/// parent's result-column check still withholds a hidden column expanded under its own name.
-/// (With only the validator off, the worker refuses these first: `tests/privacy_worker.rs`.)
-/// Positive control: a visible column still comes back through the same bypassed server.
-#[tokio::test(flavor = "multi_thread")]
-async fn with_the_validator_and_the_worker_check_off_a_hidden_column_in_the_result_is_still_withheld()
- {
-    let f = fixture("second");
-    let mut command = tokio::process::Command::new(mcp_support::exe());
-    command
-        .args(["serve", "--db"])
-        .arg(&f.db)
-        .args(["--config", f.config.to_str().unwrap()])
-        .args([
-            "--hide-table",
-            "raw_payloads",
-            "--hide-column",
-            "*.serial_number",
-        ])
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", "validator,worker_privacy");
-    let client = McpClient::spawn_command(command, std::process::Stdio::null())
-        .await
-        .unwrap();
-    for sql in [
-        "SELECT * FROM devices",
-        "SELECT serial_number FROM devices",
-        "SELECT COLUMNS('serial.*') FROM devices",
-        "SELECT secret_note FROM readings",
-    ] {
-        let result = call(&client, "query", json!({"sql": sql})).await;
-        assert_eq!(
-            status(&result),
-            "refused",
-            "{sql}: {}",
-            envelope_of(&result)
-        );
-        assert_eq!(error_kind(&result), "policy_blocked");
-        // The parent's words, not the worker's: the worker's check really was off.
-        assert_ne!(
-            envelope_of(&result)["error"]["message"],
-            duckgate::privacy::PLAN_REFUSAL,
-            "{sql}"
-        );
-    }
-    let visible = call(
-        &client,
-        "query",
-        json!({"sql": "SELECT model FROM devices"}),
-    )
-    .await;
-    assert_eq!(status(&visible), "success", "{}", envelope_of(&visible));
-    client.close().await.unwrap();
 }

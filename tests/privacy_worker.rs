@@ -1,8 +1,11 @@
-//! Issue 6, the worker's layer: with the validator switched off (the test-only bypass), the
-//! worker still refuses every route to a hidden table or column, because it checks DuckDB's own
-//! bound plan of the query (`src/engine/plan_check.rs`). Over real MCP stdio, against the real
-//! binary and a real DuckDB file with the same hidden objects and planted token as
-//! `tests/privacy.rs`, plus a view the database itself defines over a hidden column.
+//! The worker's privacy layer on its own: with the validator (and the worker's walk of DuckDB's
+//! tree) switched off by the test-only bypass, no route reaches a hidden table or column. The
+//! worker shows DuckDB's binder a catalog without them (`src/engine/shadow.rs`), so a hidden
+//! name fails like a made-up one and expansions give the visible columns; and it checks DuckDB's
+//! plan (`src/engine/plan_check.rs`), which refuses catalog listings and views stored in the
+//! database that read hidden data. Over real MCP stdio, against the real binary and a real
+//! DuckDB file with the same hidden objects and planted token as `tests/privacy.rs`, plus a view
+//! the database itself defines over a hidden column.
 #![cfg(feature = "engine")]
 
 mod mcp_support;
@@ -18,8 +21,7 @@ use serde_json::{Value, json};
 const VIEW_OVER_HIDDEN_COLUMN: &str =
     "CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;";
 
-/// Every route the issue names to a hidden column or table, and a few more. Each reads hidden
-/// data or lists the catalog in DuckDB's plan (or, for `DESCRIBE`, in DuckDB's syntax tree).
+/// Every route to a hidden column or table an attack has tried, and a few more.
 const ROUTES: &[(&str, &str)] = &[
     ("hidden table", "SELECT body FROM raw_payloads"),
     ("hidden table, all rows", "SELECT * FROM raw_payloads"),
@@ -163,12 +165,17 @@ async fn server(f: &Fixture, bypass: &str) -> McpClient {
         .expect("duckgate serve initialises")
 }
 
-/// Call, and fail if the reply holds a hidden name or the planted token anywhere, including
-/// names the SQL itself wrote: the worker's refusal echoes nothing.
+/// Call, and fail if the reply holds a hidden name or the planted token anywhere, except a
+/// name the SQL itself wrote, echoed in a "does not exist" error exactly as a made-up name is
+/// (`the_worker_answers_a_hidden_name_exactly_like_a_made_up_one`).
 async fn call(client: &McpClient, tool: &str, args: Value) -> CallToolResult {
     let result = client.call(tool, args.clone()).await.unwrap();
-    let reply = serde_json::to_string(&result).unwrap().to_lowercase();
+    let mut reply = serde_json::to_string(&result).unwrap().to_lowercase();
+    let written = args.to_string().to_lowercase();
     for word in FORBIDDEN {
+        if written.contains(word) && error_kind(&result) == "unknown_name" {
+            reply = reply.replace(word, "<echo>");
+        }
         assert!(
             !reply.contains(word),
             "{tool} {args} leaks {word:?}: {reply}"
@@ -194,17 +201,35 @@ fn assert_refused_by_the_worker(what: &str, result: &CallToolResult) {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn with_the_validator_off_the_worker_refuses_every_route_to_hidden_data() {
+async fn with_the_validator_off_no_route_reaches_hidden_data() {
     let f = fixture("worker-routes");
-    // The worker's walk of DuckDB's tree is off too, so what refuses is the plan check alone
-    // (the walk refuses listings earlier, with the parent's wording: tests/worker_checks.rs).
+    // The worker's walk of DuckDB's tree is off too: the shadow catalog and the plan check
+    // stand alone (the walk refuses listings earlier, with the parent's wording:
+    // tests/worker_checks.rs).
     let client = server(&f, "validator,worker_walk").await;
+    let (mut answered, mut unknown, mut refused) = (0, 0, 0);
     for (what, sql) in ROUTES {
         for tool in ["query", "explain_query"] {
             let result = call(&client, tool, json!({ "sql": sql })).await;
-            assert_refused_by_the_worker(&format!("{what} via {tool}: {sql}"), &result);
+            let envelope = envelope_of(&result);
+            match (status(&result), error_kind(&result)) {
+                ("success" | "empty", _) => answered += 1,
+                (_, "unknown_name") => unknown += 1,
+                ("refused", "policy_blocked") => {
+                    assert_refused_by_the_worker(&format!("{what} via {tool}: {sql}"), &result);
+                    refused += 1;
+                }
+                (_, "database_error" | "syntax_error") => {}
+                other => panic!("{what} via {tool}: {sql}: {other:?} {envelope}"),
+            }
         }
     }
+    // Each of the three ways occurs: expansions answer with visible columns, hidden names do
+    // not exist, listings and the view over a hidden column are refused.
+    assert!(
+        answered >= 10 && unknown >= 10 && refused >= 8,
+        "{answered} {unknown} {refused}"
+    );
     client.close().await.unwrap();
 }
 
@@ -296,69 +321,61 @@ async fn with_every_layer_on_a_view_over_a_hidden_column_is_refused_by_the_worke
     client.close().await.unwrap();
 }
 
-/// The worker's refusal is one sentence for every route: it does not say which table or column,
-/// nor whether what was reached is a table, a column or a catalog listing.
+/// With the validator and the walk off, the worker alone answers a hidden name exactly as it
+/// answers a made-up name of the same length: same reply, byte for byte, once the name and the
+/// duration are taken out.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_worker_refusal_is_the_same_for_a_hidden_table_a_hidden_column_and_a_listing() {
+async fn the_worker_answers_a_hidden_name_exactly_like_a_made_up_one() {
     let f = fixture("worker-same");
-    // The plan check alone (see the test above).
     let client = server(&f, "validator,worker_walk").await;
-    let mut envelopes = Vec::new();
-    for sql in [
-        "SELECT body FROM raw_payloads",
-        "SELECT serial_number AS s FROM devices",
-        "SELECT secret_note AS n FROM readings",
-        "SELECT column_name FROM duckdb_columns()",
+    for (template, hidden, made_up) in [
+        ("SELECT body FROM NAME", "raw_payloads", "raw_payloadz"),
+        (
+            "SELECT NAME AS s FROM devices",
+            "serial_number",
+            "serial_numbez",
+        ),
+        (
+            "SELECT NAME AS n FROM readings",
+            "secret_note",
+            "secret_notf",
+        ),
+        (
+            "SELECT typeof(NAME) AS t FROM devices LIMIT 1",
+            "serial_number",
+            "serial_numbez",
+        ),
+        (
+            "SELECT s FROM (SELECT NAME AS s FROM devices) LIMIT 0",
+            "serial_number",
+            "serial_numbez",
+        ),
+        (
+            "SELECT NAME FROM devices LIMIT 0",
+            "serial_number",
+            "serial_numbez",
+        ),
     ] {
-        let result = call(&client, "query", json!({ "sql": sql })).await;
-        envelopes.push(serde_json::to_string(envelope_of(&result)).unwrap());
+        let mut replies = Vec::new();
+        for name in [hidden, made_up] {
+            let result = call(
+                &client,
+                "query",
+                json!({ "sql": template.replace("NAME", name) }),
+            )
+            .await;
+            let mut envelope = envelope_of(&result).clone();
+            if let Some(data) = envelope.get_mut("data").and_then(Value::as_object_mut) {
+                data.remove("duration_ms");
+            }
+            replies.push(envelope.to_string().replace(name, "NAME"));
+        }
+        assert_eq!(replies[0], replies[1], "{template}");
+        assert!(
+            replies[0].contains("unknown_name"),
+            "{template}: {}",
+            replies[0]
+        );
     }
-    assert!(
-        envelopes.windows(2).all(|pair| pair[0] == pair[1]),
-        "{envelopes:#?}"
-    );
-    client.close().await.unwrap();
-}
-
-/// What the plan check does not hide, recorded so it cannot change unnoticed: a query that
-/// *names* a hidden column without reading it runs, so with the validator off an agent can
-/// confirm that the column exists (its type, its name) — never a value of it. A result column
-/// that carries the hidden name itself is still withheld by the parent's last check.
-#[tokio::test(flavor = "multi_thread")]
-async fn with_the_validator_off_a_hidden_name_can_be_confirmed_but_no_value_read() {
-    let f = fixture("worker-names");
-    let client = server(&f, "validator").await;
-    let reply = |result: &CallToolResult| serde_json::to_string(result).unwrap().to_lowercase();
-
-    let typed = client
-        .call(
-            "query",
-            json!({"sql": "SELECT typeof(serial_number) AS t FROM devices LIMIT 1"}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(status(&typed), "success", "{}", envelope_of(&typed));
-    assert_eq!(envelope_of(&typed)["data"]["rows"], json!([["VARCHAR"]]));
-    assert!(!reply(&typed).contains("planted"), "{}", reply(&typed));
-
-    let empty = client
-        .call(
-            "query",
-            json!({"sql": "SELECT s FROM (SELECT serial_number AS s FROM devices) LIMIT 0"}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(status(&empty), "empty", "{}", envelope_of(&empty));
-    assert!(!reply(&empty).contains("planted"), "{}", reply(&empty));
-
-    let named = client
-        .call(
-            "query",
-            json!({"sql": "SELECT serial_number FROM devices LIMIT 0"}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(status(&named), "refused", "{}", envelope_of(&named));
-    assert_ne!(envelope_of(&named)["error"]["message"], PLAN_REFUSAL);
     client.close().await.unwrap();
 }

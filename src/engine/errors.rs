@@ -102,6 +102,7 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> WorkerError {
             | ErrorKind::InvalidArgument
             | ErrorKind::Timeout
             | ErrorKind::Cancelled
+            | ErrorKind::Busy
             | ErrorKind::DatabaseNotFound
             | ErrorKind::DatabaseLocked
             | ErrorKind::DatabaseError

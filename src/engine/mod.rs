@@ -13,6 +13,7 @@ mod convert;
 pub mod demo_data;
 mod errors;
 mod plan_check;
+mod shadow;
 mod statement;
 
 use std::io::Write;
@@ -85,6 +86,9 @@ pub struct Engine {
     privacy: Option<PrivacyPolicy>,
     /// The catalog name the database is attached as ([`database_alias`]).
     database: String,
+    /// Under privacy rules, the private name the file is attached as and the shadow catalog
+    /// under the public one (`shadow`).
+    shadow: Option<shadow::Shadow>,
     /// The SQL the checker thread last passed, with what its walk of DuckDB's syntax tree found,
     /// so the plan check need not parse it again.
     checked: Option<(String, TreeFacts)>,
@@ -240,6 +244,7 @@ impl Engine {
             pending_attach_ms: 0.0,
             privacy: None,
             database: database_alias(db_path),
+            shadow: None,
             checked: None,
         };
         engine.warm_up()?;
@@ -372,14 +377,34 @@ impl Engine {
             Err(_) => {}
         }
         let alias = database_alias(db_path);
+        // Under privacy rules the file goes under a private name and the binder sees only the
+        // shadow catalog under the public one (`shadow`).
+        let shadow = self.privacy.as_ref().map(|_| shadow::Shadow {
+            private: shadow::private_alias(),
+            public: alias.clone(),
+        });
+        let attached_as = shadow.as_ref().map_or(&alias, |s| &s.private).clone();
         let attach = format!(
             "ATTACH {} AS {} (READ_ONLY)",
             sql_string(&text),
-            sql_identifier(&alias)
+            sql_identifier(&attached_as)
         );
         self.conn
             .execute_batch(&attach)
             .map_err(|e| attach_error(&e, Path::new(&text)))?;
+        if self.privacy.is_some() {
+            // The plan check reads DuckDB's unoptimized logical plan too, where a scan the
+            // optimizer drops (`LIMIT 0`) still shows; a setting of this connection, set before
+            // the checker thread locks the configuration below.
+            self.conn
+                .execute_batch("SET explain_output = 'all';")
+                .map_err(|e| {
+                    worker_error(
+                        ErrorKind::InternalError,
+                        format!("Could not configure DuckDB for the query: {e}"),
+                    )
+                })?;
+        }
         // The settings that must hold before any query: global, so the checker's connection
         // sets them while this one selects the database; the query runs only once both are
         // done (`collect_configured` below), and a failure of either fails the request.
@@ -416,20 +441,24 @@ impl Engine {
             })?;
             None
         };
-        let selected = self
-            .conn
-            .execute_batch(&format!("USE {};", sql_identifier(&alias)))
-            .map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not select the database: {e}"),
-                )
-            });
+        let selected = match (&shadow, &self.privacy) {
+            (Some(shadow), Some(policy)) => shadow.build(&self.conn, policy),
+            _ => self
+                .conn
+                .execute_batch(&format!("USE {};", sql_identifier(&alias)))
+                .map_err(|e| {
+                    worker_error(
+                        ErrorKind::InternalError,
+                        format!("Could not select the database: {e}"),
+                    )
+                }),
+        };
         if let Some(pending) = pending {
             self.checker.collect_configured(pending)?;
         }
         selected?;
-        self.alias = Some(alias);
+        self.alias = Some(attached_as);
+        self.shadow = shadow;
         self.attached_file = Some(PathBuf::from(text));
         self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(())
@@ -525,15 +554,16 @@ impl Engine {
         let Some(alias) = self.alias.take() else {
             return Ok(());
         };
-        let quoted = format!("\"{}\"", alias.replace('"', "\"\""));
-        self.conn
-            .execute_batch(&format!("USE memory; DETACH {quoted};"))
-            .map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not detach the database: {e}"),
-                )
-            })
+        let mut detach = format!("USE memory; DETACH {};", sql_identifier(&alias));
+        if let Some(shadow) = self.shadow.take() {
+            detach.push_str(&format!(" DETACH {};", sql_identifier(&shadow.public)));
+        }
+        self.conn.execute_batch(&detach).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not detach the database: {e}"),
+            )
+        })
     }
 
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
@@ -654,6 +684,11 @@ impl Engine {
             else {
                 continue;
             };
+            // Under privacy rules DuckDB prints its logical plans too, for the plan check
+            // (`explain_output`); the agent asked for the plan that runs.
+            if self.shadow.is_some() && (key == "logical_plan" || key == "logical_opt") {
+                continue;
+            }
             let parsed =
                 serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.clone()));
             plans.insert(key.clone(), parsed);
@@ -672,7 +707,48 @@ impl Engine {
                 .unwrap_or(Json::Null),
             _ => Json::Object(plans),
         };
+        let mut plan = plan;
+        if let Some(shadow) = &self.shadow {
+            shadow.scrub_json(&mut plan);
+        }
         Ok(ExplainResult { plan })
+    }
+
+    /// Under privacy rules, an error as the agent may see it: the private name of the database
+    /// replaced by its public one, and a "not found" error in words that depend only on the
+    /// name the query wrote (`privacy::unknown_name_refusal`), so a hidden name and a made-up
+    /// one fail alike. Without rules, the error as is.
+    pub fn private_error(&self, error: WorkerError) -> WorkerError {
+        let Some(shadow) = &self.shadow else {
+            return error;
+        };
+        if error.kind == ErrorKind::UnknownName {
+            return crate::privacy::unknown_name_refusal(&error.message).into();
+        }
+        WorkerError {
+            message: shadow.scrub(&error.message),
+            construct: error.construct.map(|c| shadow.scrub(&c)),
+            suggestion: error.suggestion.map(|s| shadow.scrub(&s)),
+            ..error
+        }
+    }
+
+    /// Under privacy rules, a result as the agent may see it: no column name, type or value
+    /// carries the database's private name (none should: catalog listings are refused).
+    pub fn private_result(&self, mut result: QueryResult) -> QueryResult {
+        let Some(shadow) = &self.shadow else {
+            return result;
+        };
+        for column in &mut result.columns {
+            column.name = shadow.scrub(&column.name);
+            column.data_type = shadow.scrub(&column.data_type);
+        }
+        for row in &mut result.rows {
+            for cell in row.iter_mut() {
+                shadow.scrub_json(cell);
+            }
+        }
+        result
     }
 
     /// Tables, views, columns, constraints and indexes of the attached database.

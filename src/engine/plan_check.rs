@@ -22,7 +22,16 @@
 //!   version — is refused, naming it;
 //! - a plan of an unexpected shape, or a node without its name or details, is refused.
 //!
-//! Under privacy rules, three more details make the plan trustworthy:
+//! Under privacy rules the binder sees a shadow catalog in which hidden objects do not exist
+//! (`shadow`): a hidden name fails like a made-up one, and expansions give the visible columns.
+//! What the shadow cannot hide is a view stored in the database, whose text may read hidden
+//! objects; this check is what stops those, and it holds even if a query names the private
+//! catalog. Three details make the plan trustworthy:
+//! - **Every reference, even one that reads nothing.** The optimizer drops a scan that cannot
+//!   produce rows (`LIMIT 0` plans as `EMPTY_RESULT`), which would still show the columns of a
+//!   hidden table behind a stored view. So the worker has DuckDB print its unoptimized logical
+//!   plan too (`explain_output = 'all'`), and any table it names must be a table of the
+//!   attached database that is not hidden.
 //! - **Data-independent.** DuckDB's statistics propagation prunes scans and filters from the plan
 //!   when a column's min/max or null statistics prove a filter always false or always true
 //!   (measured: `count(*) … WHERE serial_number LIKE 'A%'` planned as `EMPTY_RESULT`, no scan).
@@ -31,16 +40,12 @@
 //!   configuration is locked) for the check and for the query alike: the plan checked is the
 //!   plan that runs, and what it reads depends on the SQL only. (With the whole optimizer off,
 //!   DuckDB 2.0 prints no projections for a scan at all, so that is not an option.)
-//! - **No catalog listing** and every refusal is the same [`PLAN_REFUSAL`], naming nothing.
-//! - **What the plan cannot show.** `DESCRIBE` is answered by the binder (the plan is a bare
-//!   `COLUMN_DATA_SCAN`), so it is refused from DuckDB's own syntax tree (`validate::tree`
-//!   reports it). Binder errors can name columns (`column "x" must appear in the GROUP BY
-//!   clause`), so an error that names a hidden object becomes the same refusal.
+//! - **No catalog listing**, and every refusal is the same [`PLAN_REFUSAL`], naming nothing.
 //!
-//! What it does not cover: a query may still *name* a hidden column without reading it
-//! (`typeof(serial_number)`, `LIMIT 0`), and a binder error differs from a refusal, so with the
-//! validator switched off an agent can confirm that a hidden column exists; its values, and
-//! everything in a hidden table, stay out of reach. Hiding names is the validator's job.
+//! DuckDB's own errors pass unchanged: matching hidden names in their text (which the agent
+//! writes into, `struct_extract({'a': 1}, 'raw_events')`) would itself tell hidden names apart.
+//! The worker rewords "not found" errors afterwards (`Engine::private_error`), whatever they
+//! name.
 
 use std::collections::HashMap;
 
@@ -183,11 +188,8 @@ pub(crate) fn check(
         Some(facts) => facts,
         None => tree::facts(&statement::parse_single_select(conn, query)?),
     };
-    if rules.privacy.is_some() && facts.describes {
-        return Err(privacy_refusal());
-    }
-    let plan = match physical_plan(conn, query) {
-        Ok(plan) => plan,
+    let plan = match plans(conn, query) {
+        Ok(plans) => plans,
         Err(PlanError::DuckDb(explain_error)) => {
             // DuckDB's message quotes the statement with a caret under the fault: the agent
             // should see its own SQL there, not this check's EXPLAIN around it. Preparing the
@@ -203,16 +205,24 @@ pub(crate) fn check(
                     .into_error(rules));
                 }
             };
-            return Err(match rules.privacy {
-                Some(policy) => scrubbed(conn, rules.alias, policy, error),
-                None => error,
-            });
+            // DuckDB's own words, whatever names they hold: under privacy rules the binder saw
+            // only the shadow catalog (`shadow`), so a hidden name fails like a made-up one, and
+            // matching hidden names in this text would itself tell them apart.
+            return Err(error);
         }
         Err(PlanError::Shape(what)) => return Err(Refused::Unknown(what).into_error(rules)),
     };
+    if let Some(policy) = rules.privacy {
+        let Some(logical) = &plan.logical else {
+            return Err(
+                Refused::Unknown("a plan without its logical form".into()).into_error(rules)
+            );
+        };
+        check_logical_scans(logical, rules.alias, policy).map_err(|r| r.into_error(rules))?;
+    }
     let mut columns = CatalogColumns::new(conn, rules.alias);
-    let shown_tables =
-        check_nodes(&plan, rules, &mut columns).map_err(|refused| refused.into_error(rules))?;
+    let shown_tables = check_nodes(&plan.physical, rules, &mut columns)
+        .map_err(|refused| refused.into_error(rules))?;
     // `SHOW <name>` of a table plans as PRAGMA_SHOW; of a setting (`SHOW threads`), DuckDB's
     // binder answers with the setting's value and the plan shows only that constant.
     if shown_tables < facts.shows_by_name {
@@ -229,8 +239,18 @@ enum PlanError {
     Shape(String),
 }
 
-/// DuckDB's physical plan for `query`: the parsed `physical_plan` array.
-fn physical_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
+/// DuckDB's plans for one query.
+struct Plans {
+    /// The physical plan: what will run.
+    physical: Json,
+    /// The unoptimized logical plan, when DuckDB printed it (`explain_output = 'all'`, set
+    /// under privacy rules): every table the query references is a scan there, even one the
+    /// optimizer drops (`LIMIT 0` plans as `EMPTY_RESULT`).
+    logical: Option<Json>,
+}
+
+/// DuckDB's plans for `query`, parsed.
+fn plans(conn: &Connection, query: &str) -> Result<Plans, PlanError> {
     let explain = format!("EXPLAIN (FORMAT JSON) {query}");
     let mut stmt = conn
         .prepare(&explain)
@@ -239,14 +259,32 @@ fn physical_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
         .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
         .and_then(|rows| rows.collect())
         .map_err(|e| PlanError::DuckDb(query_error(&e)))?;
-    // Exactly one physical plan, as JSON: anything else is a shape this check does not know.
-    let [(key, value)] = rows.as_slice() else {
-        return Err(PlanError::Shape(format!("{} plans", rows.len())));
-    };
-    if key != "physical_plan" {
-        return Err(PlanError::Shape(format!("a plan of kind {key}")));
+    let (mut physical, mut logical) = (None, None);
+    // One plan of each kind, as JSON: anything else is a shape this check does not know.
+    for (key, value) in &rows {
+        let slot = match key.as_str() {
+            "physical_plan" => &mut physical,
+            "logical_plan" => &mut logical,
+            "logical_opt" => continue,
+            other => return Err(PlanError::Shape(format!("a plan of kind {other}"))),
+        };
+        if slot.is_some() {
+            return Err(PlanError::Shape(format!("two plans of kind {key}")));
+        }
+        *slot = Some(parse_plan(value)?);
     }
-    let mut reader = serde_json::Deserializer::from_str(value);
+    match physical {
+        Some(physical) => Ok(Plans { physical, logical }),
+        None => Err(PlanError::Shape(format!(
+            "{} plans without a physical one",
+            rows.len()
+        ))),
+    }
+}
+
+/// One plan's JSON text.
+fn parse_plan(text: &str) -> Result<Json, PlanError> {
+    let mut reader = serde_json::Deserializer::from_str(text);
     // A plan nests as deep as the query's expressions do; the worker's threads have the stack
     // for it (the checker's is large, see `checker`).
     reader.disable_recursion_limit();
@@ -254,6 +292,43 @@ fn physical_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
         Ok(plan @ Json::Array(_)) => Ok(plan),
         _ => Err(PlanError::Shape("a plan that is not a JSON list".into())),
     }
+}
+
+/// Under privacy rules, every table the unoptimized logical plan names must be a table of the
+/// attached database that is not hidden: a query that reaches a hidden table through a view
+/// stored in the database is refused even when it reads nothing (`LIMIT 0`), which would still
+/// show the hidden table's column names and types. Columns are the physical plan's to check:
+/// the logical plan does not list them.
+fn check_logical_scans(plan: &Json, alias: &str, policy: &PrivacyPolicy) -> Result<(), Refused> {
+    let Json::Array(nodes) = plan else {
+        return Err(Refused::Unknown("a logical plan that is not a list".into()));
+    };
+    let mut stack: Vec<&Json> = nodes.iter().collect();
+    while let Some(node) = stack.pop() {
+        let (Some(Json::Array(children)), Some(Json::Object(extra))) =
+            (node.get("children"), node.get("extra_info"))
+        else {
+            return Err(Refused::Unknown(
+                "a logical operator without details".into(),
+            ));
+        };
+        if let Some(table) = extra.get("Table") {
+            let Some(table) = table.as_str() else {
+                return Err(Refused::Unknown("a table that is not a name".into()));
+            };
+            let Some(parts) = split_qualified(table) else {
+                return Err(Refused::Unknown(format!("a scan of {table}")));
+            };
+            let [catalog, schema, name] = parts.as_slice() else {
+                return Err(Refused::Unknown(format!("a scan of {table}")));
+            };
+            if !catalog.eq_ignore_ascii_case(alias) || policy.hides_table(schema, name) {
+                return Err(Refused::Unknown(format!("a scan of {table}")));
+            }
+        }
+        stack.extend(children.iter());
+    }
+    Ok(())
 }
 
 /// The operator `SHOW <table>` plans as (the table's columns).
@@ -499,59 +574,11 @@ impl<'c> CatalogColumns<'c> {
     }
 }
 
-/// Every name `policy` hides in the attached database (lower case): hidden tables, and the
-/// hidden columns of every table. Only the error path needs them all.
-fn hidden_names(
-    conn: &Connection,
-    alias: &str,
-    policy: &PrivacyPolicy,
-) -> Result<Vec<String>, WorkerError> {
-    let mut stmt = conn
-        .prepare(
-            "SELECT schema_name, table_name, column_name FROM duckdb_columns() \
-             WHERE database_name = ?",
-        )
-        .map_err(|e| query_error(&e))?;
-    let rows: Vec<(String, String, String)> = stmt
-        .query_map([alias], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))
-        .and_then(|rows| rows.collect())
-        .map_err(|e| query_error(&e))?;
-    let mut names = Vec::new();
-    for (schema, table, column) in rows {
-        if policy.hides_table(&schema, &table) {
-            names.push(table.to_lowercase());
-        }
-        if policy.hides_column(&schema, &table, &column) {
-            names.push(column.to_lowercase());
-        }
-    }
-    Ok(names)
-}
-
-/// An error from planning, unless it names something hidden: then the refusal. An unknown-name
-/// error is left alone; the parent rewords those so they list no candidates.
-fn scrubbed(
-    conn: &Connection,
-    alias: &str,
-    policy: &PrivacyPolicy,
-    error: WorkerError,
-) -> WorkerError {
-    if error.kind == ErrorKind::UnknownName {
-        return error;
-    }
-    let message = error.message.to_lowercase();
-    match hidden_names(conn, alias, policy) {
-        Ok(names) if !names.iter().any(|n| mentions(&message, n)) => error,
-        _ => privacy_refusal(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::tests::TempDir;
     use crate::engine::{Engine, EngineConfig};
-    use serde_json::json;
 
     /// The fixture of `tests/privacy.rs`, plus a view over the hidden column and a table in a
     /// second schema.
@@ -564,6 +591,7 @@ mod tests {
         CREATE TABLE raw_payloads (id INTEGER, body VARCHAR);
         INSERT INTO raw_payloads VALUES (1, 'PLANTED payload');
         CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;
+        CREATE VIEW payload_view AS SELECT * FROM raw_payloads;
         CREATE SCHEMA other;
         CREATE TABLE other.raw_payloads (id INTEGER);
     "#;
@@ -601,51 +629,56 @@ mod tests {
     }
 
     #[test]
-    fn the_plan_check_refuses_every_route_to_hidden_data_and_passes_visible_columns() {
+    fn under_privacy_rules_hidden_names_do_not_exist_and_hidden_reads_are_refused() {
         let (_dir, mut engine) = engine("plan");
-        let refused = [
+        // The binder sees the shadow catalog: a hidden name does not exist.
+        let unknown = [
             "SELECT serial_number FROM devices",
             "SELECT serial_number AS s FROM devices",
             "SELECT upper(serial_number) FROM devices",
             "SELECT count(*) FROM devices WHERE serial_number LIKE 'A%'",
-            "SELECT count(*) FROM devices WHERE serial_number LIKE 'S%'",
-            "SELECT count(*) FROM devices WHERE serial_number IS NULL",
-            "SELECT max(serial_number) FROM devices",
-            "SELECT * FROM devices",
-            "SELECT d FROM devices d",
-            "SELECT to_json(d) FROM devices d",
-            "SELECT COLUMNS(*) FROM devices",
-            "SELECT #3 FROM devices",
-            "WITH x AS (SELECT serial_number FROM devices) SELECT * FROM x",
-            "WITH x AS MATERIALIZED (SELECT serial_number FROM devices) SELECT * FROM x",
-            "SELECT * FROM (SELECT serial_number FROM devices)",
-            "SELECT r.glucose FROM readings r JOIN devices d ON d.serial_number = r.secret_note",
-            "SELECT label FROM device_labels",
             "SELECT model FROM devices ORDER BY serial_number",
             "SELECT payload.a FROM readings",
             "SELECT secret_note FROM readings",
             "SELECT id FROM raw_payloads",
             "SELECT count(*) FROM raw_payloads",
             "SELECT id FROM other.raw_payloads",
-            "SUMMARIZE devices",
-            "DESCRIBE devices",
-            "DESCRIBE SELECT model FROM devices",
+            "SELECT typeof(serial_number) FROM devices LIMIT 1",
+            "WITH RECURSIVE raw_payloads AS (SELECT * FROM raw_payloads) SELECT * FROM raw_payloads LIMIT 0",
+            "EXPLAIN SELECT serial_number FROM devices",
+        ];
+        for sql in unknown {
+            let error = engine.check_plan(sql).expect_err(sql);
+            assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
+        }
+        // What reads hidden data through a view stored in the database, and catalog listings,
+        // are refused by the plan, with one sentence that names nothing.
+        let refused = [
+            "SELECT label FROM device_labels",
+            "SELECT count(*) FROM device_labels WHERE label LIKE 'SN%'",
+            "SELECT * FROM payload_view",
+            "SELECT * FROM payload_view LIMIT 0",
+            "SELECT count(*) FROM payload_view",
             "SHOW TABLES",
             "SELECT * FROM duckdb_columns()",
             "SELECT column_name FROM information_schema.columns",
             "SELECT * FROM duckdb_tables()",
             "SELECT * FROM pragma_table_info('devices')",
-            "SELECT * FROM query_table('devices')",
-            "EXPLAIN SELECT serial_number FROM devices",
-            // A binder error that would name the hidden column.
-            "SELECT * EXCLUDE (device_id) FROM devices GROUP BY model",
         ];
         for sql in refused {
             let error = engine.check_plan(sql).expect_err(sql);
             assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
             assert_eq!(error.message, PLAN_REFUSAL, "{sql}");
         }
+        // Expansions see the visible columns only, so they pass.
         let allowed = [
+            "SELECT * FROM devices",
+            "SELECT d FROM devices d",
+            "SELECT to_json(d) FROM devices d",
+            "SELECT COLUMNS(*) FROM devices",
+            "SUMMARIZE devices",
+            "DESCRIBE devices",
+            "DESCRIBE SELECT model FROM devices",
             "SELECT model FROM devices",
             "SELECT count(*) FROM devices",
             "SELECT glucose FROM readings WHERE glucose > 100",
@@ -655,38 +688,65 @@ mod tests {
             "SELECT 1",
             "EXPLAIN SELECT model FROM devices",
             "WITH x AS (SELECT model FROM devices) SELECT count(*) FROM x",
-            "SELECT model FROM devices ORDER BY device_id LIMIT 2",
-            "SELECT model FROM devices WHERE device_id = 7",
-            "SELECT model FROM devices WHERE device_id IN (SELECT device_id FROM readings)",
+            "SELECT device_id FROM device_labels",
+            "SELECT * FROM unnest((SELECT list(id) FROM readings))",
         ];
         for sql in allowed {
             assert_eq!(engine.check_plan(sql), Ok(()), "{sql}");
         }
-        // The checked plan is the plan that runs.
+        // The checked plan is the plan that runs, and a whole row is the visible columns.
         let rows = engine
-            .run_query("SELECT count(*) FROM devices", 10, 1 << 20)
+            .run_query("SELECT d AS r FROM devices d LIMIT 1", 10, 1 << 20)
             .unwrap();
-        assert_eq!(rows.rows, vec![vec![json!(49)]]);
+        assert_eq!(
+            rows.columns[0].data_type,
+            "STRUCT(device_id INTEGER, model VARCHAR)"
+        );
     }
 
     #[test]
-    fn errors_are_duckdbs_unless_they_name_something_hidden() {
+    fn errors_are_duckdbs_and_a_hidden_name_fails_like_a_made_up_one() {
         let (_dir, mut engine) = engine("errors");
         let syntax = engine.check_plan("SELECT FROM WHERE").unwrap_err();
         assert_eq!(syntax.kind, ErrorKind::SyntaxError);
-        let unknown = engine.check_plan("SELECT nope FROM devices").unwrap_err();
-        assert_eq!(unknown.kind, ErrorKind::UnknownName);
         let several = engine.check_plan("SELECT 1; SELECT 2").unwrap_err();
         assert_eq!(several.kind, ErrorKind::MultipleStatements);
         let write = engine.check_plan("DELETE FROM devices").unwrap_err();
         assert_eq!(write.kind, ErrorKind::PolicyBlocked);
-        // Names a visible column (a hidden `id` of the hidden table does not count inside
-        // `device_id`): DuckDB's own words.
+        // DuckDB's own words, even where they name a column a hidden table also has (`id`).
         let grouped = engine
-            .check_plan("SELECT * FROM devices GROUP BY model")
+            .check_plan("SELECT id, count(*) FROM readings")
             .unwrap_err();
         assert_eq!(grouped.kind, ErrorKind::DatabaseError, "{grouped:?}");
-        assert!(grouped.message.contains("device_id"), "{grouped:?}");
+        assert!(grouped.message.contains("GROUP BY"), "{grouped:?}");
+        // As the agent gets them: hidden and made-up alike, and no private name anywhere.
+        for (hidden, made_up) in [
+            ("SELECT * FROM raw_payloads", "SELECT * FROM raw_payloadz"),
+            (
+                "SELECT serial_number FROM devices",
+                "SELECT serial_numbez FROM devices",
+            ),
+        ] {
+            let a = engine.check_plan(hidden).unwrap_err();
+            let a = engine.private_error(a);
+            let b = engine.check_plan(made_up).unwrap_err();
+            let b = engine.private_error(b);
+            assert_eq!(a.kind, b.kind);
+            assert_eq!(
+                a.message
+                    .replace("raw_payloads", "N")
+                    .replace("serial_number", "N"),
+                b.message
+                    .replace("raw_payloadz", "N")
+                    .replace("serial_numbez", "N"),
+                "{hidden}"
+            );
+            assert!(!a.message.contains("duckgate_private"), "{a:?}");
+        }
+        let plan = engine.explain("SELECT model FROM devices").unwrap();
+        let text = plan.plan.to_string();
+        assert!(!text.contains("duckgate_private"), "{text}");
+        assert!(!text.contains("logical_plan"), "{text}");
     }
 
     #[test]

@@ -64,6 +64,7 @@ impl Status {
             | ErrorKind::InvalidArgument
             | ErrorKind::Timeout
             | ErrorKind::Cancelled
+            | ErrorKind::Busy
             | ErrorKind::ResourceLimit
             | ErrorKind::DatabaseNotFound
             | ErrorKind::DatabaseLocked

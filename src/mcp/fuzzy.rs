@@ -1,6 +1,20 @@
 //! "Did you mean": catalog names close to a name the agent got wrong.
+//!
+//! Bounded: a wanted name longer than [`MAX_WANTED_CHARS`] gets no suggestions, at most
+//! [`MAX_CANDIDATES`] names are compared with it, and distances that cannot come within the
+//! budget are not computed. The `*_off_thread` forms run on tokio's blocking pool, so a slow
+//! comparison never holds up the async threads that answer other calls.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::protocol::CatalogSnapshot;
+
+/// Longest name, in characters, that "did you mean" looks for; a longer one gets no suggestions
+/// (no catalog name that long is a typo away from it in practice, and the cost grows with it).
+pub const MAX_WANTED_CHARS: usize = 256;
+/// Most catalog names compared with one wanted name: the first this many.
+pub const MAX_CANDIDATES: usize = 10_000;
 
 /// Levenshtein distance (insertions, deletions, substitutions) by characters, with a swap of two
 /// adjacent characters also counted as one edit (optimal string alignment), since `mian` for
@@ -34,16 +48,26 @@ fn budget(name: &str) -> usize {
 }
 
 /// Distance to the candidate's closest `_`-separated word, so that `readng` still finds
-/// `cgm_readings`. Words shorter than 4 characters (and short wanted names) are too noisy to use.
-fn word_distance(wanted: &str, candidate: &str) -> Option<usize> {
-    if wanted.chars().count() < 4 {
+/// `cgm_readings`, when it is within `budget`. Words shorter than 4 characters (and short wanted
+/// names) are too noisy to use. Words whose length alone puts them past the budget are skipped.
+fn word_distance(
+    wanted: &str,
+    wanted_chars: usize,
+    candidate: &str,
+    budget: usize,
+) -> Option<usize> {
+    if wanted_chars < 4 {
         return None;
     }
     candidate
         .split('_')
-        .filter(|word| word.chars().count() >= 4 && word.len() != candidate.len())
+        .filter(|word| {
+            let chars = word.chars().count();
+            chars >= 4 && word.len() != candidate.len() && chars.abs_diff(wanted_chars) <= budget
+        })
         .map(|word| edit_distance(wanted, word))
         .min()
+        .filter(|distance| *distance <= budget)
 }
 
 /// Names from `candidates` close to `wanted`, closest first, at most `max`.
@@ -55,32 +79,44 @@ pub fn closest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     max: usize,
 ) -> Vec<String> {
+    // A character takes at most 4 bytes: a longer text is past the cap without counting.
+    if wanted.len() > 4 * MAX_WANTED_CHARS {
+        return Vec::new();
+    }
     let wanted_lower = wanted.to_lowercase();
-    if wanted_lower.is_empty() {
+    let wanted_chars = wanted_lower.chars().count();
+    if wanted_lower.is_empty() || wanted_chars > MAX_WANTED_CHARS {
         return Vec::new();
     }
     let budget = budget(&wanted_lower);
     // (score, longest shared prefix reversed so longer sorts first, name)
     let mut scored: Vec<(usize, std::cmp::Reverse<usize>, String)> = Vec::new();
-    for candidate in candidates {
+    let mut seen: HashSet<&str> = HashSet::new();
+    for candidate in candidates.into_iter().take(MAX_CANDIDATES) {
+        // The same name scores the same: only its first occurrence counts.
+        if !seen.insert(candidate) {
+            continue;
+        }
         let candidate_lower = candidate.to_lowercase();
-        let whole = edit_distance(&wanted_lower, &candidate_lower);
-        let word = word_distance(&wanted_lower, &candidate_lower);
+        // The distance is at least the difference in length: skip what cannot be within budget.
+        let whole = (candidate_lower.chars().count().abs_diff(wanted_chars) <= budget)
+            .then(|| edit_distance(&wanted_lower, &candidate_lower))
+            .filter(|distance| *distance <= budget);
         let contains = candidate_lower.contains(&wanted_lower)
             || (candidate_lower.len() >= 3 && wanted_lower.contains(&candidate_lower));
         // Whole-name near misses rank first, then near misses of one word, then containment.
-        let score = if whole <= budget {
+        let score = if let Some(whole) = whole {
             Some(whole)
-        } else if let Some(word) = word.filter(|d| *d <= budget) {
+        } else if let Some(word) =
+            word_distance(&wanted_lower, wanted_chars, &candidate_lower, budget)
+        {
             Some(budget + 1 + word)
         } else if contains {
             Some(2 * budget + 2)
         } else {
             None
         };
-        if let Some(score) = score
-            && !scored.iter().any(|(_, _, existing)| existing == candidate)
-        {
+        if let Some(score) = score {
             let shared_prefix = wanted_lower
                 .chars()
                 .zip(candidate_lower.chars())
@@ -99,6 +135,51 @@ pub fn closest<'a>(
         .take(max)
         .map(|(_, _, name)| name)
         .collect()
+}
+
+/// [`closest`] on tokio's blocking pool. The candidates are copied (at most
+/// [`MAX_CANDIDATES`]) before it returns, so the future borrows nothing.
+pub fn closest_off_thread<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> impl Future<Output = Vec<String>> + Send + 'static {
+    let work = (wanted.len() <= 4 * MAX_WANTED_CHARS).then(|| {
+        let candidates: Vec<String> = candidates
+            .into_iter()
+            .take(MAX_CANDIDATES)
+            .map(str::to_owned)
+            .collect();
+        (wanted.to_string(), candidates)
+    });
+    async move {
+        let Some((wanted, candidates)) = work else {
+            return Vec::new();
+        };
+        tokio::task::spawn_blocking(move || {
+            closest(&wanted, candidates.iter().map(String::as_str), max)
+        })
+        .await
+        .unwrap_or_default()
+    }
+}
+
+/// [`catalog_matches`] on tokio's blocking pool.
+pub fn catalog_matches_off_thread(
+    wanted: &str,
+    catalog: Arc<CatalogSnapshot>,
+    looking: Looking,
+    max: usize,
+) -> impl Future<Output = Vec<String>> + Send + 'static {
+    let wanted = (wanted.len() <= 4 * MAX_WANTED_CHARS + 2).then(|| wanted.to_string());
+    async move {
+        let Some(wanted) = wanted else {
+            return Vec::new();
+        };
+        tokio::task::spawn_blocking(move || catalog_matches(&wanted, &catalog, looking, max))
+            .await
+            .unwrap_or_default()
+    }
 }
 
 /// What kind of name the agent got wrong, when the error says so.
@@ -128,20 +209,30 @@ fn table_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<Str
 /// `table.column` names whose column is close to the last dotted part of `wanted`.
 fn column_matches(wanted: &str, catalog: &CatalogSnapshot) -> Vec<String> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
-    let mut column_names: Vec<(String, &str)> = Vec::new();
-    for table in &catalog.tables {
-        for column in &table.columns {
-            column_names.push((
-                format!("{}.{}", table.name, column.name),
-                column.name.as_str(),
-            ));
-        }
+    let column_names: Vec<(String, &str)> = catalog
+        .tables
+        .iter()
+        .flat_map(|table| {
+            table.columns.iter().map(|column| {
+                (
+                    format!("{}.{}", table.name, column.name),
+                    column.name.as_str(),
+                )
+            })
+        })
+        .take(MAX_CANDIDATES)
+        .collect();
+    // Each bare column name's qualified names, in catalog order.
+    let mut by_bare: HashMap<&str, Vec<&String>> = HashMap::new();
+    for (qualified, bare) in &column_names {
+        by_bare.entry(bare).or_default().push(qualified);
     }
     let mut matches = Vec::new();
+    let mut seen = HashSet::new();
     for column in closest(last_part, column_names.iter().map(|(_, c)| *c), usize::MAX) {
-        for (qualified, bare) in &column_names {
-            if *bare == column && !matches.contains(qualified) {
-                matches.push(qualified.clone());
+        for qualified in by_bare.get(column.as_str()).into_iter().flatten() {
+            if seen.insert(qualified.as_str()) {
+                matches.push((*qualified).clone());
             }
         }
     }
@@ -169,9 +260,13 @@ pub fn catalog_matches(
             table_matches(wanted, catalog, max),
         ),
     };
+    let mut seen: HashSet<String> = first.iter().cloned().collect();
     let mut matches = first;
     for name in second {
-        if !matches.contains(&name) {
+        if matches.len() >= max {
+            break;
+        }
+        if seen.insert(name.clone()) {
             matches.push(name);
         }
     }
@@ -261,6 +356,62 @@ mod tests {
         assert_eq!(
             catalog_matches("cgm_readings.glucose", &catalog, Looking::ForColumn, 5),
             vec!["cgm_readings.glucose_mg_dl", "cgm_readings"]
+        );
+    }
+
+    #[test]
+    fn a_name_past_the_cap_gets_no_suggestions_and_one_at_the_cap_still_does() {
+        let at_cap = "a".repeat(MAX_WANTED_CHARS);
+        let mut near = at_cap.clone();
+        near.push('b');
+        assert_eq!(closest(&at_cap, [near.as_str()], 5), vec![near.clone()]);
+        let past_cap = "a".repeat(MAX_WANTED_CHARS + 1);
+        assert!(closest(&past_cap, [near.as_str()], 5).is_empty());
+        // Containment would match it, were it compared at all.
+        let huge = "cgm_readings".repeat(1_000_000);
+        assert!(closest(&huge, ["cgm_readings"], 5).is_empty());
+    }
+
+    #[test]
+    fn only_the_first_max_candidates_are_compared() {
+        let mut names: Vec<String> = (0..MAX_CANDIDATES).map(|i| format!("zz{i}zz")).collect();
+        names.push("cgm_readings".into());
+        assert!(closest("cgm_reading", names.iter().map(String::as_str), 5).is_empty());
+        names.insert(0, "cgm_readings".into());
+        assert_eq!(
+            closest("cgm_reading", names.iter().map(String::as_str), 5),
+            vec!["cgm_readings"]
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_off_thread_forms_give_the_same_answers() {
+        let names = ["cgm_readings", "events", "raw_events", "basal_deliveries"];
+        assert_eq!(
+            closest_off_thread("evnts", names, 5).await,
+            closest("evnts", names, 5)
+        );
+        assert!(
+            closest_off_thread(&"x".repeat(1 << 20), names, 5)
+                .await
+                .is_empty()
+        );
+        let catalog = Arc::new(CatalogSnapshot {
+            tables: vec![TableInfo {
+                schema: "main".into(),
+                name: "cgm_readings".into(),
+                kind: "table".into(),
+                description: None,
+                estimated_rows: None,
+                columns: vec![column("glucose_mg_dl"), column("ts")],
+                indexes: vec![],
+            }],
+            foreign_keys: vec![],
+        });
+        assert_eq!(
+            catalog_matches_off_thread("glucose_mgdl", Arc::clone(&catalog), Looking::ForTable, 5)
+                .await,
+            vec!["cgm_readings.glucose_mg_dl"]
         );
     }
 }

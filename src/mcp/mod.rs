@@ -17,6 +17,7 @@ pub mod fuzzy;
 pub mod render;
 pub mod server;
 pub mod tools;
+pub mod transport;
 
 pub use server::DuckgateServer;
 
@@ -29,10 +30,15 @@ pub struct ServeOptions {
 }
 
 /// Serve MCP over this process's stdin/stdout until the client closes stdin.
+///
+/// The transport is duckgate's own line transport over rmcp's stdio pipes: every line gets an
+/// answer (a JSON-RPC error for one that is not a request) and the audit log records those too.
 pub async fn serve_stdio(gateway: Gateway, options: ServeOptions) -> Result<(), String> {
+    let audit = gateway.config().audit.clone();
     let server = DuckgateServer::new(gateway, options);
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let running = server
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(transport::LineTransport::new(stdin, stdout, audit))
         .await
         .map_err(|error| format!("MCP initialisation failed: {error}"))?;
     let reason = running

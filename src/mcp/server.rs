@@ -197,6 +197,18 @@ impl DuckgateServer {
                         Some("Another program is writing the database; retry in a moment.".into());
                 }
             }
+            // Nothing ran: the same call, a little later, is the way on.
+            ErrorKind::Busy => {
+                if let Some((tool, args)) = retry {
+                    body = body.suggest(tool.as_str(), Some(args));
+                }
+                if body.recovery.hint.is_none() {
+                    body.recovery.hint = Some(
+                        "Every query worker is taken by other calls; retry this call in a few seconds."
+                            .into(),
+                    );
+                }
+            }
             ErrorKind::DatabaseNotFound => {
                 if body.recovery.hint.is_none() {
                     body.recovery.hint = Some(self.gateway.config().missing_db_hint.clone());
@@ -238,7 +250,7 @@ impl DuckgateServer {
             fuzzy::Looking::ForTable
         };
         body.recovery.fuzzy_matches =
-            fuzzy::catalog_matches(&name, &catalog, looking, MAX_FUZZY_MATCHES);
+            fuzzy::catalog_matches_off_thread(&name, catalog, looking, MAX_FUZZY_MATCHES).await;
         let best_is_a_table = body
             .recovery
             .fuzzy_matches
@@ -273,6 +285,10 @@ impl DuckgateServer {
             return Reply::failed(self.gateway_error(refusal, None));
         }
         let arguments = params.arguments;
+        // Size caps first: an over-long argument costs no catalog fetch and no fuzzy matching.
+        if let Err(error) = tools::check_argument_sizes(tool, arguments.as_ref()) {
+            return Reply::failed(error);
+        }
         let outcome = match tool {
             ToolName::ListTables => match tools::parse_args::<ListTablesArgs>(tool, arguments) {
                 Ok(args) => self.list_tables(args).await,
@@ -331,8 +347,11 @@ impl DuckgateServer {
         let envelope = &reply.envelope;
         let bytes = serde_json::to_string(envelope).map_or(0, |s| s.len()) + reply.text.len();
         let entry = crate::audit::AuditEntry {
-            tool: tool.as_str(),
+            event: crate::audit::event::TOOL_CALL,
+            tool: Some(tool.as_str()),
             arguments,
+            line: None,
+            jsonrpc_code: None,
             status: envelope.status.as_str(),
             error_kind: envelope.error.as_ref().map(|e| e.kind.to_string()),
             rows: envelope.data.get("row_count").and_then(Value::as_u64),
@@ -368,11 +387,12 @@ impl DuckgateServer {
                 )
                 .construct(schema.clone())
                 .suggest(ToolName::ListTables.as_str(), Some(json!({})));
-                error.recovery.fuzzy_matches = fuzzy::closest(
+                error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
                     schema,
                     schemas.iter().map(String::as_str),
                     MAX_FUZZY_MATCHES,
-                );
+                )
+                .await;
                 return Err(error);
             }
         }
@@ -414,7 +434,7 @@ impl DuckgateServer {
     async fn describe_table(&self, args: DescribeTableArgs) -> Result<Reply, ErrorBody> {
         tools::check_not_blank(ToolName::DescribeTable, "table_name", &args.table_name)?;
         let catalog = self.catalog().await?;
-        let table = find_table(&catalog, &args.table_name, args.schema.as_deref())?;
+        let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
         Ok(Reply {
             envelope: Envelope::ok(
                 Status::Success,
@@ -468,7 +488,7 @@ impl DuckgateServer {
             |limit| json!({ "table_name": table_name, "limit": limit }),
         )?;
         let catalog = self.catalog().await?;
-        let table = find_table(&catalog, &args.table_name, args.schema.as_deref())?;
+        let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
         let columns: Vec<&str> = match &args.columns {
             None => table.columns.iter().map(|c| c.name.as_str()).collect(),
             Some(wanted) if wanted.is_empty() => {
@@ -507,8 +527,12 @@ impl DuckgateServer {
                                 ToolName::DescribeTable.as_str(),
                                 Some(json!({ "table_name": table.name, "schema": table.schema })),
                             );
-                            error.recovery.fuzzy_matches =
-                                fuzzy::closest(name, allowed.iter().copied(), MAX_FUZZY_MATCHES);
+                            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                                name,
+                                allowed.iter().copied(),
+                                MAX_FUZZY_MATCHES,
+                            )
+                            .await;
                             return Err(error);
                         }
                     }
@@ -577,12 +601,13 @@ impl DuckgateServer {
         let truncated = matches.len() > limit;
         matches.truncate(limit);
         let did_you_mean = if matches.is_empty() {
-            fuzzy::catalog_matches(
+            fuzzy::catalog_matches_off_thread(
                 &needle,
-                &catalog,
+                Arc::clone(&catalog),
                 fuzzy::Looking::ForTable,
                 MAX_FUZZY_MATCHES,
             )
+            .await
         } else {
             Vec::new()
         };
@@ -760,7 +785,7 @@ impl DuckgateServer {
             ));
         };
         let name = percent_decode(encoded);
-        match find_table(&catalog, &name, None) {
+        match find_table(&catalog, &name, None).await {
             Ok(table) => Ok(table_detail(&catalog, table).to_string()),
             Err(error) => Err(McpError::resource_not_found(
                 error.message,
@@ -830,7 +855,7 @@ fn schema_names(catalog: &CatalogSnapshot) -> Vec<String> {
 }
 
 /// The table an agent named: exact name first, then case-insensitive; `schema.table` is accepted.
-fn find_table<'a>(
+async fn find_table<'a>(
     catalog: &'a CatalogSnapshot,
     name: &str,
     schema: Option<&str>,
@@ -873,11 +898,12 @@ fn find_table<'a>(
             )
             .construct(name.to_string())
             .suggest(ToolName::ListTables.as_str(), None);
-            error.recovery.fuzzy_matches = fuzzy::closest(
+            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
                 name,
                 catalog.tables.iter().map(|t| t.name.as_str()),
                 MAX_FUZZY_MATCHES,
-            );
+            )
+            .await;
             Err(error)
         }
         several => {
@@ -1150,14 +1176,29 @@ impl ServerHandler for DuckgateServer {
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = ToolName::parse(&request.name) else {
             let available: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
-            return Err(McpError::invalid_params(
-                format!(
-                    "Unknown tool '{}'. Available tools: {}.",
-                    request.name,
-                    available.join(", ")
-                ),
+            let error = McpError::invalid_params(
+                tools::unknown_tool_message(&request.name),
                 Some(json!({ "available_tools": available })),
-            ));
+            );
+            // Recorded too: a call of a tool that does not exist is still a call.
+            if let Some(log) = self.gateway.config().audit.as_ref() {
+                let entry = crate::audit::AuditEntry {
+                    event: crate::audit::event::UNKNOWN_TOOL,
+                    tool: Some(&*request.name),
+                    arguments: request.arguments.as_ref(),
+                    line: None,
+                    jsonrpc_code: Some(i64::from(error.code.0)),
+                    status: "error",
+                    error_kind: Some("invalid_params".into()),
+                    rows: None,
+                    bytes: serde_json::to_string(&error).map_or(0, |s| s.len()),
+                    duration_ms: 0.0,
+                };
+                if let Err(failure) = log.record(&entry) {
+                    tracing::warn!("{failure}");
+                }
+            }
+            return Err(error);
         };
         // Every tool call passes here: the audit hook (issue 6) sees each one.
         let started = Instant::now();
@@ -1202,6 +1243,18 @@ impl ServerHandler for DuckgateServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        tools::check_resource_uri(&request.uri, || {
+            request
+                .uri
+                .strip_prefix(TABLE_URI_PREFIX)
+                .map(percent_decode)
+        })
+        .map_err(|error| {
+            McpError::invalid_params(
+                error.message.clone(),
+                Some(json!({ "kind": error.kind, "construct": error.construct })),
+            )
+        })?;
         let text = self.read_schema_resource(&request.uri).await?;
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(text, request.uri).with_mime_type("application/json"),

@@ -26,6 +26,25 @@ pub const SEARCH_DEFAULT_LIMIT: i64 = 20;
 /// Most matches `search_schema` returns.
 pub const SEARCH_MAX_LIMIT: i64 = 50;
 
+// Size caps of the client's strings, checked before any work (no catalog fetch, no fuzzy
+// matching): an over-long argument is `invalid_argument` naming it and its cap. This is the one
+// place they are defined; the SQL cap is the validator's own.
+
+/// Longest table, schema, column, tool, method or argument name accepted, in bytes (DuckDB
+/// identifiers can be long, but the validator caps them at 255 bytes).
+pub const MAX_NAME_BYTES: usize = 256;
+/// Longest `search_schema` text, in bytes.
+pub const MAX_SEARCH_BYTES: usize = 1024;
+/// Longest resource URI, in bytes: `schema://table/` and a percent-encoded name.
+pub const MAX_URI_BYTES: usize = 1024;
+/// Most items of an array argument (`sample_rows`'s `columns`).
+pub const MAX_ARRAY_ITEMS: usize = 1024;
+
+/// Longest SQL accepted, in bytes: the validator's cap, checked here first.
+pub fn max_sql_bytes() -> usize {
+    crate::validate::Policy::default().max_sql_bytes
+}
+
 /// One of the eight tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolName {
@@ -630,6 +649,103 @@ pub fn check_limit(
     }
 }
 
+/// The size cap of string argument `name` of `tool`, in bytes. Strings anywhere else (an
+/// argument of the wrong type, one the parser will refuse as unknown) get the name cap, so no
+/// error message can quote a huge value.
+pub fn argument_cap(tool: ToolName, name: &str) -> usize {
+    match (tool, name) {
+        (ToolName::Query | ToolName::ExplainQuery, "sql") => max_sql_bytes(),
+        (ToolName::SearchSchema, "query") => MAX_SEARCH_BYTES,
+        _ => MAX_NAME_BYTES,
+    }
+}
+
+/// `invalid_argument`: `what` is `got` bytes, past `cap`.
+pub fn too_long(what: &str, cap: usize, got: usize) -> ErrorBody {
+    ErrorBody::new(
+        ErrorKind::InvalidArgument,
+        format!("{what} must be at most {cap} bytes; got {got}."),
+    )
+    .construct(what)
+    .hint(format!("Send a {what} of at most {cap} bytes."))
+}
+
+/// Check every string of a tool call's arguments against its cap, and every array against
+/// [`MAX_ARRAY_ITEMS`], before anything else looks at them. Linear in the arguments' size.
+pub fn check_argument_sizes(
+    tool: ToolName,
+    arguments: Option<&JsonObject>,
+) -> Result<(), ErrorBody> {
+    fn check(label: &str, value: &Value, cap: usize) -> Result<(), ErrorBody> {
+        match value {
+            Value::String(text) if text.len() > cap => Err(too_long(label, cap, text.len())),
+            Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => Err(ErrorBody::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{label} must have at most {MAX_ARRAY_ITEMS} items; got {}.",
+                    items.len()
+                ),
+            )
+            .construct(label)),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(index, item)| check(&format!("{label}[{index}]"), item, cap)),
+            Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+                if key.len() > MAX_NAME_BYTES {
+                    Err(too_long("argument name", MAX_NAME_BYTES, key.len()))
+                } else {
+                    check(label, item, cap)
+                }
+            }),
+            Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    let Some(arguments) = arguments else {
+        return Ok(());
+    };
+    for (name, value) in arguments {
+        if name.len() > MAX_NAME_BYTES {
+            return Err(too_long("argument name", MAX_NAME_BYTES, name.len()));
+        }
+        check(name, value, argument_cap(tool, name))?;
+    }
+    Ok(())
+}
+
+/// Check a resource URI, and the table name it carries once decoded, against their caps.
+pub fn check_resource_uri(
+    uri: &str,
+    decoded_name: impl FnOnce() -> Option<String>,
+) -> Result<(), ErrorBody> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(too_long("uri", MAX_URI_BYTES, uri.len()));
+    }
+    match decoded_name() {
+        Some(name) if name.len() > MAX_NAME_BYTES => {
+            Err(too_long("table name", MAX_NAME_BYTES, name.len()))
+        }
+        Some(_) | None => Ok(()),
+    }
+}
+
+/// The message for a `tools/call` of no tool of this server; a name past the cap is not quoted.
+pub fn unknown_tool_message(name: &str) -> String {
+    let available: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+    if name.len() > MAX_NAME_BYTES {
+        format!(
+            "Unknown tool: tool names are at most {MAX_NAME_BYTES} bytes; got {}. Available tools: {}.",
+            name.len(),
+            available.join(", ")
+        )
+    } else {
+        format!(
+            "Unknown tool '{name}'. Available tools: {}.",
+            available.join(", ")
+        )
+    }
+}
+
 /// Reject empty or whitespace-only text arguments.
 pub fn check_not_blank(tool: ToolName, field: &str, value: &str) -> Result<(), ErrorBody> {
     if value.trim().is_empty() {
@@ -788,5 +904,140 @@ mod tests {
         )
         .unwrap();
         assert_eq!(fine.limit, None);
+    }
+
+    fn arguments(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn every_string_argument_past_its_cap_is_invalid_argument_naming_it_and_the_cap() {
+        let huge = "x".repeat(15 << 20);
+        let cases = [
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": huge }),
+                "table_name must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": "t", "schema": huge }),
+                "schema must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::SearchSchema,
+                json!({ "query": huge }),
+                "query must be at most 1024 bytes; got 15728640.",
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": huge }),
+                "sql must be at most 102400 bytes; got 15728640.",
+            ),
+            (
+                ToolName::ExplainQuery,
+                json!({ "sql": huge }),
+                "sql must be at most 102400 bytes; got 15728640.",
+            ),
+            (
+                ToolName::SampleRows,
+                json!({ "table_name": "t", "columns": ["a", huge] }),
+                "columns[1] must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": "SELECT 1", "limit": huge }),
+                "limit must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::ServerInfo,
+                json!({ "extra": { "deep": [huge] } }),
+                "extra[0] must be at most 256 bytes; got 15728640.",
+            ),
+        ];
+        for (tool, args, message) in cases {
+            let error = check_argument_sizes(tool, Some(&arguments(args))).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::InvalidArgument);
+            assert_eq!(error.message, message);
+        }
+        let long_key = arguments(json!({ "k".repeat(300): 1 }));
+        let error = check_argument_sizes(ToolName::Query, Some(&long_key)).unwrap_err();
+        assert_eq!(
+            error.message,
+            "argument name must be at most 256 bytes; got 300."
+        );
+        let many: Vec<Value> = (0..=MAX_ARRAY_ITEMS)
+            .map(|i| json!(format!("c{i}")))
+            .collect();
+        let error = check_argument_sizes(
+            ToolName::SampleRows,
+            Some(&arguments(json!({ "table_name": "t", "columns": many }))),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.message,
+            "columns must have at most 1024 items; got 1025."
+        );
+    }
+
+    #[test]
+    fn arguments_at_their_caps_pass() {
+        let at = |n: usize| "x".repeat(n);
+        for (tool, args) in [
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": at(MAX_NAME_BYTES), "schema": at(MAX_NAME_BYTES) }),
+            ),
+            (
+                ToolName::SearchSchema,
+                json!({ "query": at(MAX_SEARCH_BYTES) }),
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": at(max_sql_bytes()), "limit": 5 }),
+            ),
+        ] {
+            check_argument_sizes(tool, Some(&arguments(args))).unwrap();
+        }
+        check_argument_sizes(ToolName::ListTables, None).unwrap();
+    }
+
+    #[test]
+    fn the_sql_cap_is_the_validators() {
+        assert_eq!(max_sql_bytes(), 100 * 1024);
+        assert_eq!(
+            max_sql_bytes(),
+            crate::validate::Policy::default().max_sql_bytes
+        );
+    }
+
+    #[test]
+    fn resource_uris_and_their_table_names_are_capped() {
+        let error = check_resource_uri(&"s".repeat(MAX_URI_BYTES + 1), || None).unwrap_err();
+        assert_eq!(error.message, "uri must be at most 1024 bytes; got 1025.");
+        let error = check_resource_uri("schema://table/x", || Some("n".repeat(300))).unwrap_err();
+        assert_eq!(
+            error.message,
+            "table name must be at most 256 bytes; got 300."
+        );
+        check_resource_uri("schema://table/cgm_readings", || {
+            Some("cgm_readings".into())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn an_unknown_tool_is_quoted_only_when_short() {
+        assert!(unknown_tool_message("drop_database").starts_with("Unknown tool 'drop_database'."));
+        let message = unknown_tool_message(&"d".repeat(1 << 20));
+        assert!(message.len() < 400, "{message}");
+        assert!(
+            message.contains("at most 256 bytes; got 1048576"),
+            "{message}"
+        );
+        assert!(message.contains("list_tables"));
     }
 }

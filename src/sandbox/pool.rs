@@ -4,6 +4,7 @@
 //! A worker is never reused: after one request it exits (or is killed), so whatever a query did
 //! to its process cannot reach the next one.
 
+use std::collections::BTreeSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -15,7 +16,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::{Mutex, Semaphore, SemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ErrorKind;
@@ -44,10 +45,132 @@ pub struct WorkerSpec {
 pub enum RunError {
     /// The deadline passed; the worker was killed.
     Timeout,
-    /// The caller cancelled; the worker was killed.
+    /// The caller cancelled; the worker was killed (or, while it waited for a slot, none ran).
     Cancelled,
+    /// No worker slot came free within the queue bound; nothing ran.
+    Busy(Busy),
     /// The worker failed before or while answering (crash, malformed or oversized reply).
     Worker(WorkerError),
+}
+
+/// What a call that gave up waiting for a worker slot saw: the answer to "how busy is it".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy {
+    /// Requests holding a worker slot when the call gave up.
+    pub running: usize,
+    /// Calls that were waiting in line ahead of this one when it joined the line. (When it gives
+    /// up they have all given up or got a slot too: every call waits the same bound, in order.)
+    pub waiting_ahead: usize,
+    /// How long the call waited.
+    pub waited: Duration,
+}
+
+impl Busy {
+    /// The message for the agent: how many calls were ahead and that a retry is the way on.
+    pub fn message(&self) -> String {
+        let running = match self.running {
+            1 => "1 query is running".to_string(),
+            n => format!("{n} queries are running"),
+        };
+        let waiting = match self.waiting_ahead {
+            0 => "no other call was waiting ahead of this one".to_string(),
+            1 => "1 was waiting ahead of this one".to_string(),
+            n => format!("{n} were waiting ahead of this one"),
+        };
+        format!(
+            "The server is busy: {running} and {waiting}; no worker came free within {} s, so this query did not run. Retry in a few seconds.",
+            self.waited.as_secs_f64().round() as u64
+        )
+    }
+}
+
+/// The concurrency bound: `capacity` slots, and the calls waiting for one, in arrival order
+/// (tokio's semaphore is fair, so that is also the order slots are handed out in).
+#[derive(Debug)]
+struct Slots {
+    semaphore: Semaphore,
+    capacity: usize,
+    line: std::sync::Mutex<WaitLine>,
+}
+
+/// Tickets of the calls waiting for a slot.
+#[derive(Debug, Default)]
+struct WaitLine {
+    next: u64,
+    waiting: BTreeSet<u64>,
+}
+
+impl WaitLine {
+    /// Join the line: the ticket and how many are ahead.
+    fn join(&mut self) -> (u64, usize) {
+        let ticket = self.next;
+        self.next += 1;
+        let ahead = self.waiting.len();
+        self.waiting.insert(ticket);
+        (ticket, ahead)
+    }
+
+    fn leave(&mut self, ticket: u64) {
+        self.waiting.remove(&ticket);
+    }
+}
+
+/// A place in the line, left however the wait ends (slot, bound, cancel, or the caller dropped).
+struct InLine<'a> {
+    line: &'a std::sync::Mutex<WaitLine>,
+    ticket: u64,
+}
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut line) = self.line.lock() {
+            line.leave(self.ticket);
+        }
+    }
+}
+
+impl Slots {
+    fn new(capacity: usize) -> Slots {
+        let capacity = capacity.max(1);
+        Slots {
+            semaphore: Semaphore::new(capacity),
+            capacity,
+            line: std::sync::Mutex::new(WaitLine::default()),
+        }
+    }
+
+    /// Wait for a slot at most `queue_timeout`. Only the run that follows counts against the
+    /// call's deadline: a call that waited in line is not told it "timed out".
+    async fn acquire(
+        &self,
+        queue_timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<SemaphorePermit<'_>, RunError> {
+        // A free slot with nobody waiting for it is taken without joining the line.
+        if let Ok(permit) = self.semaphore.try_acquire() {
+            return Ok(permit);
+        }
+        let waiting_since = tokio::time::Instant::now();
+        let (ticket, waiting_ahead) = self
+            .line
+            .lock()
+            .map(|mut line| line.join())
+            .unwrap_or((0, 0));
+        let _in_line = InLine {
+            line: &self.line,
+            ticket,
+        };
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(RunError::Cancelled),
+            permit = self.semaphore.acquire() => permit.map_err(|_| RunError::Worker(internal("the worker pool is shut down".into()))),
+            _ = tokio::time::sleep(queue_timeout) => Err(RunError::Busy(Busy {
+                running: self.capacity.saturating_sub(self.semaphore.available_permits()),
+                waiting_ahead,
+                waited: waiting_since.elapsed(),
+            })),
+        }
+    }
 }
 
 /// A spawned, confined, DuckDB-warm worker waiting for its one request.
@@ -89,7 +212,7 @@ pub struct Pool {
     /// that two refills racing (one per reply, back to back) do not start more than the target.
     starting: AtomicUsize,
     warm_target: usize,
-    running: Semaphore,
+    running: Slots,
     last_posture: Mutex<Option<Posture>>,
 }
 
@@ -101,7 +224,7 @@ impl Pool {
             spares: Mutex::new(Vec::new()),
             starting: AtomicUsize::new(0),
             warm_target,
-            running: Semaphore::new(max_concurrent.max(1)),
+            running: Slots::new(max_concurrent),
             last_posture: Mutex::new(None),
         })
     }
@@ -139,7 +262,7 @@ impl Pool {
 
     /// Ask a worker for the posture it has when a request is running: confinement, and DuckDB's
     /// settings after the read-only attach and the configuration lock (used by `server_info`).
-    /// Cached: every worker is confined the same way.
+    /// Cached: every worker is confined the same way. `deadline` also bounds the wait for a slot.
     pub async fn probe_posture(
         self: &Arc<Self>,
         deadline: Duration,
@@ -150,6 +273,7 @@ impl Pool {
         let reply = self
             .run(
                 &Request::Posture,
+                deadline,
                 deadline,
                 &CancellationToken::new(),
                 1024 * 1024,
@@ -168,30 +292,32 @@ impl Pool {
                 "the worker did not report its posture in time".into(),
             )),
             Err(RunError::Cancelled) => Err(internal("the posture request was cancelled".into())),
+            Err(RunError::Busy(busy)) => Err(WorkerError::new(ErrorKind::Busy, busy.message())),
             Err(RunError::Worker(e)) => Err(e),
         }
     }
 
     /// Send one request to a fresh worker and wait for its reply until `deadline` or `cancel`.
+    ///
+    /// The call first waits for a worker slot, at most `queue_timeout` (then [`RunError::Busy`]);
+    /// `deadline` counts from when the request is handed to the worker, so time spent in line
+    /// or waiting for a worker to start never turns into a timeout.
     pub async fn run(
         self: &Arc<Self>,
         request: &Request,
         deadline: Duration,
+        queue_timeout: Duration,
         cancel: &CancellationToken,
         max_reply_bytes: usize,
     ) -> Result<Response, RunError> {
-        let started = tokio::time::Instant::now();
-        let _permit = tokio::select! {
-            permit = self.running.acquire() => permit.map_err(|_| RunError::Worker(internal("the worker pool is shut down".into())))?,
-            _ = cancel.cancelled() => return Err(RunError::Cancelled),
-            _ = tokio::time::sleep(deadline) => return Err(RunError::Timeout),
-        };
+        let _permit = self.running.acquire(queue_timeout, cancel).await?;
+        // Bounded by the worker start-up timeout when no spare is ready.
         let mut worker = tokio::select! {
             w = self.take_worker() => w.map_err(RunError::Worker)?,
             _ = cancel.cancelled() => return Err(RunError::Cancelled),
-            _ = tokio::time::sleep_until(started + deadline) => return Err(RunError::Timeout),
         };
 
+        let started = tokio::time::Instant::now();
         let exchange = exchange(&mut worker, request, max_reply_bytes);
         let outcome = tokio::select! {
             reply = exchange => Some(reply),
@@ -470,4 +596,132 @@ fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> 
 
 fn internal(message: String) -> WorkerError {
     WorkerError::new(ErrorKind::InternalError, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LONG: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn the_line_counts_who_is_ahead_and_forgets_who_left() {
+        let mut line = WaitLine::default();
+        let (a, ahead_a) = line.join();
+        let (b, ahead_b) = line.join();
+        assert_eq!((ahead_a, ahead_b), (0, 1));
+        line.leave(a);
+        let (_, ahead_c) = line.join();
+        assert_eq!(ahead_c, 1, "only b is still waiting");
+        line.leave(b);
+        line.leave(b);
+        assert_eq!(line.waiting.len(), 1);
+    }
+
+    #[test]
+    fn the_busy_message_names_the_calls_ahead_and_says_to_retry() {
+        let busy = Busy {
+            running: 4,
+            waiting_ahead: 3,
+            waited: Duration::from_millis(10_020),
+        };
+        assert_eq!(
+            busy.message(),
+            "The server is busy: 4 queries are running and 3 were waiting ahead of this one; no worker came free within 10 s, so this query did not run. Retry in a few seconds."
+        );
+        let one = Busy {
+            running: 1,
+            waiting_ahead: 1,
+            waited: Duration::from_secs(2),
+        }
+        .message();
+        assert!(
+            one.contains("1 query is running and 1 was waiting ahead"),
+            "{one}"
+        );
+        let none = Busy {
+            running: 2,
+            waiting_ahead: 0,
+            waited: Duration::from_secs(2),
+        }
+        .message();
+        assert!(
+            none.contains("2 queries are running and no other call was waiting"),
+            "{none}"
+        );
+        assert!(!none.to_lowercase().contains("timed out"), "{none}");
+    }
+
+    #[tokio::test]
+    async fn a_free_slot_is_taken_at_once_even_with_no_queue_time() {
+        let slots = Slots::new(2);
+        let cancel = CancellationToken::new();
+        let _a = slots
+            .acquire(Duration::ZERO, &cancel)
+            .await
+            .expect("a free slot");
+        let _b = slots
+            .acquire(Duration::ZERO, &cancel)
+            .await
+            .expect("a free slot");
+        match slots.acquire(Duration::ZERO, &cancel).await {
+            Err(RunError::Busy(busy)) => assert_eq!(busy.running, 2),
+            other => panic!("expected busy, got {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_waiting_past_the_bound_is_busy_with_those_ahead_counted() {
+        let slots = Slots::new(1);
+        let cancel = CancellationToken::new();
+        let _running = slots.acquire(LONG, &cancel).await.expect("a free slot");
+        // `join!` polls in order: the first waiter joins the line first.
+        let (first, second) = tokio::join!(
+            slots.acquire(Duration::from_millis(400), &cancel),
+            slots.acquire(Duration::from_millis(100), &cancel),
+        );
+        match second {
+            Err(RunError::Busy(busy)) => {
+                assert_eq!((busy.running, busy.waiting_ahead), (1, 1));
+                assert!(busy.waited >= Duration::from_millis(100), "{busy:?}");
+            }
+            other => panic!("expected busy, got {other:?}"),
+        }
+        match first {
+            Err(RunError::Busy(busy)) => assert_eq!((busy.running, busy.waiting_ahead), (1, 0)),
+            other => panic!("expected busy, got {other:?}"),
+        }
+        assert!(slots.line.lock().unwrap().waiting.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_slot_freed_in_time_goes_to_the_waiting_call() {
+        let slots = Slots::new(1);
+        let cancel = CancellationToken::new();
+        let running = slots.acquire(LONG, &cancel).await.expect("a free slot");
+        let (waiter, ()) = tokio::join!(slots.acquire(LONG, &cancel), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(running);
+        });
+        assert!(waiter.is_ok());
+        assert!(slots.line.lock().unwrap().waiting.is_empty());
+    }
+
+    #[tokio::test]
+    async fn cancelling_a_waiting_call_answers_cancelled_at_once() {
+        let slots = Slots::new(1);
+        let cancel = CancellationToken::new();
+        let _running = slots
+            .acquire(LONG, &CancellationToken::new())
+            .await
+            .expect("a free slot");
+        let started = std::time::Instant::now();
+        let (waiter, ()) = tokio::join!(slots.acquire(LONG, &cancel), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cancel.cancel();
+        });
+        assert!(matches!(waiter, Err(RunError::Cancelled)), "{waiter:?}");
+        assert!(started.elapsed() < Duration::from_secs(5));
+        assert!(slots.line.lock().unwrap().waiting.is_empty());
+    }
 }

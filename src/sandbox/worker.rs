@@ -199,12 +199,16 @@ fn answer(
             max_bytes,
             privacy,
         } => {
-            checked_attach(engine, &sql, &privacy, args, bypass)?;
-            Response::Rows(engine.run_query(&sql, limit, max_bytes)?)
+            let rows = checked_attach(engine, &sql, &privacy, args, bypass)
+                .and_then(|()| engine.run_query(&sql, limit, max_bytes))
+                .map_err(|e| engine.private_error(e))?;
+            Response::Rows(engine.private_result(rows))
         }
         Request::Explain { sql, privacy } => {
-            checked_attach(engine, &sql, &privacy, args, bypass)?;
-            Response::Plan(engine.explain(&sql)?)
+            let plan = checked_attach(engine, &sql, &privacy, args, bypass)
+                .and_then(|()| engine.explain(&sql))
+                .map_err(|e| engine.private_error(e))?;
+            Response::Plan(plan)
         }
         Request::Catalog => {
             engine.attach(&args.db)?;

@@ -24,7 +24,6 @@ pub fn catalog() -> Catalog {
         schema: schema.into(),
         name: name.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
-        hidden_columns: Vec::new(),
     };
     Catalog {
         relations: vec![

@@ -106,10 +106,6 @@ pub struct CatalogRelation {
     pub name: String,
     /// Column names, in order (hidden columns left out).
     pub columns: Vec<String>,
-    /// Columns the operator hides (issue 6): a reference is an unknown name, and an expansion
-    /// of the whole row (`*`, `t.*`, `to_json(t)`, …) is refused.
-    #[serde(default)]
-    pub hidden_columns: Vec<String>,
 }
 
 /// Limits and switches the operator controls.
@@ -182,8 +178,8 @@ pub struct Refusal {
     pub suggestion: String,
 }
 
-/// The refusal for a column that does not exist, and equally for a hidden one (issue 6): one
-/// message for both, so a refusal never confirms that a hidden column exists.
+/// The refusal for a column that does not exist (a hidden column does not exist for the agent:
+/// issue 6), one message for every such name.
 pub fn unknown_column(name: &str) -> Refusal {
     walk::unknown_column(name)
 }
@@ -498,7 +494,6 @@ fn summarize(
     };
     if let Some(parts) = name {
         walker.relation(&ObjectName::from(parts))?;
-        walker.check_whole_relation("SUMMARIZE")?;
         return Ok(Parsed::Walked(StatementKind::Summarize));
     }
     if let [Token::SingleQuotedString(file)] = significant.as_slice() {

@@ -242,7 +242,6 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
             schema: String::new(),
             name: "t".into(),
             columns: vec![],
-            hidden_columns: vec![],
         }],
         restricted: false,
         database: String::new(),

@@ -17,12 +17,10 @@
 //!   one of DuckDB's settings views;
 //! - a `PIVOT … ON` column has no static `IN (…)` list: DuckDB then runs a query of its own to
 //!   find the values, which makes the statement several;
-//! - under privacy rules: a hidden column named, an expansion (`*`, `#n`, `COLUMNS(…)`, `NATURAL
-//!   JOIN`, `PIVOT`) while a relation with hidden columns is named, a catalog listing.
+//! - under privacy rules: a catalog listing (`information_schema`, `duckdb_…()`, …).
 //!
 //! Where a pattern could be read two ways, it is left to the worker rather than refused.
 
-use sqlparser::ast::Ident;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
 use super::functions::{self, RowSource, SystemView};
@@ -102,10 +100,10 @@ pub(crate) fn check(
     if scan.depth > policy.max_depth {
         return Err(too_deep(policy));
     }
-    let mut walker = Walker::new(catalog, policy);
-    scan.calls_and_relations(catalog, &mut walker)?;
+    let walker = Walker::new(catalog, policy);
+    scan.calls_and_relations(catalog, &walker)?;
     scan.pivots()?;
-    scan.privacy(&walker)
+    scan.information_schema(&walker)
 }
 
 /// A statement that does not start the way a query does.
@@ -348,11 +346,7 @@ impl<'t> Scan<'t> {
     }
 
     /// Function calls anywhere, and the relations of `FROM` clauses and statement subjects.
-    fn calls_and_relations(
-        &self,
-        catalog: &Catalog,
-        walker: &mut Walker<'_>,
-    ) -> Result<(), Refusal> {
+    fn calls_and_relations(&self, catalog: &Catalog, walker: &Walker<'_>) -> Result<(), Refusal> {
         /// One bracket level: whether it holds a query, and whether it is inside its `FROM`.
         struct Level {
             query: bool,
@@ -500,12 +494,7 @@ impl<'t> Scan<'t> {
 
     /// The relation that starts at `at` (after `FROM`, `JOIN`, a comma in `FROM`, or a
     /// statement's subject word).
-    fn relation(
-        &self,
-        at: usize,
-        catalog: &Catalog,
-        walker: &mut Walker<'_>,
-    ) -> Result<(), Refusal> {
+    fn relation(&self, at: usize, catalog: &Catalog, walker: &Walker<'_>) -> Result<(), Refusal> {
         let at = if self.is(at, "LATERAL") { at + 1 } else { at };
         match self.token(at) {
             Some(Token::SingleQuotedString(name)) => Err(file_relation(name)),
@@ -539,7 +528,7 @@ impl<'t> Scan<'t> {
         &self,
         parts: &[&Word],
         catalog: &Catalog,
-        walker: &mut Walker<'_>,
+        walker: &Walker<'_>,
     ) -> Result<(), Refusal> {
         let written = parts
             .iter()
@@ -566,8 +555,7 @@ impl<'t> Scan<'t> {
             [database, schema, table] if is_database(database) => catalog.find(Some(schema), table),
             _ => None,
         };
-        if let (Some(found), Some(last)) = (found, names.last()) {
-            walker.note_catalog_relation(&found, last);
+        if found.is_some() {
             return Ok(());
         }
         // Not the database's own (a table may be named `"a.b"`): shaped like a path, it is a
@@ -727,57 +715,14 @@ impl<'t> Scan<'t> {
         false
     }
 
-    /// Under privacy rules: hidden column names, expansions while a relation with hidden
-    /// columns is named (the relations were noted by [`Scan::calls_and_relations`]), catalog
-    /// listings.
-    fn privacy(&self, walker: &Walker<'_>) -> Result<(), Refusal> {
-        for (i, &token) in self.tokens.iter().enumerate() {
-            let before = i.checked_sub(1).and_then(|at| self.token(at));
-            let after = self.token(i + 1);
-            match token {
-                Token::Word(w) => {
-                    let called = after == Some(&Token::LParen);
-                    // `AS name` names something new; `name(` calls a function.
-                    if !is_word_in(before, &["AS"]) && !called {
-                        walker.check_column_name(&Ident::new(w.value.clone()))?;
-                    }
-                    if w.value.eq_ignore_ascii_case("information_schema") {
-                        walker.check_catalog_listing("information_schema")?;
-                    }
-                    if w.quote_style.is_none() {
-                        if called && is_word_in(Some(token), &["COLUMNS", "UNPACK"]) {
-                            walker.check_expansion(&format!(
-                                "{}(...)",
-                                w.value.to_ascii_uppercase()
-                            ))?;
-                        }
-                        if is_word_in(Some(token), &["NATURAL"]) {
-                            walker.check_expansion("NATURAL JOIN")?;
-                        }
-                        // The columns not pivoted are kept (or grouped by), hidden ones too.
-                        if is_word_in(
-                            Some(token),
-                            &["PIVOT", "PIVOT_WIDER", "UNPIVOT", "PIVOT_LONGER"],
-                        ) {
-                            walker.check_expansion(&w.value.to_ascii_uppercase())?;
-                        }
-                    }
-                }
-                // `#n`: the n-th column of the FROM clause, hidden ones included.
-                Token::Sharp => {
-                    if let Some(Token::Number(n, _)) = after {
-                        walker.check_expansion(&format!("#{n}"))?;
-                    }
-                }
-                // `*` where a select item starts (not a multiplication, not `count(*)`).
-                Token::Mul => {
-                    let starts_item = matches!(before, Some(Token::Comma | Token::Period))
-                        || is_word_in(before, &["SELECT", "DISTINCT", "ALL"]);
-                    if starts_item {
-                        walker.check_expansion("*")?;
-                    }
-                }
-                _ => {}
+    /// Under privacy rules, `information_schema` named anywhere: a catalog listing (the other
+    /// listings are refused where they are called or read, see [`Scan::calls_and_relations`]).
+    fn information_schema(&self, walker: &Walker<'_>) -> Result<(), Refusal> {
+        for &token in &self.tokens {
+            if let Token::Word(w) = token
+                && w.value.eq_ignore_ascii_case("information_schema")
+            {
+                walker.check_catalog_listing("information_schema")?;
             }
         }
         Ok(())

@@ -6,8 +6,10 @@
 //! have (other dialects' syntax) are refused rather than walked: fewer paths, fewer surprises.
 //!
 //! Besides deciding, the walk records what the statement touches (catalog relations, functions).
-//! Each `SELECT`'s `FROM` is walked before its expressions, so a later privacy pass can bind every
-//! column reference and `*` expansion to the relations in scope.
+//! Column references and expansions (`*`, `t.*`, `COLUMNS(...)`, whole rows) decide nothing here:
+//! under privacy rules the worker's shadow catalog has no hidden table and no hidden column, so
+//! DuckDB resolves them against the visible columns only, and a hidden name fails there exactly
+//! like a made-up one.
 
 use sqlparser::ast::{
     AccessExpr, Cte, Distinct, Expr, ExprWithAlias, Fetch, Function, FunctionArg, FunctionArgExpr,
@@ -41,24 +43,11 @@ pub(crate) struct Walker<'a> {
     pub(crate) relations: Vec<String>,
     /// Functions called (lower case), in first-seen order.
     pub(crate) functions: Vec<String>,
-    /// Every hidden column name of the catalog (lower case): a reference to one is refused as
-    /// unknown wherever it appears (by name, so conservatively across relations).
-    hidden_names: Vec<String>,
-    /// Names (relation names and their aliases, lower case) under which a relation with hidden
-    /// columns is in this statement: whole-row uses of them are refused.
-    hiding_names: Vec<String>,
-    /// `schema.name (visible columns)` of each relation with hidden columns read so far, for the
-    /// recovery of a refused expansion.
-    hiding_relations: Vec<String>,
-    /// The relation `relation()` resolved last has hidden columns.
-    last_relation_hides: bool,
-    /// Inside `count(...)`, where `*` counts rows and expands nothing.
-    in_count: bool,
 }
 
 type Walk = Result<(), Refusal>;
 
-/// An unknown column, and equally a hidden one (never confirms that a hidden column exists).
+/// A column that does not exist in the catalog (hidden columns are not in it).
 pub(crate) fn unknown_column(name: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::UnknownName,
@@ -105,81 +94,10 @@ impl<'a> Walker<'a> {
             ctes: Vec::new(),
             relations: Vec::new(),
             functions: Vec::new(),
-            hidden_names: catalog
-                .relations
-                .iter()
-                .flat_map(|r| r.hidden_columns.iter().map(|c| c.to_ascii_lowercase()))
-                .collect(),
-            hiding_names: Vec::new(),
-            hiding_relations: Vec::new(),
-            last_relation_hides: false,
-            in_count: false,
         }
     }
 
     // ----- privacy (issue 6) ---------------------------------------------------------------
-
-    /// Note that `found` (`schema.name`), read under `written`, was resolved from the catalog.
-    pub(crate) fn note_catalog_relation(&mut self, found: &str, written: &str) {
-        let Some(relation) = self.catalog.relations.iter().find(|r| {
-            let schema = if r.schema.is_empty() {
-                "main"
-            } else {
-                &r.schema
-            };
-            format!("{schema}.{}", r.name) == found
-        }) else {
-            return;
-        };
-        if relation.hidden_columns.is_empty() {
-            return;
-        }
-        self.last_relation_hides = true;
-        push_unique(&mut self.hiding_names, written.to_ascii_lowercase());
-        push_unique(&mut self.hiding_names, relation.name.to_ascii_lowercase());
-        push_unique(
-            &mut self.hiding_relations,
-            format!("{found} ({})", relation.columns.join(", ")),
-        );
-    }
-
-    /// A column name that is hidden: refused exactly like a column that does not exist.
-    pub(crate) fn check_column_name(&self, ident: &Ident) -> Walk {
-        if self.hidden_names.contains(&lower(ident)) {
-            return Err(unknown_column(&ident.value));
-        }
-        Ok(())
-    }
-
-    /// A name used as a value: a hidden column, or a whole row (`t`, `to_json(t)`) of a relation
-    /// with hidden columns.
-    fn check_value_name(&self, ident: &Ident) -> Walk {
-        self.check_column_name(ident)?;
-        if self.hiding_names.contains(&lower(ident)) {
-            return Err(self.expansion_refused(&ident.value));
-        }
-        Ok(())
-    }
-
-    /// An expansion (`*`, `t.*`, `COLUMNS(...)`, a whole row) while a relation with hidden
-    /// columns is in the statement.
-    pub(crate) fn check_expansion(&self, construct: &str) -> Walk {
-        if self.hiding_relations.is_empty() {
-            return Ok(());
-        }
-        Err(self.expansion_refused(construct))
-    }
-
-    fn expansion_refused(&self, construct: &str) -> Refusal {
-        policy_blocked(
-            construct,
-            format!(
-                "{construct} would expand to every column, which is not available for this query; name the columns you need: {}.",
-                self.hiding_relations.join("; ")
-            ),
-            "Name the columns explicitly (see describe_table).",
-        )
-    }
 
     /// Catalog listings (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) would show
     /// hidden names: refused whenever any privacy rule is set.
@@ -188,14 +106,6 @@ impl<'a> Walker<'a> {
             return Ok(());
         }
         Err(catalog_listing(construct))
-    }
-
-    /// `SUMMARIZE t` / `DESCRIBE t` of a relation with hidden columns.
-    pub(crate) fn check_whole_relation(&self, construct: &str) -> Walk {
-        if self.last_relation_hides {
-            return Err(self.expansion_refused(construct));
-        }
-        Ok(())
     }
 
     fn descend(&mut self) -> Walk {
@@ -450,10 +360,6 @@ impl<'a> Walker<'a> {
             None | Some(Distinct::All) | Some(Distinct::Distinct) => {}
             Some(Distinct::On(exprs)) => self.exprs(exprs)?,
         }
-        if projection.is_empty() {
-            // `FROM t` alone selects every column.
-            self.check_expansion("FROM without SELECT (every column)")?;
-        }
         for item in projection {
             self.select_item(item)?;
         }
@@ -480,20 +386,12 @@ impl<'a> Walker<'a> {
             )),
             SelectItem::QualifiedWildcard(kind, options) => {
                 match kind {
-                    SelectItemQualifiedWildcardKind::ObjectName(name) => {
-                        self.check_expansion(&format!("{name}.*"))?;
-                    }
-                    SelectItemQualifiedWildcardKind::Expr(expr) => {
-                        self.check_expansion("(...).*")?;
-                        self.expr(expr)?;
-                    }
+                    SelectItemQualifiedWildcardKind::ObjectName(_) => {}
+                    SelectItemQualifiedWildcardKind::Expr(expr) => self.expr(expr)?,
                 }
                 self.wildcard_options(options)
             }
-            SelectItem::Wildcard(options) => {
-                self.check_expansion("*")?;
-                self.wildcard_options(options)
-            }
+            SelectItem::Wildcard(options) => self.wildcard_options(options),
         }
     }
 
@@ -638,22 +536,7 @@ impl<'a> Walker<'a> {
             };
             match constraint {
                 JoinConstraint::On(expr) => self.expr(expr)?,
-                JoinConstraint::Using(names) => {
-                    // `USING (c)` names a column of both sides.
-                    for name in names {
-                        for part in &name.0 {
-                            match part {
-                                ObjectNamePart::Identifier(ident) => {
-                                    self.check_column_name(ident)?;
-                                }
-                                ObjectNamePart::Function(_) => {}
-                            }
-                        }
-                    }
-                }
-                // NATURAL joins on every same-named column, hidden ones included.
-                JoinConstraint::Natural => self.check_expansion("NATURAL JOIN")?,
-                JoinConstraint::None => {}
+                JoinConstraint::Using(_) | JoinConstraint::Natural | JoinConstraint::None => {}
             }
         }
         Ok(())
@@ -692,7 +575,6 @@ impl<'a> Walker<'a> {
                         "use -> / ->> instead",
                     ));
                 }
-                self.last_relation_hides = false;
                 match args {
                     None => self.relation(name)?,
                     Some(TableFunctionArgs { args, settings }) => {
@@ -701,17 +583,6 @@ impl<'a> Walker<'a> {
                         }
                         self.table_function(name, args)?;
                     }
-                }
-                if self.last_relation_hides
-                    && let Some(alias) = alias
-                {
-                    // `t AS a(x, y, z)` renames columns by position, hidden ones included.
-                    if !alias.columns.is_empty() {
-                        return Err(
-                            self.expansion_refused(&format!("{name} AS {}(...)", alias.name))
-                        );
-                    }
-                    push_unique(&mut self.hiding_names, lower(&alias.name));
                 }
                 self.table_alias(alias.as_ref())?;
                 self.sample(sample.as_ref())?;
@@ -769,8 +640,6 @@ impl<'a> Walker<'a> {
                 alias,
             } => {
                 self.table_factor(table)?;
-                // Every column not pivoted becomes a grouping column, hidden ones included.
-                self.check_expansion("PIVOT")?;
                 self.exprs_with_aliases(aggregate_functions)?;
                 self.exprs(value_column)?;
                 match value_source {
@@ -793,8 +662,6 @@ impl<'a> Walker<'a> {
                 alias,
             } => {
                 self.table_factor(table)?;
-                // Every column not unpivoted is kept, hidden ones included.
-                self.check_expansion("UNPIVOT")?;
                 self.exprs_with_aliases(columns)?;
                 self.table_alias(alias.as_ref())?;
             }
@@ -906,7 +773,7 @@ impl<'a> Walker<'a> {
                     return Ok(());
                 }
                 if let Some(found) = self.catalog.find(None, &table.value) {
-                    self.read_catalog_relation(found, &table.value);
+                    self.read_catalog_relation(found);
                     return Ok(());
                 }
                 if let Some(view) = functions::system_view(None, &table.value) {
@@ -937,14 +804,14 @@ impl<'a> Walker<'a> {
             }
             [schema, table] => {
                 if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
-                    self.read_catalog_relation(found, &table.value);
+                    self.read_catalog_relation(found);
                     return Ok(());
                 }
                 // `db.t`: DuckDB tries `db` as a schema first, then as a catalog (its `main`).
                 if self.is_database(schema)
                     && let Some(found) = self.catalog.find(None, &table.value)
                 {
-                    self.read_catalog_relation(found, &table.value);
+                    self.read_catalog_relation(found);
                     return Ok(());
                 }
                 let schema_name = lower(schema);
@@ -965,7 +832,7 @@ impl<'a> Walker<'a> {
             [catalog, schema, table] if self.is_database(catalog) => {
                 match self.catalog.find(Some(&schema.value), &table.value) {
                     Some(found) => {
-                        self.read_catalog_relation(found, &table.value);
+                        self.read_catalog_relation(found);
                         Ok(())
                     }
                     None if parts.iter().any(|p| looks_like_path(&p.value)) => {
@@ -988,9 +855,8 @@ impl<'a> Walker<'a> {
         !self.catalog.database.is_empty() && part.value.eq_ignore_ascii_case(&self.catalog.database)
     }
 
-    /// Record a catalog relation (`schema.name`) read under the name `written`.
-    fn read_catalog_relation(&mut self, found: String, written: &str) {
-        self.note_catalog_relation(&found, written);
+    /// Record a catalog relation (`schema.name`) read.
+    fn read_catalog_relation(&mut self, found: String) {
         push_unique(&mut self.relations, found);
     }
 
@@ -1066,18 +932,11 @@ impl<'a> Walker<'a> {
                 ));
             }
         }
-        if called == "columns" || called == "unpack" {
-            // COLUMNS(*), COLUMNS('regex'), COLUMNS(lambda) all pick columns by pattern.
-            self.check_expansion(&format!("{}(...)", called.to_ascii_uppercase()))?;
-        }
         if called.starts_with("duckdb_") || called.starts_with("pragma_") {
             self.check_catalog_listing(&format!("{called}()"))?;
         }
-        let outer_count = std::mem::replace(&mut self.in_count, called == "count");
         push_unique(&mut self.functions, called);
-        let walked = self.function_arguments(args);
-        self.in_count = outer_count;
-        walked?;
+        self.function_arguments(args)?;
         self.order_by_exprs(within_group)?;
         if let Some(filter) = filter {
             self.expr(filter)?;
@@ -1146,20 +1005,8 @@ impl<'a> Walker<'a> {
             };
             match value {
                 FunctionArgExpr::Expr(expr) => self.expr(expr)?,
-                FunctionArgExpr::QualifiedWildcard(name) => {
-                    self.check_expansion(&format!("{name}.*"))?;
-                }
-                FunctionArgExpr::Wildcard => {
-                    if !self.in_count {
-                        self.check_expansion("*")?;
-                    }
-                }
-                FunctionArgExpr::WildcardWithOptions(options) => {
-                    if !self.in_count {
-                        self.check_expansion("*")?;
-                    }
-                    self.wildcard_options(options)?;
-                }
+                FunctionArgExpr::QualifiedWildcard(_) | FunctionArgExpr::Wildcard => {}
+                FunctionArgExpr::WildcardWithOptions(options) => self.wildcard_options(options)?,
             }
         }
         Ok(())
@@ -1230,29 +1077,12 @@ impl<'a> Walker<'a> {
 
     fn expr_inner(&mut self, expr: &Expr) -> Walk {
         match expr {
-            // Column references and `*`: nothing to decide yet. Hook for hidden columns (issue 6):
-            // `select` walks FROM before the expressions, so a scope stack of the relations
-            // bound by each FROM (catalog table, CTE, derived table, table function) can be kept
-            // there, and these arms, `select_item` (`*`, `t.*`, EXCLUDE/REPLACE), the wildcard
-            // arms of `function_args` (`count(*)`, `COLUMNS(*)`, struct packing) and lambda
-            // parameters (which shadow columns) can resolve each reference against it.
-            Expr::Identifier(ident) => self.check_value_name(ident),
-            Expr::CompoundIdentifier(parts) => {
-                for part in parts {
-                    self.check_column_name(part)?;
-                }
-                match parts.last() {
-                    Some(last) => self.check_value_name(last),
-                    None => Ok(()),
-                }
-            }
-            Expr::Wildcard(_) => {
-                if self.in_count {
-                    return Ok(());
-                }
-                self.check_expansion("*")
-            }
-            Expr::QualifiedWildcard(name, _) => self.check_expansion(&format!("{name}.*")),
+            // Column references and `*`: nothing to decide here. DuckDB binds them in the worker,
+            // against a catalog without hidden tables and columns (see the module comment).
+            Expr::Identifier(_)
+            | Expr::CompoundIdentifier(_)
+            | Expr::Wildcard(_)
+            | Expr::QualifiedWildcard(..) => Ok(()),
             Expr::CompoundFieldAccess { root, access_chain } => {
                 self.expr(root)?;
                 for access in access_chain {
