@@ -49,6 +49,9 @@ pub mod event {
     pub const INVALID_NOTIFICATION: &str = "invalid_notification";
     /// A request of a method this server does not have (answered with -32601).
     pub const UNKNOWN_METHOD: &str = "unknown_method";
+    /// Any other request (`initialize`, `tools/list`, `resources/read`, `ping`, …), recorded as
+    /// it arrives; tool calls have their own record (`tool_call`) with the outcome.
+    pub const REQUEST: &str = "request";
 }
 
 /// The `[audit]` section of the configuration, plus the `--audit-*` flags.
@@ -109,6 +112,22 @@ pub struct AuditEntry<'a> {
 }
 
 impl<'a> AuditEntry<'a> {
+    /// A request other than a tool call, as it arrived (`line`, bounded when recorded).
+    pub fn request(line: &'a [u8]) -> AuditEntry<'a> {
+        AuditEntry {
+            event: event::REQUEST,
+            tool: None,
+            arguments: None,
+            line: Some(line),
+            jsonrpc_code: None,
+            status: "received",
+            error_kind: None,
+            rows: None,
+            bytes: 0,
+            duration_ms: 0.0,
+        }
+    }
+
     /// A protocol-level failure: `event` for `line`, answered with `jsonrpc_code` (if at all) in
     /// a reply of `bytes`.
     pub fn protocol(

@@ -1,6 +1,6 @@
 //! The duckgate command line: `serve` (default), `query`, `check`, `demo`, and the hidden worker mode.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,6 +27,11 @@ enum Command {
     /// Serve MCP over stdio (the default).
     Serve(ServeArgs),
     /// Validate and run one query through a confined worker; print a text table.
+    // One query starts one worker: the pool's flags mean nothing here, so they are not shown.
+    #[command(
+        mut_arg("warm_workers", |arg| arg.hide(true)),
+        mut_arg("max_concurrent", |arg| arg.hide(true))
+    )]
     Query {
         #[command(flatten)]
         db: DbArgs,
@@ -206,9 +211,13 @@ fn init_logging() {
         .init();
 }
 
-fn gateway_config(args: &DbArgs) -> Result<GatewayConfig, String> {
+/// The gateway's configuration from the shared flags; `purpose` completes "--db PATH is
+/// required: the DuckDB database file to …" (`serve`, `query`).
+fn gateway_config(args: &DbArgs, purpose: &str) -> Result<GatewayConfig, String> {
     let Some(db) = args.db.clone() else {
-        return Err("--db PATH is required: the DuckDB database file to serve".into());
+        return Err(format!(
+            "--db PATH is required: the DuckDB database file to {purpose}"
+        ));
     };
     let db = std::path::absolute(&db)
         .map_err(|e| format!("cannot resolve --db {}: {e}", db.display()))?;
@@ -312,6 +321,18 @@ async fn start_gateway(config: GatewayConfig) -> Result<Gateway, StartFailure> {
     }
 }
 
+/// The start-up line of a server whose database does not exist yet (it starts anyway, and its
+/// calls answer `database_not_found` with the operator's hint until the file is there).
+fn missing_database_line(db: &std::path::Path) -> Option<String> {
+    (!db.exists()).then(|| {
+        format!(
+            "duckgate: serving; the database does not exist yet: {} — calls answer \
+             database_not_found until it is created",
+            db.display()
+        )
+    })
+}
+
 /// `start_gateway` for the commands that run once: a refusal exits 1.
 async fn start_once(config: GatewayConfig) -> Result<Gateway, ExitCode> {
     match start_gateway(config).await {
@@ -322,7 +343,7 @@ async fn start_once(config: GatewayConfig) -> Result<Gateway, ExitCode> {
 }
 
 async fn serve(args: ServeArgs) -> ExitCode {
-    let mut config = match gateway_config(&args.db) {
+    let mut config = match gateway_config(&args.db, "serve") {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
@@ -338,7 +359,12 @@ async fn serve(args: ServeArgs) -> ExitCode {
     };
     let options = duckgate::mcp::ServeOptions { descriptions };
     let (gateway, refused) = match start_gateway(config.clone()).await {
-        Ok(g) => (g, false),
+        Ok(g) => {
+            if let Some(line) = missing_database_line(&g.config().db_path) {
+                eprintln!("{line}");
+            }
+            (g, false)
+        }
         // An MCP client shows tool errors, not stderr: serve the refusal as the answer to every
         // call (no worker ever starts), then exit 1 as a refused start does.
         Err(StartFailure::Refused(refusal)) => match Gateway::refusing(config, refusal) {
@@ -393,7 +419,7 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
 }
 
 async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
-    let config = match gateway_config(&args) {
+    let config = match gateway_config(&args, "query") {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
@@ -428,7 +454,8 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    let catalog = match db {
+    let policy = duckgate::validate::Policy::default();
+    let verdict = match db {
         Some(db) => {
             let config_db = db.clone();
             let args = DbArgs {
@@ -444,7 +471,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
                 allow_unconfined: false,
             };
-            let config = match gateway_config(&args) {
+            let config = match gateway_config(&args, "check against") {
                 Ok(c) => c,
                 Err(e) => return usage_error(&e),
             };
@@ -454,7 +481,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
             };
             let snapshot = gateway.catalog().await;
             gateway.shutdown().await;
-            match snapshot {
+            let catalog = match snapshot {
                 Ok(s) => {
                     let mut catalog = duckgate::gateway::validator_catalog(&s);
                     // What workers attach the database as: `alias.schema.table` resolves.
@@ -462,12 +489,15 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                     catalog
                 }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
-            }
+            };
+            duckgate::validate::check(&sql, &catalog, &policy).map(|a| (a, Vec::new()))
         }
-        None => duckgate::validate::Catalog::default(),
+        // Without the database there is no catalog, and a table missing from none is no
+        // evidence: its names are taken on trust and said to be unchecked.
+        None => duckgate::validate::check_unresolved(&sql, &policy),
     };
-    match duckgate::validate::check(&sql, &catalog, &duckgate::validate::Policy::default()) {
-        Ok(accepted) if accepted.kind == duckgate::validate::StatementKind::Unparsed => {
+    match verdict {
+        Ok((accepted, _)) if accepted.kind == duckgate::validate::StatementKind::Unparsed => {
             out::text(
                 "passed on: the validator cannot parse this DuckDB syntax and found nothing to \
                  refuse in it; DuckDB's own parse tree and plan decide in the worker when it runs \
@@ -475,16 +505,21 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Ok(accepted) => {
+        Ok((accepted, unchecked)) => {
             let relations = if accepted.relations.is_empty() {
                 "none".to_string()
             } else {
                 accepted.relations.join(", ")
             };
-            out::text(&format!(
-                "accepted ({:?}); reads: {relations}",
-                accepted.kind
-            ));
+            let mut text = format!("accepted ({:?}); reads: {relations}", accepted.kind);
+            if !unchecked.is_empty() {
+                text.push_str(&format!(
+                    "\nnote: table names were not checked ({}): pass --db to resolve them \
+                     against the database's catalog",
+                    unchecked.join(", ")
+                ));
+            }
+            out::text(&text);
             ExitCode::SUCCESS
         }
         Err(refusal) => {
@@ -539,12 +574,35 @@ async fn demo(out_path: PathBuf) -> ExitCode {
         Err(e) => return usage_error(&format!("cannot resolve --out {}: {e}", out_path.display())),
     };
     if out_path.exists() {
+        // Someone else's file is never opened for writing or served as the demo's.
+        if let Err(reason) = duckgate::engine::demo_data::check_demo_database(&out_path) {
+            eprintln!(
+                "duckgate demo: {} exists and is not a demo database ({reason}). It was left \
+                 untouched. Choose another --out path, or move that file away to build the demo \
+                 there.",
+                out_path.display()
+            );
+            return ExitCode::from(2);
+        }
         tracing::info!("using the existing demo database at {}", out_path.display());
     } else {
-        let mut progress = |done: u64, total: u64| draw_progress(done, total);
+        // A bar redrawn with `\r` only on a terminal; a log gets a start and a done line.
+        let terminal = std::io::stderr().is_terminal();
+        if !terminal {
+            eprintln!("building the demo database at {} …", out_path.display());
+        }
+        let mut progress = |done: u64, total: u64| {
+            if terminal {
+                draw_progress(done, total);
+            }
+        };
         match duckgate::engine::demo_data::write_demo_database(&out_path, &mut progress) {
             Ok(summary) => {
-                eprintln!();
+                if terminal {
+                    eprintln!();
+                } else {
+                    eprintln!("built the demo database");
+                }
                 let tables: Vec<String> = summary
                     .tables
                     .iter()
@@ -557,7 +615,9 @@ async fn demo(out_path: PathBuf) -> ExitCode {
                 ));
             }
             Err(e) => {
-                eprintln!();
+                if terminal {
+                    eprintln!();
+                }
                 tracing::error!("could not write the demo database: {e}");
                 return ExitCode::from(1);
             }
@@ -569,7 +629,10 @@ async fn demo(out_path: PathBuf) -> ExitCode {
     };
     let mut stdout = std::io::stdout();
     match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            out::text(duckgate::mcp::demo::next_steps(&exe, &out_path).trim_end());
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             tracing::error!("demo session failed: {e}");
             ExitCode::from(1)
@@ -577,7 +640,8 @@ async fn demo(out_path: PathBuf) -> ExitCode {
     }
 }
 
-/// A one-line progress bar on stderr (stdout stays clean for the session transcript).
+/// A one-line progress bar on stderr (stdout stays clean for the session transcript), redrawn
+/// in place with `\r`: for a terminal only (`demo` checks).
 fn draw_progress(done: u64, total: u64) {
     let width = 30u64;
     let filled = (done * width)

@@ -79,7 +79,11 @@ async fn every_audit_record_is_one_json_line_under_10_kb_whatever_the_arguments(
     }
     client.close().await.unwrap();
 
-    let lines = records(&log);
+    // The client's own requests (`initialize`, `tools/list`) have records of their own.
+    let lines: Vec<Value> = records(&log)
+        .into_iter()
+        .filter(|line| line["event"] != "request")
+        .collect();
     assert_eq!(lines.len(), 6, "{lines:#?}");
     for line in &lines {
         assert_eq!(line["event"], "tool_call", "{line}");
@@ -132,9 +136,25 @@ async fn unknown_tools_unparsable_lines_and_malformed_requests_are_recorded() {
     session.call(7, "query", json!({ "sql": "SELECT 7" })).await;
     let reply = session.reply(json!(7)).await;
     assert_eq!(reply["result"]["structuredContent"]["status"], "success");
+    session
+        .send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{}}"#)
+        .await;
+    let reply = session.reply(json!(8)).await;
+    assert!(reply["result"]["tools"].is_array(), "{reply}");
     session.finish().await;
 
-    let lines = records(&log);
+    let all = records(&log);
+    // Every other request is recorded as it arrives: `initialize` first, `tools/list` last.
+    assert_eq!(all[0]["event"], "request", "{all:#?}");
+    assert!(all[0]["line"].as_str().unwrap().contains("initialize"));
+    let last = &all[all.len() - 1];
+    assert_eq!(last["event"], "request", "{all:#?}");
+    assert!(last["line"].as_str().unwrap().contains("tools/list"));
+    let lines: Vec<Value> = all
+        .iter()
+        .filter(|l| l["event"] != "request")
+        .cloned()
+        .collect();
     let events: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
     assert_eq!(
         events,

@@ -138,3 +138,136 @@ fn a_leading_tilde_in_a_path_flag_is_the_home_directory() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("write the full path"), "{stderr}");
 }
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn serve_on_a_missing_database_starts_and_says_so_in_one_line_on_stderr() {
+    let dir = db("serve-missing");
+    let missing = dir.with_file_name("not-yet.duckdb");
+    // stdin is closed at once: the server starts, finds no client and stops.
+    let out = duckgate(&["serve"], Some(&missing), None);
+    let text = stderr(&out);
+    let expected = format!(
+        "duckgate: serving; the database does not exist yet: {} — calls answer \
+         database_not_found until it is created",
+        missing.display()
+    );
+    assert_eq!(text.matches(&expected).count(), 1, "{text}");
+    // The workers confine without the file (no landlock grant of a missing path is tried).
+    assert!(!text.contains("grant read access"), "{text}");
+    assert!(text.contains("query workers confined"), "{text}");
+    // An existing database gets no such line.
+    let out = duckgate(&["serve"], Some(&dir), None);
+    assert!(!stderr(&out).contains("does not exist yet"), "{out:?}");
+}
+
+#[test]
+fn check_without_db_takes_table_names_on_trust_and_says_they_were_not_checked() {
+    let out = duckgate(
+        &[
+            "check",
+            "SELECT avg(glucose) FROM readings JOIN events USING (id)",
+        ],
+        None,
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.starts_with("accepted (Query)"), "{text}");
+    assert!(!text.contains("does not exist"), "{text}");
+    assert!(
+        text.contains(
+            "table names were not checked (readings, events): pass --db to resolve them \
+             against the database's catalog"
+        ),
+        "{text}"
+    );
+    // Every other rule still holds without the database.
+    let refused = duckgate(
+        &["check", "SELECT * FROM readings, read_text('/etc/passwd')"],
+        None,
+        None,
+    );
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(stdout(&refused).contains("read_text"), "{refused:?}");
+    // With the database, a table it lacks is still refused as missing.
+    let db = db("check-missing-table");
+    let missing = duckgate(&["check", "SELECT * FROM events"], Some(&db), None);
+    assert_eq!(missing.status.code(), Some(1), "{missing:?}");
+    assert!(stdout(&missing).contains("does not exist"), "{missing:?}");
+}
+
+#[test]
+fn query_without_db_asks_for_the_file_to_query_not_to_serve() {
+    let out = duckgate(&["query", "SELECT 1"], None, None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = stderr(&out);
+    assert!(
+        text.contains("--db PATH is required: the DuckDB database file to query"),
+        "{text}"
+    );
+    assert!(!text.contains("to serve"), "{text}");
+}
+
+#[test]
+fn query_help_hides_the_worker_pool_flags_that_serve_keeps() {
+    let query = stdout(&duckgate(&["query", "--help"], None, None));
+    assert!(query.contains("--timeout"), "{query}");
+    for flag in ["--warm-workers", "--max-concurrent <"] {
+        assert!(!query.contains(flag), "query --help shows {flag}:\n{query}");
+    }
+    let serve = stdout(&duckgate(&["serve", "--help"], None, None));
+    for flag in ["--warm-workers", "--max-concurrent <"] {
+        assert!(serve.contains(flag), "serve --help lacks {flag}:\n{serve}");
+    }
+}
+
+#[test]
+fn the_readme_states_the_real_missing_db_hint_default() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("read README.md");
+    let row = readme
+        .lines()
+        .find(|line| line.starts_with("| `--missing-db-hint TEXT` |"))
+        .expect("README has a --missing-db-hint row");
+    // | flag | default | meaning |: the default is the second cell.
+    let default = row.split(" | ").nth(1).expect("a default cell").trim();
+    assert_eq!(default, duckgate::gateway::DEFAULT_MISSING_DB_HINT, "{row}");
+}
+
+#[test]
+fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouched() {
+    let mine = db("demo-not-demo");
+    let before = std::fs::read(&mine).expect("read db");
+    let modified = std::fs::metadata(&mine).and_then(|m| m.modified()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_duckgate"))
+        .arg("demo")
+        .arg("--out")
+        .arg(&mine)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run duckgate demo");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = stderr(&out);
+    assert!(
+        text.contains(&format!(
+            "{} exists and is not a demo database",
+            mine.display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("cgm_readings"), "{text}");
+    assert!(!text.contains("using the existing demo database"), "{text}");
+    assert!(stdout(&out).is_empty(), "no session ran: {}", stdout(&out));
+    assert_eq!(std::fs::read(&mine).unwrap(), before, "the file changed");
+    assert_eq!(
+        std::fs::metadata(&mine).and_then(|m| m.modified()).unwrap(),
+        modified
+    );
+    let mut wal = mine.clone().into_os_string();
+    wal.push(".wal");
+    assert!(!PathBuf::from(wal).exists(), "a WAL appeared");
+}

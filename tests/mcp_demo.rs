@@ -71,3 +71,86 @@ fn duckgate_demo_builds_its_database_and_runs_to_completion() {
         );
     }
 }
+
+/// `duckgate demo --out <fresh path>` with stdout and stderr piped (not a terminal).
+fn run_demo(tag: &str) -> (TempDir, std::path::PathBuf, std::process::Output) {
+    let dir = TempDir::new(tag);
+    let db = dir.path().join("demo.duckdb");
+    let output = Command::new(exe())
+        .arg("demo")
+        .arg("--out")
+        .arg(&db)
+        .output()
+        .expect("run duckgate demo");
+    assert!(
+        output.status.success(),
+        "demo failed: {}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (dir, db, output)
+}
+
+#[test]
+fn the_demo_draws_no_progress_frames_into_a_stderr_that_is_not_a_terminal() {
+    let (_dir, _db, output) = run_demo("demo-no-tty");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !stderr.contains('\r'),
+        "progress frames in a log:\n{stderr:?}"
+    );
+    assert!(!stderr.contains("[#"), "a progress bar in a log:\n{stderr}");
+    assert_eq!(
+        stderr.matches("building the demo database at ").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("built the demo database").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_demo_ends_with_the_claude_mcp_add_line_for_this_binary_and_its_database() {
+    let (_dir, db, output) = run_demo("demo-next-step");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // The demo names the binary as the kernel knows it (symlinks resolved).
+    let binary = std::fs::canonicalize(exe()).unwrap();
+    let last = stdout.trim_end().lines().last().unwrap_or_default();
+    assert_eq!(
+        last.trim(),
+        format!(
+            "claude mcp add -s user duckgate -- {} serve --db {}",
+            binary.display(),
+            db.display()
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG),
+        "{stdout}"
+    );
+    assert_eq!(
+        duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG,
+        "~/.config/Claude/claude_desktop_config.json"
+    );
+    // The Claude Desktop entry is JSON with the same absolute paths.
+    let from = stdout
+        .rfind(duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG)
+        .unwrap();
+    let start = from + stdout[from..].find("\n    {\n").expect("a JSON entry") + 1;
+    let end = from + stdout[from..].find("\n    }\n").expect("its end") + "\n    }".len();
+    let entry: serde_json::Value =
+        serde_json::from_str(&stdout[start..end]).unwrap_or_else(|e| panic!("{e}:\n{stdout}"));
+    assert_eq!(
+        entry["mcpServers"]["duckgate"]["args"],
+        serde_json::json!(["serve", "--db", db.to_str().unwrap()])
+    );
+    assert_eq!(
+        entry["mcpServers"]["duckgate"]["command"],
+        binary.to_str().unwrap()
+    );
+}

@@ -561,3 +561,56 @@ async fn protocol_versions_up_to_2025_11_25_are_negotiated_and_newer_ones_fall_b
         assert_eq!(init["result"]["serverInfo"]["name"], "duckgate");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_on_a_missing_database_reports_its_posture_and_answers_database_not_found_until_it_exists()
+ {
+    let dir = mcp_support::TempDir::new("missing-posture");
+    let db = dir.path().join("later.duckdb");
+    let hint = "Run the nightly import first.";
+    let client = serve(&db, &["--missing-db-hint", hint]).await;
+    let schemas = OutputSchemas::fetch(&client).await;
+
+    // The workers confine without the file: server_info has their posture, not an error.
+    let info = client.call("server_info", json!({})).await.unwrap();
+    schemas.check("server_info", &info);
+    let envelope = envelope_of(&info);
+    assert_eq!(envelope["status"], "success", "{envelope}");
+    assert_eq!(envelope["data"]["posture_error"], Value::Null, "{envelope}");
+    let properties = envelope["data"]["posture"]["properties"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no posture properties: {envelope}"));
+    assert!(!properties.is_empty(), "{envelope}");
+    assert!(
+        properties.iter().all(|p| p["enforced"] == true),
+        "{envelope}"
+    );
+    assert!(
+        !text_of(&info).contains("posture unavailable"),
+        "{}",
+        text_of(&info)
+    );
+
+    let result = client
+        .call("query", json!({ "sql": "SELECT count(*) FROM t" }))
+        .await
+        .unwrap();
+    schemas.check("query", &result);
+    let envelope = assert_failed(&result, "error", "database_not_found");
+    assert_eq!(envelope["error"]["recovery"]["hint"], hint, "{envelope}");
+
+    // Once the file is there, the next call reads it: no worker confined before it existed
+    // (and so without a grant for it) is handed the call.
+    mcp_support::make_db(&db, "CREATE TABLE t AS SELECT * FROM range(3) r(i);");
+    let result = client
+        .call("query", json!({ "sql": "SELECT count(*) AS n FROM t" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        envelope_of(&result)["data"]["rows"],
+        json!([[3]]),
+        "{}",
+        envelope_of(&result)
+    );
+    client.close().await.unwrap();
+}

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use duckdb::{Config, Connection};
+use duckdb::{AccessMode, Config, Connection};
 use serde::Serialize;
 
 /// What [`write_demo_database`] built.
@@ -280,6 +280,76 @@ pub fn write_demo_database(
     result
 }
 
+/// Whether the existing file at `path` is a demo database `duckgate demo` can run its session
+/// against: every table and column the demo's schema creates is there. Opened read-only, so
+/// the file is left as it is; `Err` says why it is not one (or why it cannot be read).
+pub fn check_demo_database(path: &Path) -> Result<(), String> {
+    let expected = demo_columns()?;
+    let config = Config::default()
+        .access_mode(AccessMode::ReadOnly)
+        .and_then(|c| c.with("autoinstall_known_extensions", "false"))
+        .and_then(|c| c.with("autoload_known_extensions", "false"))
+        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
+    let conn = Connection::open_with_flags(path, config)
+        .map_err(|e| format!("DuckDB cannot open it read-only: {e}"))?;
+    let found = main_columns(&conn)?;
+    let _ = conn.close();
+    let mut missing_tables: Vec<&str> = Vec::new();
+    let mut missing_columns: Vec<String> = Vec::new();
+    for (table, column) in &expected {
+        if !found.iter().any(|(t, _)| t == table) {
+            if !missing_tables.contains(&table.as_str()) {
+                missing_tables.push(table);
+            }
+        } else if !found.contains(&(table.clone(), column.clone())) {
+            missing_columns.push(format!("{table}.{column}"));
+        }
+    }
+    if !missing_tables.is_empty() {
+        return Err(format!(
+            "it has no table {} of the demo's",
+            missing_tables.join(", ")
+        ));
+    }
+    if !missing_columns.is_empty() {
+        return Err(format!(
+            "its tables lack the demo's columns {}",
+            missing_columns.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// (table, column) of every table the demo's schema creates, read from DuckDB itself.
+fn demo_columns() -> Result<Vec<(String, String)>, String> {
+    let config = Config::default()
+        .with("autoinstall_known_extensions", "false")
+        .and_then(|c| c.with("autoload_known_extensions", "false"))
+        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
+    let conn = Connection::open_in_memory_with_flags(config)
+        .map_err(|e| format!("could not open DuckDB: {e}"))?;
+    conn.execute_batch(SCHEMA)
+        .map_err(|e| format!("the demo's schema: {e}"))?;
+    main_columns(&conn)
+}
+
+/// (table, column) of the base tables in the `main` schema of the connection's database.
+fn main_columns(conn: &Connection) -> Result<Vec<(String, String)>, String> {
+    let mut statement = conn
+        .prepare(
+            "SELECT c.table_name, c.column_name FROM duckdb_columns() c \
+             JOIN duckdb_tables() t USING (database_name, schema_name, table_name) \
+             WHERE c.database_name = current_database() AND c.schema_name = 'main' \
+             ORDER BY c.table_name, c.column_index",
+        )
+        .map_err(|e| format!("cannot list its tables: {e}"))?;
+    let rows = statement
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(|e| format!("cannot list its tables: {e}"))?;
+    rows.collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot list its tables: {e}"))
+}
+
 fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String, u64)>, String> {
     let config = Config::default()
         // One thread keeps the seeded random() sequence, and so the data, reproducible.
@@ -386,5 +456,43 @@ mod tests {
 
         // A second run refuses to clobber the file.
         assert!(write_demo_database(&path, &mut |_, _| {}).is_err());
+        drop(conn);
+        // What `duckgate demo` checks before it reuses a file: this one is a demo database.
+        check_demo_database(&path).unwrap();
+    }
+
+    #[test]
+    fn a_database_without_the_demos_tables_is_not_a_demo_database_and_is_left_as_it_was() {
+        let dir = crate::engine::tests::TempDir::new("not-demo");
+        let path = dir.path().join("mine.duckdb");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE readings AS SELECT 1 AS id")
+            .unwrap();
+        conn.close().map_err(|(_, e)| e).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let reason = check_demo_database(&path).unwrap_err();
+        assert!(reason.contains("cgm_readings"), "{reason}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
+        assert!(!dir.path().join("mine.duckdb.wal").exists());
+
+        // Same table names, other columns: still not the demo's.
+        let other = dir.path().join("other.duckdb");
+        let conn = Connection::open(&other).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE devices (x INTEGER); CREATE TABLE cgm_readings (x INTEGER); \
+             CREATE TABLE basal_deliveries (x INTEGER); CREATE TABLE events (x INTEGER); \
+             CREATE TABLE raw_events (x INTEGER);",
+        )
+        .unwrap();
+        conn.close().map_err(|(_, e)| e).unwrap();
+        let reason = check_demo_database(&other).unwrap_err();
+        assert!(reason.contains("cgm_readings.glucose_mg_dl"), "{reason}");
+
+        // Not DuckDB at all.
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "just some notes\n").unwrap();
+        let reason = check_demo_database(&text).unwrap_err();
+        assert!(reason.contains("cannot open"), "{reason}");
+        assert_eq!(std::fs::read(&text).unwrap(), b"just some notes\n");
     }
 }

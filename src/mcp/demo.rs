@@ -111,6 +111,48 @@ pub async fn run_demo_session(
     )
 }
 
+/// Where Claude Desktop reads its MCP servers on Linux (duckgate runs on Linux only).
+pub const CLAUDE_DESKTOP_CONFIG: &str = "~/.config/Claude/claude_desktop_config.json";
+
+/// What to do after the demo: the command that adds `exe serve --db db` to Claude Code (for
+/// every project of this user), and the Claude Desktop entry and the file it goes in. `exe`
+/// and `db` should be absolute: an MCP client starts the server from a directory of its own.
+pub fn next_steps(exe: &Path, db: &Path) -> String {
+    let exe_text = exe.to_string_lossy();
+    let db_text = db.to_string_lossy();
+    // Written out rather than serialised, to keep the order a reader expects (command first);
+    // the strings are JSON-escaped.
+    let string = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let desktop = format!(
+        "    {{\n      \"mcpServers\": {{\n        \"duckgate\": {{\n          \"command\": {},\n          \
+         \"args\": [\"serve\", \"--db\", {}]\n        }}\n      }}\n    }}\n",
+        string(&exe_text),
+        string(&db_text),
+    );
+    format!(
+        "\nNext step: ask your own questions about this database from Claude.\n\
+         \n  Claude Desktop: add this to {CLAUDE_DESKTOP_CONFIG} (merge it into an existing \
+         \"mcpServers\"), then restart Claude Desktop:\n\n{desktop}\
+         \n  Claude Code:\n\n    claude mcp add -s user duckgate -- {} serve --db {}\n",
+        shell_word(&exe_text),
+        shell_word(&db_text),
+    )
+}
+
+/// `text` as one word of a POSIX shell command line: as is when that is safe, else in single
+/// quotes.
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 fn say(out: &mut dyn Write, text: &str) -> Result<(), String> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -215,5 +257,35 @@ mod tests {
         );
         let no_time = json!({ "columns": [{ "name": "glucose", "type": "INTEGER" }] });
         assert!(pick_columns(&no_time).is_err());
+    }
+
+    #[test]
+    fn the_next_step_quotes_paths_for_the_shell_and_escapes_them_for_json() {
+        let text = next_steps(
+            Path::new("/opt/duck gate/duckgate"),
+            Path::new("/home/me/it's.duckdb"),
+        );
+        assert!(
+            text.trim_end().ends_with(
+                r"claude mcp add -s user duckgate -- '/opt/duck gate/duckgate' serve --db '/home/me/it'\''s.duckdb'"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(CLAUDE_DESKTOP_CONFIG), "{text}");
+        let start = text.find('{').unwrap();
+        let end = text.rfind('}').unwrap();
+        let desktop: Value = serde_json::from_str(&text[start..=end]).unwrap();
+        assert_eq!(
+            desktop["mcpServers"]["duckgate"],
+            json!({ "command": "/opt/duck gate/duckgate",
+                    "args": ["serve", "--db", "/home/me/it's.duckdb"] })
+        );
+        let plain = next_steps(Path::new("/usr/bin/duckgate"), Path::new("/d/x.duckdb"));
+        assert!(
+            plain.contains(
+                "claude mcp add -s user duckgate -- /usr/bin/duckgate serve --db /d/x.duckdb\n"
+            ),
+            "{plain}"
+        );
     }
 }

@@ -273,6 +273,20 @@ where
         }
     }
 
+    /// Record a request that is not a tool call (those are recorded with their outcome by the
+    /// server), so that every request is in the audit log.
+    fn note_request(&self, message: &RxJsonRpcMessage<RoleServer>, line: &[u8]) {
+        let (Some(log), JsonRpcMessage::Request(request)) = (&self.audit, message) else {
+            return;
+        };
+        if matches!(request.request, ClientRequest::CallToolRequest(_)) {
+            return;
+        }
+        if let Err(error) = log.record(&AuditEntry::request(line)) {
+            tracing::warn!("{error}");
+        }
+    }
+
     /// Record `problem` about `line` and write its reply, if it has one.
     fn handle(&mut self, problem: &Problem, line: &[u8]) {
         let reply = problem.reply.as_ref().map(|reply| {
@@ -364,8 +378,9 @@ where
             let incoming = classify(&line);
             match incoming {
                 Incoming::Message(message, problem) => {
-                    if let Some(problem) = problem {
-                        self.handle(&problem, content(&line));
+                    match problem {
+                        Some(problem) => self.handle(&problem, content(&line)),
+                        None => self.note_request(&message, content(&line)),
                     }
                     self.line = recycle(line);
                     return Some(*message);

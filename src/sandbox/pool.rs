@@ -281,7 +281,11 @@ impl Pool {
             .await;
         match reply {
             Ok(Response::Posture(posture)) => {
-                *self.last_posture.lock().await = Some(posture.clone());
+                // A worker on a database that does not exist yet reports no DuckDB settings (it
+                // attached nothing): ask again once the file is there.
+                if !posture.duckdb_settings.is_empty() {
+                    *self.last_posture.lock().await = Some(posture.clone());
+                }
                 Ok(posture)
             }
             Ok(Response::Error(e)) => Err(e),

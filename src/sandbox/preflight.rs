@@ -7,9 +7,10 @@
 //! DuckDB and never opens the database. So the answer comes from the same code on the same
 //! kernel, not from a separate feature test that could disagree with it.
 //!
-//! Two differences from a worker, both so that the preflight reports instead of stopping:
-//! - it grants the database file only if it exists: the server must start when the file is
-//!   missing (calls then answer `database_not_found` with the operator's hint);
+//! Like every worker, it grants the database file only if it exists
+//! ([`WorkerArgs::confine_plan`]): the server must start when the file is missing (calls then
+//! answer `database_not_found` with the operator's hint). One difference from a worker, so that
+//! the preflight reports instead of stopping:
 //! - it always confines with `allow_unconfined` on, so a kernel without landlock still gets its
 //!   seccomp checked, and [`Posture::unenforced`] lists every gap at once. The decision is the
 //!   parent's ([`check`]): with a gap and without `--allow-unconfined` the server refuses to

@@ -109,12 +109,17 @@ impl WorkerArgs {
         argv
     }
 
-    /// How this worker confines itself: read-only on the database and its WAL (if there is one
-    /// now), the resource limits, and the test bypass's landlock ABI cap.
+    /// How this worker confines itself: read-only on the database and its WAL (each only if it
+    /// exists now), the resource limits, and the test bypass's landlock ABI cap.
+    ///
+    /// A database that does not exist yet is not granted (landlock can only grant an existing
+    /// file): the worker still confines and starts, and a request that needs the database is
+    /// answered `database_not_found`. This is the one place that rule lives; the start-up
+    /// preflight ([`super::preflight::confine_only`]) confines with this same plan.
     pub fn confine_plan(&self, bypass: &Bypass) -> ConfinePlan {
         let wal = wal_path(&self.db);
         ConfinePlan {
-            db_path: Some(self.db.clone()),
+            db_path: self.db.exists().then(|| self.db.clone()),
             wal_path: wal.exists().then_some(wal),
             parent_pid: self.parent_pid,
             address_space_bytes: self.address_space_bytes,
@@ -216,9 +221,13 @@ fn answer(
         }
         Request::Posture => {
             // Report the settings as a query would meet them: after the read-only attach and
-            // the configuration lock, not as they were while the worker waited.
-            engine.attach(&args.db)?;
-            posture.duckdb_settings = engine.settings_readback();
+            // the configuration lock, not as they were while the worker waited. A database
+            // that does not exist yet leaves them out: the sandbox posture stands without it.
+            match engine.attach(&args.db) {
+                Ok(()) => posture.duckdb_settings = engine.settings_readback(),
+                Err(e) if e.kind == ErrorKind::DatabaseNotFound => {}
+                Err(e) => return Err(e),
+            }
             Response::Posture(posture)
         }
         Request::Probe(probe_request) => {

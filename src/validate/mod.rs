@@ -24,7 +24,7 @@
 //! [`StatementKind::Unparsed`]. Exceeding the nesting cap is still refused.
 
 use serde::{Deserialize, Serialize};
-use sqlparser::ast::{Ident, ObjectName};
+use sqlparser::ast::{Ident, ObjectName, ObjectNamePart};
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
@@ -55,6 +55,8 @@ mod proptests;
 mod tests;
 #[cfg(test)]
 mod unparsed_tests;
+#[cfg(test)]
+mod unresolved_tests;
 
 /// The relations the validator resolves names against, as read from the database by a worker.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -311,6 +313,89 @@ pub fn check(sql: &str, catalog: &Catalog, policy: &Policy) -> Result<Accepted, 
     stacker::maybe_grow(worst_case, VALIDATOR_STACK_BYTES, || {
         check_unbounded_stack(sql, catalog, policy)
     })
+}
+
+/// The most table names [`check_unresolved`] takes on trust.
+const MAX_UNRESOLVED_NAMES: usize = 256;
+
+/// [`check`] without the database's catalog (`duckgate check` without `--db`), where a name
+/// missing from the catalog is no evidence that the table does not exist: a relation that is
+/// not a CTE, a system view or a file is taken to be one of the database's tables. Every other
+/// rule applies exactly as in [`check`].
+///
+/// Returns the accepted statement and the names taken on trust, as written; only the database's
+/// catalog can confirm them.
+pub fn check_unresolved(sql: &str, policy: &Policy) -> Result<(Accepted, Vec<String>), Refusal> {
+    let mut catalog = Catalog::default();
+    let mut assumed: Vec<String> = Vec::new();
+    loop {
+        let refusal = match check(sql, &catalog, policy) {
+            Ok(accepted) => return Ok((accepted, assumed)),
+            Err(refusal) => refusal,
+        };
+        if refusal.kind != ErrorKind::UnknownName
+            || assumed.len() >= MAX_UNRESOLVED_NAMES
+            || !assume_relation(&mut catalog, &refusal.construct)
+        {
+            return Err(refusal);
+        }
+        assumed.push(refusal.construct);
+    }
+}
+
+/// Add the relation `written` (`t`, `schema.t` or `database.schema.t`, as an unknown-relation
+/// refusal names it) to `catalog`. False when it cannot be one of the database's tables, or
+/// when nothing changes (the refusal was not about this name).
+fn assume_relation(catalog: &mut Catalog, written: &str) -> bool {
+    let dialect = DuckDbDialect {};
+    let Ok(mut parser) = Parser::new(&dialect).try_with_sql(written) else {
+        return false;
+    };
+    let Ok(name) = parser.parse_object_name(false) else {
+        return false;
+    };
+    if parser.peek_token().token != Token::EOF {
+        return false;
+    }
+    let mut parts = Vec::with_capacity(name.0.len());
+    for part in &name.0 {
+        match part {
+            ObjectNamePart::Identifier(ident) => parts.push(ident.value.clone()),
+            ObjectNamePart::Function(_) => return false,
+        }
+    }
+    let mut changed = false;
+    let (schema, table) = match parts.as_slice() {
+        [table] => ("main", table),
+        [schema, table] => (schema.as_str(), table),
+        [database, schema, table] => {
+            // DuckDB's own catalogs hold its views and the session's state, never the
+            // database's tables; and a query reads one database.
+            let builtin = ["memory", "system", "temp", "main"]
+                .iter()
+                .any(|b| database.eq_ignore_ascii_case(b));
+            if builtin
+                || !(catalog.database.is_empty() || catalog.database.eq_ignore_ascii_case(database))
+            {
+                return false;
+            }
+            if catalog.database.is_empty() {
+                catalog.database = database.clone();
+                changed = true;
+            }
+            (schema.as_str(), table)
+        }
+        _ => return false,
+    };
+    if catalog.find(Some(schema), table).is_none() {
+        catalog.relations.push(CatalogRelation {
+            schema: schema.to_string(),
+            name: table.clone(),
+            columns: Vec::new(),
+        });
+        changed = true;
+    }
+    changed
 }
 
 /// Stack a validation needs regardless of the input.
