@@ -61,7 +61,18 @@ async fn tools_list_has_the_eight_read_only_tools_with_envelope_output_schemas()
         assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
         let description = tool.description.as_deref().unwrap_or_default();
         assert!(description.chars().count() < 500, "{}", tool.name);
-        assert!(description.contains("Use this when"), "{}", tool.name);
+        // The first sentence steers an agent's choice of tool: it says when to use this one.
+        assert!(
+            description.starts_with("Use this when "),
+            "{}: {description}",
+            tool.name
+        );
+        assert_eq!(
+            description.matches("Use this when").count(),
+            1,
+            "{}",
+            tool.name
+        );
         assert!(description.contains(" instead when"), "{}", tool.name);
         assert!(description.contains("Common compositions"), "{}", tool.name);
         let output = tool.output_schema.as_ref().expect("outputSchema");

@@ -112,21 +112,22 @@ impl ToolName {
         }
     }
 
-    /// "Use this when … / Use X instead when … / Common compositions", under 500 characters.
+    /// "Use this when …" first (that first sentence steers an agent's choice of tool), then
+    /// "Use X instead when …" and "Common compositions", under 500 characters.
     /// `time_zone` is the workers' DuckDB `TimeZone`, which the query tool states.
     pub fn description(self, time_zone: &str) -> String {
         let text = match self {
             ToolName::ListTables => {
-                "List the tables and views with their descriptions and estimated row counts. \
-                 Use this when you start exploring or need exact table names. \
+                "Use this when you start exploring or need exact table names: lists the tables \
+                 and views with their descriptions and estimated row counts. \
                  Use search_schema instead when you look for a column or topic by keyword. \
                  Common compositions: list_tables → describe_table → query; \
                  list_tables → list_relationships to plan joins."
             }
             ToolName::DescribeTable => {
-                "Show one table's columns (name, type, nullable, default, keys, foreign-key \
+                "Use this when you are about to write SQL and need exact column names and types: \
+                 shows one table's columns (name, type, nullable, default, keys, foreign-key \
                  references, comments) and indexes. \
-                 Use this when you are about to write SQL and need exact column names and types. \
                  Use sample_rows instead when you want to see actual values. \
                  Common compositions: list_tables → describe_table → query; \
                  describe_table → sample_rows."
@@ -143,38 +144,38 @@ impl ToolName {
                 );
             }
             ToolName::SampleRows => {
-                "Return the first rows of a table (limit 1–100, default 10), optionally only the \
-                 named columns. \
-                 Use this when you want to see what values look like before writing a query. \
+                "Use this when you want to see what values look like before writing a query: \
+                 returns the first rows of a table (limit 1–100, default 10), optionally only \
+                 the named columns. \
                  Use query instead when you need filters, ordering or aggregates. \
                  Common compositions: describe_table → sample_rows → query."
             }
             ToolName::ExplainQuery => {
-                "Show DuckDB's plan for a read-only query without running it, with a short \
-                 summary of operators and scanned tables; the SQL is checked like query's. \
-                 Use this when a query timed out or you want to check a join first. \
+                "Use this when a query timed out or you want to check a join first: shows \
+                 DuckDB's plan for a read-only query without running it, with a short summary \
+                 of operators and scanned tables; the SQL is checked like query's. \
                  Use query instead when you want the results. \
                  Common compositions: query (timeout) → explain_query → query with filters."
             }
             ToolName::SearchSchema => {
-                "Find tables and columns whose name, description or comment contains a text \
-                 (case-insensitive; limit 1–50, default 20). \
-                 Use this when you know the topic (e.g. glucose, bolus) but not the table or \
-                 column name. Use list_tables instead when you want every table. \
+                "Use this when you know the topic (e.g. glucose, bolus) but not the table or \
+                 column name: finds tables and columns whose name, description or comment \
+                 contains a text (case-insensitive; limit 1–50, default 20). \
+                 Use list_tables instead when you want every table. \
                  Common compositions: search_schema → describe_table → query."
             }
             ToolName::ListRelationships => {
-                "List the foreign keys across the database: table(columns) → referenced \
+                "Use this when you join tables and need the right join columns: lists the \
+                 foreign keys across the database as table(columns) → referenced \
                  table(columns). \
-                 Use this when you join tables and need the right join columns. \
                  Use describe_table instead when you care about one table only. \
                  Common compositions: list_tables → list_relationships → query with JOIN."
             }
             ToolName::ServerInfo => {
-                "Report the server name, version, database path, limits (rows, timeout, result \
-                 size) and the sandbox actually in force (landlock, seccomp, rlimits, DuckDB \
-                 settings). \
-                 Use this when a limit surprised you or the user asks how data is protected. \
+                "Use this when a limit surprised you or the user asks how data is protected: \
+                 reports the server name, version, database path, limits (rows, timeout, \
+                 result size) and the sandbox actually in force (each promise and the \
+                 mechanism that keeps it, landlock, seccomp, rlimits, DuckDB settings). \
                  Use list_tables instead when you want the data. \
                  Common compositions: server_info → query within the limits."
             }
