@@ -25,13 +25,14 @@ pub struct DemoSummary {
 const READINGS: u64 = 365 * 288;
 
 /// The build, one step per statement group, so `progress` can report between them.
-const STEPS: [(&str, &str); 8] = [
+const STEPS: [(&str, &str); 9] = [
     ("schema", SCHEMA),
     ("devices", DEVICES),
     ("cgm_readings", CGM_READINGS),
     ("basal_deliveries", BASAL_DELIVERIES),
     ("events", EVENTS),
     ("raw_events", RAW_EVENTS),
+    ("nothing after now", UNTIL_NOW),
     ("indexes and views", INDEXES_AND_VIEWS),
     ("comments", COMMENTS),
 ];
@@ -81,11 +82,11 @@ CREATE TABLE raw_events (
 
 const DEVICES: &str = "
 INSERT INTO devices VALUES
-    (1, 'TSX-1182734', 'pump', 't:slim X2', TIMESTAMP '2024-06-01 09:00:00', NULL);
+    (1, 'TSX-1182734', 'pump', 't:slim X2', getvariable('demo_start') - INTERVAL 214 DAY + INTERVAL 9 HOUR, NULL);
 INSERT INTO devices
 SELECT 2 + s, 'G7-' || lpad((400000 + s * 37)::VARCHAR, 7, '0'), 'cgm', 'Dexcom G7',
-       TIMESTAMP '2025-01-01 00:00:00' + s * INTERVAL 10 DAY,
-       TIMESTAMP '2025-01-01 00:00:00' + (s + 1) * INTERVAL 10 DAY
+       getvariable('demo_start') + s * INTERVAL 10 DAY,
+       getvariable('demo_start') + (s + 1) * INTERVAL 10 DAY
 FROM range(37) r(s);
 ";
 
@@ -119,7 +120,7 @@ WITH days AS (
 )
 SELECT i + 1,
        2 + i // 2880,
-       TIMESTAMP '2025-01-01 00:00:00' + i * INTERVAL 5 MINUTE,
+       getvariable('demo_start') + i * INTERVAL 5 MINUTE,
        glucose,
        CASE WHEN delta >= 10 THEN 'rising_fast' WHEN delta >= 5 THEN 'rising'
             WHEN delta <= -10 THEN 'falling_fast' WHEN delta <= -5 THEN 'falling'
@@ -134,7 +135,7 @@ const BASAL_DELIVERIES: &str = "
 INSERT INTO basal_deliveries
 SELECT h + 1,
        1,
-       TIMESTAMP '2025-01-01 00:00:00' + h * INTERVAL 1 HOUR,
+       getvariable('demo_start') + h * INTERVAL 1 HOUR,
        60,
        CASE WHEN r < 0.006 THEN 0
             ELSE round((CASE WHEN h % 24 BETWEEN 3 AND 7 THEN 1.05
@@ -151,7 +152,7 @@ const EVENTS: &str = "
 INSERT INTO events
 WITH meals AS (
     SELECT d, m,
-           TIMESTAMP '2025-01-01 00:00:00' + d * INTERVAL 1 DAY
+           getvariable('demo_start') + d * INTERVAL 1 DAY
              + [INTERVAL 7 HOUR + INTERVAL 40 MINUTE, INTERVAL 12 HOUR + INTERVAL 45 MINUTE,
                 INTERVAL 18 HOUR + INTERVAL 50 MINUTE][m + 1]
              + (random() * 30)::INTEGER * INTERVAL 1 MINUTE AS meal_at,
@@ -162,11 +163,11 @@ WITH meals AS (
     UNION ALL
     SELECT meal_at + INTERVAL 3 MINUTE, 'bolus', round(carbs / 10.0, 2), NULL, 'meal bolus' FROM meals
     UNION ALL
-    SELECT TIMESTAMP '2025-01-01 21:30:00' + d * INTERVAL 1 DAY, 'bolus',
+    SELECT getvariable('demo_start') + INTERVAL 21 HOUR + INTERVAL 30 MINUTE + d * INTERVAL 1 DAY, 'bolus',
            round(0.5 + random() * 1.5, 2), NULL, 'correction'
     FROM range(365) c(d) WHERE random() < 0.3
     UNION ALL
-    SELECT TIMESTAMP '2025-01-04 17:00:00' + w * INTERVAL 7 DAY, 'note', NULL, NULL,
+    SELECT getvariable('demo_start') + INTERVAL 3 DAY + INTERVAL 17 HOUR + w * INTERVAL 7 DAY, 'note', NULL, NULL,
            'Exercise: ' || (20 + (random() * 40)::INTEGER) || ' min walk'
     FROM range(52) e(w)
 )
@@ -189,6 +190,18 @@ SELECT event_id,
        )::JSON
 FROM events
 ORDER BY event_id;
+";
+
+// The year ends today, in the local time zone (`demo_start`, set in `build`): so "yesterday",
+// "last week" and "today so far" have answers. Nothing is recorded after the moment the demo is
+// built; the sensor in use has not ended yet.
+const UNTIL_NOW: &str = "
+DELETE FROM raw_events WHERE received_at > now()::TIMESTAMP;
+DELETE FROM events WHERE occurred_at > now()::TIMESTAMP;
+DELETE FROM cgm_readings WHERE read_at > now()::TIMESTAMP;
+DELETE FROM basal_deliveries WHERE started_at > now()::TIMESTAMP;
+DELETE FROM devices WHERE started_at > now()::TIMESTAMP;
+UPDATE devices SET ended_at = NULL WHERE ended_at > now()::TIMESTAMP;
 ";
 
 const INDEXES_AND_VIEWS: &str = "
@@ -361,6 +374,9 @@ fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String,
         .map_err(|e| format!("could not create {}: {e}", path.display()))?;
     conn.execute_batch("SELECT setseed(0.42)")
         .map_err(|e| format!("setseed: {e}"))?;
+    // The year of data ends today in the local time zone (DuckDB's ICU reads the machine's).
+    conn.execute_batch("SET VARIABLE demo_start = (current_date - INTERVAL 364 DAY)::TIMESTAMP")
+        .map_err(|e| format!("the demo's first day: {e}"))?;
     let total = STEPS.len() as u64;
     for (done, (name, sql)) in STEPS.iter().enumerate() {
         conn.execute_batch(sql)
@@ -382,11 +398,12 @@ fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String,
             .map_err(|e| format!("counting {table}: {e}"))?;
         tables.push((table.to_string(), rows.max(0) as u64));
     }
-    let expected = READINGS;
-    if tables[1].1 != expected {
+    // A year of 5-minute readings, less what today has not reached yet.
+    let readings = tables[1].1;
+    if !(READINGS - 288..=READINGS).contains(&readings) {
         return Err(format!(
-            "cgm_readings has {} rows, expected {expected}",
-            tables[1].1
+            "cgm_readings has {readings} rows, expected {} to {READINGS}",
+            READINGS - 288
         ));
     }
     conn.close()
@@ -408,7 +425,11 @@ mod tests {
             calls.last(),
             Some(&(STEPS.len() as u64, STEPS.len() as u64))
         );
-        assert_eq!(summary.tables[1], ("cgm_readings".to_string(), READINGS));
+        let readings = summary.tables[1].1;
+        assert!(
+            (READINGS - 288..=READINGS).contains(&readings),
+            "{summary:?}"
+        );
         assert!(
             summary.tables.iter().all(|(_, rows)| *rows > 0),
             "{summary:?}"
@@ -438,6 +459,23 @@ mod tests {
             .unwrap();
         // Most of a day is steady; arrows show around meals and lows.
         assert!((0.6..0.95).contains(&flat_share), "{flat_share}");
+        // The year ends now, in local time: yesterday and last week have readings, nothing is
+        // in the future, and the last reading is at most five minutes old.
+        let (yesterday, last_week, future, minutes_old): (i64, i64, i64, i64) = conn
+            .query_row(
+                "SELECT count(*) FILTER (WHERE read_at::DATE = current_date - 1),
+                        count(*) FILTER (WHERE read_at >= now()::TIMESTAMP - INTERVAL 7 DAY),
+                        count(*) FILTER (WHERE read_at > now()::TIMESTAMP),
+                        date_diff('minute', max(read_at), now()::TIMESTAMP)
+                 FROM cgm_readings",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .unwrap();
+        assert_eq!(yesterday, 288);
+        assert!((7 * 288 - 288..=7 * 288 + 1).contains(&last_week), "{last_week}");
+        assert_eq!(future, 0);
+        assert!((0..=5).contains(&minutes_old), "{minutes_old}");
         let undocumented: i64 = conn
             .query_row(
                 "SELECT count(*) FROM duckdb_columns() WHERE database_name = 'demo' \

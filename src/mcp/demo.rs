@@ -63,10 +63,12 @@ pub async fn run_demo_session(
     let (time_column, value_column) = pick_columns(&described)?;
     let time = quote_identifier(&time_column);
     let value = quote_identifier(&value_column);
+    // "Last week" as a person means it: the seven days before now, in the server's local time
+    // zone (the demo's data ends today).
     let weekly_average = format!(
         "SELECT round(avg({value}), 1) AS avg_{value_column}, count(*) AS readings, \
          min({time}) AS first_reading, max({time}) AS last_reading \
-         FROM cgm_readings WHERE {time} >= (SELECT max({time}) FROM cgm_readings) - INTERVAL 7 DAY"
+         FROM cgm_readings WHERE {time} >= now()::TIMESTAMP - INTERVAL 7 DAY"
     );
     demo_call(
         &client,
