@@ -2,7 +2,7 @@
 //!
 //! Measures: spawn → initialized; `tools/call query` for `SELECT 1` and for 1,000 rows × 4
 //! columns, both back to back and with a 150 ms pause before each call (the warm spare ready).
-//! Targets (issue 4): initialize ≤ 50 ms; `SELECT 1` ≤ 5 ms p50; 1,000 rows ≤ 15 ms p50.
+//! Targets: initialize ≤ 50 ms; `SELECT 1` ≤ 5 ms p50; 1,000 rows ≤ 15 ms p50.
 //!
 //! Run: `cargo bench --bench mcp_roundtrip` (release profile). `MCP_BENCH_ROUNDS` sets the
 //! number of calls per series (default 40).

@@ -1,6 +1,6 @@
-//! The zygote probe of issue 3: what a template process holding a warm DuckDB instance, which
+//! The zygote probe: what a template process holding a warm DuckDB instance, which
 //! `fork()`s one child per query, would gain over duckgate's pool of single-use warm spares.
-//! A measurement, never shipped: see DESIGN.md ("Sustained throughput") and
+//! A measurement, never shipped: see docs/ARCHITECTURE.md ("Decisions") and
 //! `devtools/zygote-probe`.
 //!
 //! The template here is **not confined**: duckgate's seccomp filter denies creating processes

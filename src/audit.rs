@@ -1,4 +1,4 @@
-//! The audit log: one JSON line per request, appended by the parent (issue 6).
+//! The audit log: one JSON line per request, appended by the parent.
 //!
 //! The file is opened here, in the parent, append-only with mode 0600. Rust opens files with
 //! `O_CLOEXEC`, and workers are spawned with only their pipes, so no worker holds this

@@ -1,7 +1,7 @@
 //! The one registry of error kinds a user or an agent can meet.
 //!
 //! Every error that crosses the MCP surface or the CLI carries one of these kinds, a message and a
-//! next step. The wire names are the snake_case forms in DESIGN.md.
+//! next step. The wire names are the snake_case forms the MCP envelope publishes.
 
 use serde::{Deserialize, Serialize};
 
@@ -87,7 +87,7 @@ impl std::fmt::Display for ErrorKind {
     }
 }
 
-/// The seeds' messages, word for word.
+/// Messages whose wording clients and tests rely on, word for word.
 pub mod messages {
     /// Any write, DDL or other non-query statement.
     pub const WRITE_REFUSED: &str = "Only read-only SELECT queries are allowed. Write operations (INSERT, UPDATE, DELETE, DROP, etc.) are not permitted.";

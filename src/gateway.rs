@@ -52,7 +52,7 @@ pub struct GatewayConfig {
     /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
     /// `duckgate` binary.
     pub worker_exe: Option<PathBuf>,
-    /// Tables and columns hidden from agents (issue 6).
+    /// Tables and columns hidden from agents.
     pub privacy: PrivacyPolicy,
     /// The audit log every tool call is recorded in, if the operator asked for one.
     pub audit: Option<Arc<AuditLog>>,

@@ -1,4 +1,14 @@
 //! duckgate: a sandboxed, read-only DuckDB query gateway for AI agents over MCP.
+//!
+//! The design is in `docs/ARCHITECTURE.md`; the threat model, with the test behind each claim,
+//! in `SECURITY.md`. One request, by module:
+//!
+//! - [`mcp`]: the line transport and the rmcp handler; every argument capped before any work.
+//! - [`gateway`]: the parent's one entry point; never opens the database.
+//! - [`validate`]: the sqlparser walk and the policy table both walks share.
+//! - [`sandbox`]: the worker pool, the worker's life, and its confinement (`sandbox::confine`).
+//! - [`engine`]: the hardened DuckDB inside the worker: attach, the walk of DuckDB's parse tree,
+//!   the plan check, the shadow catalog under privacy rules, the query.
 
 pub mod error;
 pub mod privacy;

@@ -1,4 +1,4 @@
-//! Privacy rules: tables and columns the operator hides from agents (issue 6).
+//! Privacy rules: tables and columns the operator hides from agents.
 //!
 //! Patterns are case-insensitive globs (`*` any run, `?` one character). A table pattern matches
 //! `name` or `schema.name`; a column pattern matches `table.column` or `schema.table.column`.

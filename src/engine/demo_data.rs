@@ -473,7 +473,10 @@ mod tests {
             )
             .unwrap();
         assert_eq!(yesterday, 288);
-        assert!((7 * 288 - 288..=7 * 288 + 1).contains(&last_week), "{last_week}");
+        assert!(
+            (7 * 288 - 288..=7 * 288 + 1).contains(&last_week),
+            "{last_week}"
+        );
         assert_eq!(future, 0);
         assert!((0..=5).contains(&minutes_old), "{minutes_old}");
         let undocumented: i64 = conn

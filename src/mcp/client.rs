@@ -2,12 +2,18 @@
 //!
 //! Used by the integration tests, the benchmark and `duckgate demo`, so all three speak MCP through
 //! the same code an agent's client would: rmcp's client over the child's stdin/stdout.
+//!
+//! It speaks MCP 2025-11-25 (an `initialize` handshake) unless told to pin another revision
+//! ([`McpClient::spawn_command_pinned`]): one with a handshake (2024-11-05 to 2025-11-25) is asked
+//! for in `initialize`; 2026-07-28 and later start with `server/discover` and send the version,
+//! client info and capabilities in every request's `_meta`.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
+use rmcp::ClientHandler;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     ClientRequest, Implementation, ProgressNotificationParam, ProgressToken, ProtocolVersion,
@@ -15,16 +21,36 @@ use rmcp::model::{
     ServerResult, Tool,
 };
 use rmcp::service::{
-    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestHandle,
+    RoleClient, RunningService,
 };
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, ServiceExt};
 use serde_json::Value;
 
+/// The revision the client asks for when none is pinned.
+pub const DEFAULT_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
 /// The client side's handler: it records progress notifications and otherwise does nothing.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RecordingHandler {
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    protocol_version: ProtocolVersion,
+}
+
+impl Default for RecordingHandler {
+    fn default() -> RecordingHandler {
+        RecordingHandler::pinned(DEFAULT_PROTOCOL_VERSION)
+    }
+}
+
+impl RecordingHandler {
+    /// A handler whose client asks for `protocol_version`.
+    pub fn pinned(protocol_version: ProtocolVersion) -> RecordingHandler {
+        RecordingHandler {
+            progress: Arc::default(),
+            protocol_version,
+        }
+    }
 }
 
 impl ClientHandler for RecordingHandler {
@@ -33,7 +59,7 @@ impl ClientHandler for RecordingHandler {
             ClientCapabilities::default(),
             Implementation::new("duckgate-client", env!("CARGO_PKG_VERSION")),
         )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .with_protocol_version(self.protocol_version.clone())
     }
 
     async fn on_progress(
@@ -99,6 +125,17 @@ impl McpClient {
         command: tokio::process::Command,
         stderr: Stdio,
     ) -> Result<McpClient, String> {
+        McpClient::spawn_command_pinned(command, stderr, DEFAULT_PROTOCOL_VERSION).await
+    }
+
+    /// Spawn a prepared command and start a session pinned to `protocol_version`: through
+    /// `initialize` for a revision that has it, through `server/discover` (offering only that
+    /// revision) for 2026-07-28 and later. The session fails if the server will not speak it.
+    pub async fn spawn_command_pinned(
+        command: tokio::process::Command,
+        stderr: Stdio,
+        protocol_version: ProtocolVersion,
+    ) -> Result<McpClient, String> {
         let program = command
             .as_std()
             .get_program()
@@ -109,10 +146,17 @@ impl McpClient {
             .spawn()
             .map_err(|e| format!("cannot start {program}: {e}"))?;
         let server_pid = transport.id();
-        let service = RecordingHandler::default()
-            .serve(transport)
+        let lifecycle = if protocol_version.has_initialize() {
+            ClientLifecycleMode::Initialize
+        } else {
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![protocol_version.clone()],
+            }
+        };
+        let service = RecordingHandler::pinned(protocol_version.clone())
+            .serve_with_lifecycle(transport, lifecycle)
             .await
-            .map_err(|e| format!("MCP initialize with {program} failed: {e}"))?;
+            .map_err(|e| format!("MCP {protocol_version} start with {program} failed: {e}"))?;
         Ok(McpClient {
             service,
             server_pid,
@@ -124,9 +168,16 @@ impl McpClient {
         self.server_pid
     }
 
-    /// What the server said at `initialize`.
+    /// What the server said at `initialize` (or `server/discover`), with the revision in use.
     pub fn server_info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.service.peer_info()
+    }
+
+    /// The protocol revision this session speaks.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.service
+            .peer_info()
+            .map(|info| info.protocol_version.clone())
     }
 
     /// `tools/list`, all pages.

@@ -28,8 +28,23 @@ use crate::mcp::tools::{
 };
 use crate::protocol::{CatalogSnapshot, ForeignKey, QueryResult, TableInfo};
 
-/// The newest protocol revision this server speaks (the last one with an `initialize` handshake).
-pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol revision this server speaks: 2026-07-28, where a client starts with
+/// `server/discover` (or straight away) and every request carries its own version and
+/// capabilities in `_meta`. Every older revision is still served (see
+/// [`supported_protocol_versions`]).
+pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// The revision `initialize` answers with when the client asks for one it cannot have there:
+/// 2025-11-25, the last with an `initialize` handshake (2026-07-28 has none, so a client that
+/// names it in `initialize` is offered this one instead).
+pub const MAX_INITIALIZE_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// Every protocol revision this server negotiates, oldest first: 2024-11-05, 2025-03-26,
+/// 2025-06-18 and 2025-11-25 over `initialize`, and 2026-07-28 over `server/discover` and
+/// per-request `_meta`. `server/discover` advertises exactly this list.
+pub fn supported_protocol_versions() -> &'static [ProtocolVersion] {
+    ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION)
+}
 
 /// What the server tells an agent at `initialize`.
 pub const INSTRUCTIONS: &str = "duckgate gives read-only SQL access to one DuckDB database. \
@@ -1150,11 +1165,11 @@ impl ServerHandler for DuckgateServer {
                 .with_title("duckgate — sandboxed read-only DuckDB gateway"),
         )
         .with_instructions(INSTRUCTIONS)
-        .with_protocol_version(MAX_PROTOCOL_VERSION)
+        .with_protocol_version(MAX_INITIALIZE_PROTOCOL_VERSION)
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION))
+        Cow::Borrowed(supported_protocol_versions())
     }
 
     async fn list_tools(
@@ -1200,7 +1215,7 @@ impl ServerHandler for DuckgateServer {
             }
             return Err(error);
         };
-        // Every tool call passes here: the audit hook (issue 6) sees each one.
+        // Every tool call passes here: the audit hook sees each one.
         let started = Instant::now();
         let arguments = request.arguments.clone();
         let reply = self.call(tool, request, &context).await;
@@ -1266,6 +1281,26 @@ impl ServerHandler for DuckgateServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn protocol_versions_run_from_2024_11_05_to_2026_07_28() {
+        let versions: Vec<&str> = supported_protocol_versions()
+            .iter()
+            .map(ProtocolVersion::as_str)
+            .collect();
+        assert_eq!(
+            versions,
+            [
+                "2024-11-05",
+                "2025-03-26",
+                "2025-06-18",
+                "2025-11-25",
+                "2026-07-28"
+            ]
+        );
+        assert!(MAX_INITIALIZE_PROTOCOL_VERSION.has_initialize());
+        assert!(!MAX_PROTOCOL_VERSION.has_initialize());
+    }
 
     #[test]
     fn identifiers_are_quoted_with_inner_quotes_doubled() {

@@ -1,5 +1,5 @@
 //! The validator: a pure function from agent-written SQL to "one read-only query over this
-//! database" or a refusal. No I/O, no DuckDB. See DESIGN.md, "Validator policy".
+//! database" or a refusal. No I/O, no DuckDB. See docs/ARCHITECTURE.md, "The layers".
 //!
 //! [`check`] runs, in order:
 //! 1. caps and characters: SQL length (before anything else), control characters;
@@ -63,7 +63,7 @@ mod unresolved_tests;
 pub struct Catalog {
     /// Tables and views of the attached database (hidden tables already left out).
     pub relations: Vec<CatalogRelation>,
-    /// Some privacy rule is set (issue 6): catalog functions, `information_schema`, `SHOW`,
+    /// Some privacy rule is set: catalog functions, `information_schema`, `SHOW`,
     /// which would list hidden names, are refused.
     #[serde(default)]
     pub restricted: bool,
@@ -181,7 +181,7 @@ pub struct Refusal {
 }
 
 /// The refusal for a column that does not exist (a hidden column does not exist for the agent:
-/// issue 6), one message for every such name.
+/// one message for every such name.
 pub fn unknown_column(name: &str) -> Refusal {
     walk::unknown_column(name)
 }

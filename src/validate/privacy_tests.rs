@@ -1,4 +1,4 @@
-//! Hidden tables and columns (issue 6), as the parent sees them: not at all. The gateway hands
+//! Hidden tables and columns, as the parent sees them: not at all. The gateway hands
 //! the validator a catalog with hidden tables and hidden columns removed, and the worker runs
 //! the query against a shadow catalog in which they do not exist either. So the parent treats a
 //! hidden name like any other name: a hidden table is refused exactly like a made-up one, a

@@ -97,7 +97,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    // ----- privacy (issue 6) ---------------------------------------------------------------
+    // ----- privacy ---------------------------------------------------------------
 
     /// Catalog listings (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) would show
     /// hidden names: refused whenever any privacy rule is set.

@@ -8,7 +8,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
-use rmcp::model::CallToolResult;
+use rmcp::model::{CallToolResult, ProtocolVersion};
 use serde_json::Value;
 
 /// A directory removed when dropped.
@@ -124,6 +124,12 @@ pub fn example(name: &str) -> PathBuf {
 /// `duckgate serve --db DB extra…`, initialised. Server logs go to the test's stderr only when
 /// `DUCKGATE_TEST_LOGS` is set.
 pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {
+    serve_pinned(db, extra, duckgate::mcp::client::DEFAULT_PROTOCOL_VERSION).await
+}
+
+/// [`serve`] with a session pinned to `version`: `initialize` for a revision that has it,
+/// `server/discover` and per-request `_meta` for 2026-07-28.
+pub async fn serve_pinned(db: &Path, extra: &[&str], version: ProtocolVersion) -> McpClient {
     let mut command = tokio::process::Command::new(exe());
     command.arg("serve").arg("--db").arg(db).args(extra);
     let stderr = if std::env::var_os("DUCKGATE_TEST_LOGS").is_some() {
@@ -131,9 +137,9 @@ pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {
     } else {
         Stdio::null()
     };
-    McpClient::spawn_command(command, stderr)
+    McpClient::spawn_command_pinned(command, stderr, version.clone())
         .await
-        .expect("duckgate serve initialises")
+        .unwrap_or_else(|e| panic!("duckgate serve starts a {version} session: {e}"))
 }
 
 /// Every tool's outputSchema, compiled.

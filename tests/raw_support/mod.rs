@@ -84,6 +84,25 @@ impl RawSession {
         reply
     }
 
+    /// `server/discover` with `_meta` naming `version`: how a 2026-07-28 client starts.
+    pub async fn discover(&mut self, id: i64, version: &str) -> Value {
+        self.request(
+            id,
+            "server/discover",
+            json!({ "_meta": request_meta(version) }),
+        )
+        .await
+    }
+
+    /// One request line of `method` with `params`, and its reply.
+    pub async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.send(
+            &json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }).to_string(),
+        )
+        .await;
+        self.reply(json!(id)).await
+    }
+
     /// A `tools/call` request line.
     pub async fn call(&mut self, id: i64, tool: &str, arguments: Value) {
         self.send(
@@ -105,4 +124,14 @@ impl RawSession {
             .unwrap();
         assert!(status.success(), "{status}");
     }
+}
+
+/// The `_meta` every 2026-07-28 request carries (SEP-2575): the protocol version, the client's
+/// identity and its capabilities (none).
+pub fn request_meta(version: &str) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": version,
+        "io.modelcontextprotocol/clientInfo": { "name": "raw", "version": "0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
 }

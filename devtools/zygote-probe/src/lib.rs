@@ -9,7 +9,7 @@ pub use nix::unistd::ForkResult;
 /// Only for the zygote benchmark. The caller holds a DuckDB instance whose own threads are
 /// running; after `fork()` the child has only the calling thread, and any lock another thread
 /// held at that moment stays held in the child. That is exactly why duckgate does not ship this
-/// design (DESIGN.md, "Sustained throughput"); the benchmark measures what it would gain.
+/// design (docs/ARCHITECTURE.md, "Decisions"); the benchmark measures what it would gain.
 pub fn fork_for_measurement() -> nix::Result<ForkResult> {
     // SAFETY: `fork` is sound to call; what is unsound by the book is what the child does next in
     // a multi-threaded parent (anything not async-signal-safe). The benchmark's child does that
