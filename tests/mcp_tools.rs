@@ -82,6 +82,13 @@ async fn tools_list_has_the_eight_read_only_tools_with_envelope_output_schemas()
             &json!(["success", "empty", "partial", "error", "refused"])
         );
     }
+    for tool in &tools {
+        let input = serde_json::to_value(tool.input_schema.as_ref()).unwrap();
+        let output = serde_json::to_value(tool.output_schema.as_ref().unwrap().as_ref()).unwrap();
+        for (which, schema) in [("input", &input), ("output", &output)] {
+            assert_strict(&format!("{} {which}", tool.name), schema);
+        }
+    }
     let query = tools.iter().find(|t| t.name == "query").unwrap();
     assert_eq!(query.input_schema["properties"]["limit"]["minimum"], 1);
     assert_eq!(query.input_schema["properties"]["limit"]["maximum"], 10000);
@@ -469,4 +476,39 @@ async fn resources_list_the_snapshot_and_the_table_template_and_read_both() {
     let unknown = client.read_resource("schema://nothing").await.unwrap_err();
     assert!(unknown.contains("-32002"), "{unknown}");
     client.close().await.unwrap();
+}
+
+/// What strict validators (MCP Inspector's `--strict`) ask of a schema: no type arrays (nullable
+/// values are `anyOf` with `null`), and every property has at least one rule.
+fn assert_strict(path: &str, schema: &Value) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    assert!(
+        !map.get("type").is_some_and(Value::is_array),
+        "{path}: a type array: {schema}"
+    );
+    if let Some(Value::Object(properties)) = map.get("properties") {
+        for (name, property) in properties {
+            let rules = property.as_object().map_or(0, |p| {
+                p.keys()
+                    .filter(|k| !matches!(k.as_str(), "description" | "title"))
+                    .count()
+            });
+            assert!(rules > 0, "{path}.{name} has no rules: {property}");
+            assert_strict(&format!("{path}.{name}"), property);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(inner) = map.get(key) {
+            assert_strict(&format!("{path}[{key}]"), inner);
+        }
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(options)) = map.get(key) {
+            for option in options {
+                assert_strict(&format!("{path}({key})"), option);
+            }
+        }
+    }
 }

@@ -193,6 +193,12 @@ impl ErrorBody {
     }
 }
 
+/// A value of JSON type `kind`, or null. Written as `anyOf` rather than a type array
+/// (`["string", "null"]`): strict validators (MCP Inspector's `--strict`) warn on type arrays.
+pub fn nullable(kind: &str) -> Value {
+    json!({ "anyOf": [{ "type": kind }, { "type": "null" }] })
+}
+
 /// The envelope's JSON Schema with `data` described by `data_schema`.
 pub fn output_schema(data_schema: Value) -> Value {
     let statuses: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
@@ -209,14 +215,14 @@ pub fn output_schema(data_schema: Value) -> Value {
                         "properties": {
                             "kind": { "type": "string", "enum": kinds },
                             "message": { "type": "string" },
-                            "construct": { "type": ["string", "null"] },
+                            "construct": nullable("string"),
                             "recovery": {
                                 "type": "object",
                                 "properties": {
-                                    "suggested_tool": { "type": ["string", "null"] },
-                                    "suggested_args": { "type": ["object", "null"] },
+                                    "suggested_tool": nullable("string"),
+                                    "suggested_args": nullable("object"),
                                     "fuzzy_matches": { "type": "array", "items": { "type": "string" } },
-                                    "hint": { "type": ["string", "null"] }
+                                    "hint": nullable("string")
                                 },
                                 "required": ["suggested_tool", "suggested_args", "fuzzy_matches"]
                             }

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
-use crate::mcp::envelope::{ErrorBody, output_schema};
+use crate::mcp::envelope::{ErrorBody, nullable, output_schema};
 
 /// Rows `query` returns when no limit is given.
 pub const QUERY_DEFAULT_LIMIT: i64 = 1000;
@@ -270,7 +270,12 @@ impl ToolName {
             ToolName::ExplainQuery => json!({
                 "type": "object",
                 "properties": {
-                    "plan": {},
+                    "plan": {
+                        "description": "DuckDB's plan as JSON: the list of physical operators \
+                                        (name, children, extra_info), or an object of plans by \
+                                        kind for EXPLAIN ANALYZE",
+                        "anyOf": [{ "type": "array" }, { "type": "object" }]
+                    },
                     "summary": { "type": "string" }
                 },
                 "required": ["plan", "summary"]
@@ -287,10 +292,10 @@ impl ToolName {
                                 "kind": { "type": "string", "enum": ["table", "column"] },
                                 "schema": { "type": "string" },
                                 "table": { "type": "string" },
-                                "column": { "type": ["string", "null"] },
-                                "type": { "type": ["string", "null"] },
+                                "column": nullable("string"),
+                                "type": nullable("string"),
                                 "matched_in": { "type": "string", "enum": ["name", "description", "comment"] },
-                                "text": { "type": ["string", "null"] }
+                                "text": nullable("string")
                             },
                             "required": ["kind", "schema", "table", "column", "type", "matched_in", "text"]
                         }
@@ -353,10 +358,6 @@ fn as_object(value: Value) -> Arc<JsonObject> {
             unreachable!("tool schemas are objects")
         }
     }
-}
-
-fn nullable(kind: &str) -> Value {
-    json!({ "type": [kind, "null"] })
 }
 
 fn table_summary_schema() -> Value {
