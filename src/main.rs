@@ -56,6 +56,17 @@ enum Command {
         #[arg(long, value_parser = user_path)]
         db: Option<PathBuf>,
     },
+    /// Import CSV files (or every .csv in a folder) into a new DuckDB file to serve: one table
+    /// per file, column types detected, a comment saying where each came from. Runs on your own
+    /// files in this process; nothing of it is reachable over MCP.
+    Import {
+        /// The new database file to write (must not exist).
+        #[arg(long, value_parser = user_path)]
+        out: PathBuf,
+        /// CSV files, or folders whose .csv files to import.
+        #[arg(required = true, value_parser = user_path)]
+        inputs: Vec<PathBuf>,
+    },
     /// Write a synthetic CGM database and drive a real MCP session against it.
     Demo {
         /// Where to write the demo database.
@@ -263,6 +274,7 @@ async fn run(command: Command) -> ExitCode {
         }
         Command::Check { db, sql } => check(db, sql).await,
         Command::CheckSandbox { db } => check_sandbox(db).await,
+        Command::Import { out, inputs } => import(out, inputs),
         Command::Demo { out } => demo(out).await,
         Command::Worker { .. } => ExitCode::from(2),
     }
@@ -528,6 +540,38 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 text.push_str(&format!("\nnext step: {}", refusal.suggestion));
             }
             out::text(&text);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `duckgate import`: the operator's CSV files into a new database, then the command to serve it.
+fn import(out: PathBuf, inputs: Vec<PathBuf>) -> ExitCode {
+    let files = match duckgate::engine::import::csv_files(&inputs) {
+        Ok(files) => files,
+        Err(e) => return usage_error(&e),
+    };
+    match duckgate::engine::import::import_csv(&out, &files) {
+        Ok(tables) => {
+            let mut text = format!("Wrote {}:", out.display());
+            for table in &tables {
+                text.push_str(&format!(
+                    "\n  {} ({} rows) from {}",
+                    table.name,
+                    table.rows,
+                    table.source.display()
+                ));
+            }
+            let db = std::path::absolute(&out).unwrap_or(out);
+            text.push_str(&format!(
+                "\nServe it with: duckgate serve --db {}",
+                db.display()
+            ));
+            out::text(&text);
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            tracing::error!("import failed: {e}");
             ExitCode::from(1)
         }
     }

@@ -271,3 +271,83 @@ fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouc
     wal.push(".wal");
     assert!(!PathBuf::from(wal).exists(), "a WAL appeared");
 }
+
+/// `duckgate import` turns a CGM vendor's CSV export (dates, numbers, text) into a table with
+/// detected column types and a comment naming its source, and the result is served like any
+/// database: a query through a confined worker reads it back.
+#[test]
+fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
+    let dir = std::env::temp_dir().join(format!("duckgate-cli-import-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("export")).unwrap();
+    let csv = dir.join("export").join("Glucose Readings 2026.csv");
+    std::fs::write(
+        &csv,
+        "Timestamp,Glucose Value (mg/dL),Trend,Device\n\
+         2026-11-20 08:00:00,112,Flat,G7 sensor\n\
+         2026-11-20 08:05:00,118,Rising,G7 sensor\n\
+         2026-11-20 08:10:00,131,Rising,G7 sensor\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("export").join("notes.txt"), "not a csv").unwrap();
+    let out = dir.join("health.duckdb");
+    let export = dir.join("export");
+    let imported = duckgate(
+        &[
+            "import",
+            "--out",
+            out.to_str().unwrap(),
+            export.to_str().unwrap(),
+        ],
+        None,
+        None,
+    );
+    assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
+    let said = stdout(&imported);
+    assert!(said.contains("glucose_readings_2026 (3 rows)"), "{said}");
+    assert!(said.contains("duckgate serve --db"), "{said}");
+
+    let typed = duckgate(
+        &[
+            "query",
+            "SELECT any_value(typeof(\"Timestamp\")) AS t, \
+             any_value(typeof(\"Glucose Value (mg/dL)\")) AS g, any_value(typeof(Trend)) AS tr, \
+             max(\"Glucose Value (mg/dL)\") AS top, \
+             (SELECT comment FROM duckdb_tables() WHERE table_name = 'glucose_readings_2026') AS c \
+             FROM glucose_readings_2026",
+        ],
+        Some(&out),
+        None,
+    );
+    let text = stdout(&typed);
+    assert_eq!(typed.status.code(), Some(0), "{text}{}", stderr(&typed));
+    assert!(text.contains("TIMESTAMP"), "{text}");
+    assert!(
+        text.contains("BIGINT") || text.contains("INTEGER"),
+        "{text}"
+    );
+    assert!(text.contains("VARCHAR"), "{text}");
+    assert!(text.contains("131"), "{text}");
+    assert!(text.contains("Imported by duckgate import from"), "{text}");
+
+    // A second import over the same file is refused and leaves it as it was.
+    let before = std::fs::read(&out).unwrap();
+    let again = duckgate(
+        &[
+            "import",
+            "--out",
+            out.to_str().unwrap(),
+            csv.to_str().unwrap(),
+        ],
+        None,
+        None,
+    );
+    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,7 @@ mod checker;
 mod convert;
 pub mod demo_data;
 mod errors;
+pub mod import;
 mod plan_check;
 mod shadow;
 mod statement;
@@ -27,6 +28,9 @@ use serde_json::Value as Json;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::{CatalogSnapshot, ColumnMeta, ExplainResult, QueryResult, WorkerError};
+// The engine's names for the one quoting rule (`crate::sql_text`); `shadow.rs` and
+// `plan_check.rs` use them too.
+use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
 use crate::validate::tree::{TreeFacts, TreeRules};
 use convert::ColumnType;
 use errors::{attach_error, not_found, query_error, worker_error};
@@ -102,16 +106,6 @@ impl std::fmt::Debug for Engine {
             .field("privacy", &self.privacy.is_some())
             .finish_non_exhaustive()
     }
-}
-
-/// `path` as a single-quoted SQL string literal.
-fn sql_string(text: &str) -> String {
-    format!("'{}'", text.replace('\'', "''"))
-}
-
-/// `name` as a double-quoted SQL identifier.
-fn sql_identifier(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
