@@ -401,18 +401,6 @@ impl Gateway {
             .await?)
     }
 
-    /// Test-only: send a raw request to a worker (probes). Refused unless the bypass allows probes.
-    pub async fn raw_request(&self, request: &Request) -> Result<Response, GatewayError> {
-        if !self.inner.bypass.is_off(Layer::Probe) {
-            return Err(GatewayError::new(
-                ErrorKind::PolicyBlocked,
-                "raw worker requests are test-only",
-            ));
-        }
-        self.run(request, &CancellationToken::new(), MAX_CATALOG_REPLY_BYTES)
-            .await
-    }
-
     /// The start-up refusal, if the server refuses to run queries.
     pub fn refusal(&self) -> Result<(), GatewayError> {
         match &self.inner.confinement {

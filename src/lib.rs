@@ -12,6 +12,7 @@
 
 pub mod error;
 pub mod privacy;
+pub mod sql_text;
 pub mod validate;
 
 #[cfg(feature = "engine")]

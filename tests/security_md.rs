@@ -6,6 +6,10 @@
 //! between, e.g. `` `src/validate/mod.rs::tests::refuses_insert` ``). Each cited file must exist,
 //! each cited test must be defined in it (`fn name`), and each cited module must be declared in
 //! it (`mod name`). A renamed or deleted test therefore fails CI until SECURITY.md is updated.
+//!
+//! SECURITY.md's claim about `unsafe` is checked against the tree itself: the lint table it names
+//! forbids `unsafe_code`, and the crates it lists are exactly the ones whose Rust code uses
+//! `unsafe`.
 
 use std::path::{Path, PathBuf};
 
@@ -23,12 +27,14 @@ struct Citation {
 }
 
 /// The first path segments that mark a backticked span as a repository path.
-const REPO_DIRS: [&str; 8] = [
+const REPO_DIRS: [&str; 10] = [
     "src/",
     "tests/",
     "examples/",
     "fuzz/",
     "benches/",
+    "devtools/",
+    "vendor/",
     ".ci/",
     ".clusterfuzzlite/",
     ".github/",
@@ -279,4 +285,312 @@ fn whole_word_match_does_not_accept_a_prefix() {
         "fn",
         "worker_cannot_read_secret_file_twice"
     ));
+}
+
+// --- where `unsafe` is forbidden, and where it lives ------------------------------------------
+
+/// The supply-chain bullet of SECURITY.md that makes the `unsafe` claim: the top-level list item
+/// holding this span, with its nested items.
+const UNSAFE_CLAIM: &str = r#"`unsafe_code = "forbid"`"#;
+
+/// The `UNSAFE_CLAIM` bullet of `markdown`: its own lines, and the text of each nested item.
+fn unsafe_claim(markdown: &str) -> (String, Vec<String>) {
+    let lines: Vec<&str> = markdown.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(UNSAFE_CLAIM))
+        .unwrap_or_else(|| panic!("SECURITY.md has no bullet with {UNSAFE_CLAIM}"));
+    let start = (0..=at)
+        .rev()
+        .find(|&i| lines[i].starts_with("- "))
+        .unwrap_or_else(|| panic!("{UNSAFE_CLAIM} is not in a top-level bullet of SECURITY.md"));
+    let mut own = String::new();
+    let mut nested: Vec<String> = Vec::new();
+    for (offset, line) in lines[start..].iter().enumerate() {
+        let ends_bullet = line.trim().is_empty() || !line.starts_with(' ');
+        if offset > 0 && ends_bullet {
+            break;
+        }
+        if let Some(item) = line.strip_prefix("  - ") {
+            nested.push(item.to_string());
+        } else if let Some(last) = nested.last_mut() {
+            last.push(' ');
+            last.push_str(line.trim());
+        } else {
+            own.push_str(line);
+            own.push('\n');
+        }
+    }
+    (own, nested)
+}
+
+/// The crate directories SECURITY.md says hold `unsafe`: the first backticked span of each nested
+/// item of the claim, each a directory with a `Cargo.toml`.
+fn crates_said_to_hold_unsafe(root: &Path, markdown: &str) -> Vec<String> {
+    let (_, nested) = unsafe_claim(markdown);
+    nested
+        .iter()
+        .map(|item| {
+            let dir = backticked_spans(item)
+                .first()
+                .unwrap_or_else(|| panic!("SECURITY.md: `{item}` names no crate in backticks"))
+                .trim_end_matches('/')
+                .to_string();
+            assert!(
+                root.join(&dir).join("Cargo.toml").is_file(),
+                "SECURITY.md says `{dir}` holds unsafe code, but it is not a crate directory"
+            );
+            dir
+        })
+        .collect()
+}
+
+/// The whole-word identifiers and keywords of Rust `source` outside comments and string and
+/// character literals. A small lexer, enough for the repository's own code, not a Rust parser.
+fn code_words(source: &str) -> Vec<&str> {
+    let b = source.as_bytes();
+    // Non-ASCII bytes count as word bytes, so a word never splits a UTF-8 character.
+    let word_byte = |c: u8| c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80;
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.starts_with(b"//") {
+            i += rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+        } else if rest.starts_with(b"/*") {
+            let mut depth = 0usize;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'"' {
+            i = end_of_string(b, i + 1);
+        } else if b[i] == b'\'' {
+            i = end_of_char_or_lifetime_quote(b, i);
+        } else if word_byte(b[i]) {
+            let start = i;
+            while i < b.len() && word_byte(b[i]) {
+                i += 1;
+            }
+            let word = &source[start..i];
+            let hashes = b[i..].iter().take_while(|&&c| c == b'#').count();
+            match (word, b.get(i + hashes)) {
+                // A raw string (`r"…"`, `br#"…"#`, `cr"…"`): skip to its closing quote and hashes.
+                ("r" | "br" | "cr", Some(b'"')) => {
+                    let close = [b"\"".as_slice(), &b"#".repeat(hashes)].concat();
+                    let body = i + hashes + 1;
+                    i = b[body..]
+                        .windows(close.len())
+                        .position(|w| w == close.as_slice())
+                        .map_or(b.len(), |at| body + at + close.len());
+                }
+                // A raw identifier (`r#unsafe`) is a name, not the keyword.
+                ("r", Some(&c)) if hashes == 1 && word_byte(c) => {
+                    i += 1;
+                    while i < b.len() && word_byte(b[i]) {
+                        i += 1;
+                    }
+                }
+                _ => words.push(word),
+            }
+        } else {
+            i += 1;
+        }
+    }
+    words
+}
+
+/// The index just past the string literal whose body starts at `i`.
+fn end_of_string(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    b.len()
+}
+
+/// At a `'`: the index just past a character literal, or just past the quote of a lifetime or
+/// label (whose name is then read as a word).
+fn end_of_char_or_lifetime_quote(b: &[u8], i: usize) -> usize {
+    match b.get(i + 1) {
+        Some(b'\\') => {
+            let mut j = i + 3;
+            while j < b.len() && b[j] != b'\'' {
+                j += 1;
+            }
+            j + 1
+        }
+        Some(&lead) => {
+            let width = match lead {
+                0xF0.. => 4,
+                0xE0.. => 3,
+                0x80.. => 2,
+                _ => 1,
+            };
+            if b.get(i + 1 + width) == Some(&b'\'') {
+                i + 2 + width
+            } else {
+                i + 1
+            }
+        }
+        None => b.len(),
+    }
+}
+
+fn uses_unsafe(source: &str) -> bool {
+    code_words(source).contains(&"unsafe")
+}
+
+/// Every `.rs` file under `dir`, skipping build output (`target`), installed packages
+/// (`node_modules`) and hidden directories (`.git`, virtual environments).
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry
+            .file_type()
+            .unwrap_or_else(|e| panic!("cannot stat {}: {e}", path.display()));
+        if kind.is_dir() {
+            if !(name.starts_with('.') || name == "target" || name == "node_modules") {
+                rust_files(&path, out);
+            }
+        } else if kind.is_file() && name.ends_with(".rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The directory of the package `file` belongs to (the nearest one with a `Cargo.toml`),
+/// relative to `root`; `"."` for the duckgate package itself.
+fn package_of(root: &Path, file: &Path) -> String {
+    let dir = file
+        .ancestors()
+        .skip(1)
+        .take_while(|dir| dir.starts_with(root))
+        .find(|dir| dir.join("Cargo.toml").is_file())
+        .unwrap_or(root);
+    match dir.strip_prefix(root) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.to_string_lossy().into_owned(),
+        _ => ".".to_string(),
+    }
+}
+
+/// SECURITY.md names the lint that forbids `unsafe` in duckgate's package, and `Cargo.toml`'s
+/// `[lints.rust]` table holds exactly that line (cargo applies it to every target).
+#[test]
+fn unsafe_code_is_forbidden_by_the_lint_table_security_md_names() {
+    let (claim, _) = unsafe_claim(&security_md());
+    for span in ["`Cargo.toml`", "`[lints.rust]`", UNSAFE_CLAIM] {
+        assert!(
+            claim.contains(span),
+            "SECURITY.md's unsafe claim no longer names {span}:\n{claim}"
+        );
+    }
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).expect("Cargo.toml");
+    let lints_rust: Vec<&str> = manifest
+        .lines()
+        .skip_while(|line| line.trim() != "[lints.rust]")
+        .skip(1)
+        .take_while(|line| !line.trim_start().starts_with('['))
+        .map(str::trim)
+        .collect();
+    let line = UNSAFE_CLAIM.trim_matches('`');
+    assert!(
+        lints_rust.contains(&line),
+        "Cargo.toml's [lints.rust] table has no `{line}`: {lints_rust:?}"
+    );
+}
+
+/// Every Rust file of the repository (vendored crates, helper crates and fuzz targets included)
+/// that uses `unsafe` belongs to a crate SECURITY.md lists as holding it, and every crate it
+/// lists does: the list can neither miss a crate nor keep one that no longer needs `unsafe`.
+#[test]
+fn unsafe_appears_only_in_the_crates_security_md_names() {
+    let root = repo_root();
+    let said: Vec<String> = crates_said_to_hold_unsafe(&root, &security_md());
+    assert!(
+        !said.is_empty(),
+        "SECURITY.md lists no crate holding unsafe"
+    );
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    assert!(
+        files.iter().any(|f| f.ends_with("src/lib.rs")),
+        "the scan found no src/lib.rs under {}",
+        root.display()
+    );
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        if uses_unsafe(&source) {
+            found.push((package_of(&root, file), file.clone()));
+        }
+    }
+    let unlisted: Vec<String> = found
+        .iter()
+        .filter(|(package, _)| !said.contains(package))
+        .map(|(package, file)| format!("{} (package `{package}`)", file.display()))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "`unsafe` where SECURITY.md does not say it lives:\n{}",
+        unlisted.join("\n")
+    );
+    let without: Vec<&String> = said
+        .iter()
+        .filter(|dir| !found.iter().any(|(package, _)| package == *dir))
+        .collect();
+    assert!(
+        without.is_empty(),
+        "SECURITY.md says these crates hold unsafe, but none of their Rust code does: {without:?}"
+    );
+}
+
+/// The scan behind the test above must be able to fail: it sees `unsafe` blocks, functions,
+/// `impl`s and attributes, and not the word in comments, strings, characters or longer names.
+#[test]
+fn the_unsafe_scan_sees_code_not_comments_strings_or_longer_names() {
+    for code in [
+        "fn f() { unsafe { g() } }",
+        "pub unsafe fn f() {}",
+        "unsafe impl Send for X {}",
+        "#[unsafe(no_mangle)] extern \"C\" fn f() {}",
+        "let c = '\"'; let s = \"\\\"\"; unsafe { g() }",
+        "fn f<'a>(x: &'a str) -> &'a str { unsafe { g(x) } }",
+        "let s = r#\"a \" b\"#; unsafe { g() }",
+        "/* /* nested */ still a comment */ unsafe { g() }",
+    ] {
+        assert!(uses_unsafe(code), "missed the `unsafe` in: {code}");
+    }
+    for text in [
+        "// unsafe { g() }",
+        "/* unsafe /* nested unsafe */ unsafe */ fn f() {}",
+        "/// An unsafe-free doc comment\nfn f() {}",
+        "let s = \"unsafe { g() }\";",
+        "let s = \"quoted \\\" unsafe\";",
+        "let s = r#\"raw \" unsafe\"#;",
+        "let s = br\"unsafe\";",
+        "let q = '\\''; let s = \"unsafe\";",
+        "#![deny(unsafe_op_in_unsafe_fn)] const DUCKGATE_UNSAFE_TEST_BYPASS: u8 = 0;",
+        "let r#unsafe = 1;",
+    ] {
+        assert!(!uses_unsafe(text), "saw `unsafe` code in: {text}");
+    }
 }

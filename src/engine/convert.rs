@@ -212,7 +212,7 @@ fn quote_identifier_if_needed(name: &str) -> String {
     if simple {
         name.to_string()
     } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
+        crate::sql_text::quote_identifier(name)
     }
 }
 

@@ -28,8 +28,7 @@ use serde_json::Value as Json;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::{CatalogSnapshot, ColumnMeta, ExplainResult, QueryResult, WorkerError};
-// The engine's names for the one quoting rule (`crate::sql_text`); `shadow.rs` and
-// `plan_check.rs` use them too.
+// The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
 use crate::validate::tree::{TreeFacts, TreeRules};
 use convert::ColumnType;

@@ -27,6 +27,7 @@ use crate::mcp::tools::{
     SearchArgs, ToolName,
 };
 use crate::protocol::{CatalogSnapshot, ForeignKey, QueryResult, TableInfo};
+use crate::sql_text::quote_identifier;
 
 /// The newest protocol revision this server speaks: 2026-07-28, where a client starts with
 /// `server/discover` (or straight away) and every request carries its own version and
@@ -963,11 +964,6 @@ fn table_detail(catalog: &CatalogSnapshot, table: &TableInfo) -> Value {
         "foreign_keys": outgoing_keys(catalog, table),
         "referenced_by": referenced_by,
     })
-}
-
-/// `"name"` with inner quotes doubled: a DuckDB identifier whatever it contains.
-pub fn quote_identifier(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// The first `"…"` or `'…'` quoted text of a message (DuckDB names the missing object so).
