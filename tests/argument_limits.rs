@@ -2,17 +2,17 @@
 //! answer: through the real binary over stdio, on a real DuckDB file.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
 mod raw_support;
+mod support;
 
 use std::time::Instant;
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use duckgate::mcp::tools::{MAX_NAME_BYTES, MAX_SEARCH_BYTES, MAX_URI_BYTES};
-use mcp_support::{assert_failed, cgm_db, exe, serve, status};
 use raw_support::RawSession;
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
+use support::{assert_failed, cgm_db, exe, serve, status};
 
 /// 15 MiB: under rmcp's 16 MiB line cap, so the server reads and must refuse it itself.
 const HUGE: usize = 15 << 20;

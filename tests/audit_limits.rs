@@ -4,17 +4,17 @@
 //! `--audit-max-bytes` (or `[audit] max_bytes`).
 #![cfg(feature = "engine")]
 
-mod mcp_support;
 mod raw_support;
+mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use duckgate::audit::{rotated_path, sha256_hex};
 use duckgate::mcp::client::envelope_of;
-use mcp_support::{assert_failed, cgm_db, exe, serve, status};
 use raw_support::RawSession;
 use serde_json::{Value, json};
+use support::{assert_failed, cgm_db, exe, serve, status};
 
 /// 15 MiB: under rmcp's 16 MiB line cap, so the server reads it and must bound it itself.
 const HUGE: usize = 15 << 20;

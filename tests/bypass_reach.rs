@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Spelled out on purpose, not `duckgate::sandbox::bypass::ENV_VAR`: this test pins the name
+/// operators and the suite use.
 const ENV_VAR: &str = "DUCKGATE_UNSAFE_TEST_BYPASS";
 
 fn duckgate() -> Command {

@@ -6,8 +6,8 @@
 //! `harden: false` and see them succeed, which proves it is the hardening that denies.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
-use mcp_support::TempDir;
+mod support;
+use support::TempDir;
 
 use std::path::{Path, PathBuf};
 

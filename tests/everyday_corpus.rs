@@ -14,7 +14,7 @@
 #![cfg(feature = "engine")]
 
 mod everyday;
-mod mcp_support;
+mod support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -26,8 +26,8 @@ use duckdb::types::{TimeUnit, Value};
 use duckdb::{AccessMode, Config, Connection};
 use duckgate::mcp::client::{McpClient, envelope_of};
 use everyday::{CORPUS, Entry, SCHEMA, parse_corpus};
-use mcp_support::{TempDir, make_db, serve};
 use serde_json::{Value as Json, json};
+use support::{TempDir, make_db, serve};
 
 /// The zone the server is started in and the oracle sets: it has daylight saving time, so a
 /// server that ignored it would answer "today" and hour-of-day questions differently.

@@ -12,7 +12,7 @@
 //! file alone builds it first.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -21,8 +21,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
-use mcp_support::{OutputSchemas, cgm_db, example, exe, status};
 use serde_json::{Value, json};
+use support::{OutputSchemas, cgm_db, example, exe, status};
 
 /// The wrapper example (built once per test binary).
 fn wrapper() -> &'static Path {
@@ -378,11 +378,10 @@ async fn on_every_older_landlock_abi_the_server_starts_and_names_each_mechanism(
     for abi in 1..=5 {
         let log = dir.path().join(format!("stderr-abi{abi}.log"));
         let mut command = tokio::process::Command::new(exe());
-        command
-            .arg("serve")
-            .arg("--db")
-            .arg(&db)
-            .env("DUCKGATE_UNSAFE_TEST_BYPASS", format!("landlock_abi_{abi}"));
+        command.arg("serve").arg("--db").arg(&db).env(
+            duckgate::sandbox::bypass::ENV_VAR,
+            format!("landlock_abi_{abi}"),
+        );
         let stderr = File::create(&log).expect("stderr file");
         let client = McpClient::spawn_command(command, Stdio::from(stderr))
             .await
@@ -461,7 +460,7 @@ fn check_sandbox_reports_the_posture_and_exits_by_it() {
     let mut capped = Command::new(exe());
     capped
         .arg("check-sandbox")
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", "landlock_abi_2");
+        .env(duckgate::sandbox::bypass::ENV_VAR, "landlock_abi_2");
     let capped = run(capped);
     let stdout = String::from_utf8_lossy(&capped.stdout);
     assert_eq!(capped.status.code(), Some(0), "{stdout}");

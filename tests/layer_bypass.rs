@@ -4,8 +4,8 @@
 //! the hardening off too, the worker's sandbox alone still denies the file routes.
 //! (tests/worker_checks.rs shows the worker's checks with the parent's validator off.)
 
-mod mcp_support;
-use mcp_support::{TempDir, query_with_bypass};
+mod support;
+use support::{TempDir, query_with_bypass};
 
 use std::path::{Path, PathBuf};
 

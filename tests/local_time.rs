@@ -13,12 +13,12 @@
 //! the same zone.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use duckdb::{AccessMode, Config, Connection};
 use duckgate::mcp::client::{McpClient, envelope_of};
-use mcp_support::{TempDir, make_db, serve};
 use serde_json::{Value, json};
+use support::{TempDir, make_db, serve};
 
 const READINGS: &str = "
 CREATE TABLE readings (read_at TIMESTAMPTZ NOT NULL, glucose INTEGER);

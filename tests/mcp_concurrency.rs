@@ -1,13 +1,13 @@
 //! Cancellation, progress and concurrent calls against the real binary.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::envelope_of;
-use mcp_support::{cgm_db, cpu_ticks, is_dead, serve, wait_until, workers_of};
 use serde_json::json;
+use support::{cgm_db, cpu_ticks, is_dead, serve, wait_until, workers_of};
 
 /// Runs for minutes unless killed (DuckDB does not stop a single aggregate early).
 const ENDLESS: &str = "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3";

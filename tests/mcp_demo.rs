@@ -1,11 +1,11 @@
 //! The demo session: the same MCP client code `duckgate demo` uses, driving the real binary.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::process::Command;
 
-use mcp_support::{TempDir, cgm_db, exe};
+use support::{TempDir, cgm_db, exe};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox() {

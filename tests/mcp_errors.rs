@@ -3,15 +3,15 @@
 //! recovery, `isError: true`, and an envelope that matches the tool's outputSchema.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use duckgate::error::messages;
 use duckgate::mcp::client::{envelope_of, text_of};
-use mcp_support::{OutputSchemas, assert_failed, cgm_db, exe, serve};
 use serde_json::{Value, json};
+use support::{OutputSchemas, assert_failed, cgm_db, exe, serve};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -348,7 +348,7 @@ async fn a_query_over_the_memory_limit_is_a_resource_limit() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_missing_database_says_where_it_looked_and_shows_the_operators_hint() {
-    let dir = mcp_support::TempDir::new("missing");
+    let dir = support::TempDir::new("missing");
     let db = dir.path().join("not-there.duckdb");
     let hint = "Run 'run-pipeline' to fetch data from the Tandem API before querying.";
     let client = serve(&db, &["--missing-db-hint", hint]).await;
@@ -376,7 +376,7 @@ async fn a_writer_holding_the_lock_gives_database_locked_and_a_retry() {
     let client = serve(&db, &[]).await;
     // Read the catalog while the file is free, as an agent's first call would.
     let first = client.call("list_tables", json!({})).await.unwrap();
-    assert_eq!(mcp_support::status(&first), "success");
+    assert_eq!(support::status(&first), "success");
     let writer = duckdb::Connection::open(&db).unwrap();
     writer
         .execute_batch("INSERT INTO events VALUES (100, 1, 'bolus', 1.5)")
@@ -565,7 +565,7 @@ async fn protocol_versions_up_to_2025_11_25_are_negotiated_and_newer_ones_fall_b
 #[tokio::test(flavor = "multi_thread")]
 async fn a_server_on_a_missing_database_reports_its_posture_and_answers_database_not_found_until_it_exists()
  {
-    let dir = mcp_support::TempDir::new("missing-posture");
+    let dir = support::TempDir::new("missing-posture");
     let db = dir.path().join("later.duckdb");
     let hint = "Run the nightly import first.";
     let client = serve(&db, &["--missing-db-hint", hint]).await;
@@ -601,7 +601,7 @@ async fn a_server_on_a_missing_database_reports_its_posture_and_answers_database
 
     // Once the file is there, the next call reads it: no worker confined before it existed
     // (and so without a grant for it) is handed the call.
-    mcp_support::make_db(&db, "CREATE TABLE t AS SELECT * FROM range(3) r(i);");
+    support::make_db(&db, "CREATE TABLE t AS SELECT * FROM range(3) r(i);");
     let result = client
         .call("query", json!({ "sql": "SELECT count(*) AS n FROM t" }))
         .await

@@ -2,11 +2,11 @@
 //! Each result's structuredContent is validated against the tool's published outputSchema.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use duckgate::mcp::client::{envelope_of, text_of};
-use mcp_support::{OutputSchemas, cgm_db, serve, status};
 use serde_json::{Value, json};
+use support::{OutputSchemas, cgm_db, serve, status};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn initialize_negotiates_2025_11_25_names_the_server_and_tells_how_to_start() {
@@ -348,7 +348,7 @@ async fn sample_rows_quotes_catalog_identifiers_so_odd_names_work_and_nothing_is
         )
         .await
         .unwrap();
-    assert_eq!(mcp_support::error_kind(&injected), "unknown_name");
+    assert_eq!(support::error_kind(&injected), "unknown_name");
     let events = client
         .call("query", json!({ "sql": "SELECT count(*) FROM events" }))
         .await

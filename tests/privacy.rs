@@ -3,17 +3,15 @@
 //! unknown one, and the audit log records every call (and nothing of the results).
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use duckgate::mcp::client::{McpClient, envelope_of};
-use mcp_support::{
-    FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status, workers_of,
-};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
+use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status, workers_of};
 
 struct Fixture {
     dir: TempDir,

@@ -8,12 +8,12 @@
 //! catalog in which hidden objects do not exist (`src/engine/shadow.rs`).
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
-use mcp_support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
+use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status};
 
 /// A view stored in the database over the hidden table: not hidden itself.
 const VIEW_OVER_HIDDEN_TABLE: &str = "CREATE VIEW payload_view AS SELECT * FROM raw_payloads;";

@@ -8,13 +8,13 @@
 //! the database itself defines over a hidden column.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use duckgate::privacy::{PLAN_REFUSAL, PLAN_REFUSAL_HINT};
-use mcp_support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, status};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
+use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, status};
 
 /// A view over the hidden serial number, added to [`PRIVATE_SCHEMA`]: the view is not hidden
 /// itself, so the validator sees only its visible name and columns.
@@ -148,7 +148,7 @@ fn fixture(tag: &str) -> Fixture {
 /// `duckgate serve` with the same rules as `tests/privacy.rs`, and `bypass` as the test-only
 /// layer switch (empty: none).
 async fn server(f: &Fixture, bypass: &str) -> McpClient {
-    let mut command = tokio::process::Command::new(mcp_support::exe());
+    let mut command = tokio::process::Command::new(support::exe());
     command.args(["serve", "--db"]).arg(&f.db).args([
         "--hide-table",
         "raw_payloads",
@@ -158,7 +158,7 @@ async fn server(f: &Fixture, bypass: &str) -> McpClient {
         "readings.secret_note",
     ]);
     if !bypass.is_empty() {
-        command.env("DUCKGATE_UNSAFE_TEST_BYPASS", bypass);
+        command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
     }
     McpClient::spawn_command(command, std::process::Stdio::null())
         .await

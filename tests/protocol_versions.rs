@@ -4,19 +4,19 @@
 //! through raw JSON-RPC lines, so the exact wire messages are checked too.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
 mod raw_support;
+mod support;
 
 use std::time::Duration;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use duckgate::mcp::tools::ToolName;
-use mcp_support::{
-    OutputSchemas, cgm_db, cpu_ticks, exe, is_dead, serve_pinned, status, wait_until, workers_of,
-};
 use raw_support::{RawSession, request_meta};
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
+use support::{
+    OutputSchemas, cgm_db, cpu_ticks, exe, is_dead, serve_pinned, status, wait_until, workers_of,
+};
 
 const SUPPORTED: [&str; 5] = [
     "2024-11-05",

@@ -3,14 +3,14 @@
 //! still gets its whole `--timeout` once it runs. Real binary over stdio.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::envelope_of;
-use mcp_support::{assert_failed, cgm_db, error_kind, is_dead, serve, wait_until, workers_of};
 use rmcp::model::CallToolResult;
 use serde_json::json;
+use support::{assert_failed, cgm_db, error_kind, is_dead, serve, wait_until, workers_of};
 use tokio::task::JoinHandle;
 
 /// Runs for minutes unless killed (DuckDB does not stop a single aggregate early).

@@ -15,8 +15,8 @@
 //! kernel without landlock does.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
-use mcp_support::TempDir;
+mod support;
+use support::TempDir;
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -145,7 +145,7 @@ impl Worker {
             Kernel::Native => Command::new(env!("CARGO_BIN_EXE_duckgate")),
             // The wrapper execs the binary in place: the test process stays the parent.
             Kernel::WithoutLandlock | Kernel::WithoutLandlockAllowed => {
-                let mut command = Command::new(mcp_support::example("without_kernel_feature"));
+                let mut command = Command::new(support::example("without_kernel_feature"));
                 command.args(["landlock", "--", env!("CARGO_BIN_EXE_duckgate")]);
                 command
             }
@@ -153,7 +153,7 @@ impl Worker {
         let mut child = command
             .args(args.to_argv())
             .env_clear()
-            .env("DUCKGATE_UNSAFE_TEST_BYPASS", bypass)
+            .env(duckgate::sandbox::bypass::ENV_VAR, bypass)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             // A pipe, not the harness's stderr: the worker may not grow files (RLIMIT_FSIZE 0).

@@ -15,7 +15,7 @@
 #![cfg(feature = "engine")]
 
 mod everyday;
-mod mcp_support;
+mod support;
 
 use std::path::Path;
 
@@ -23,7 +23,7 @@ use duckgate::engine::{Engine, EngineConfig};
 use duckgate::error::ErrorKind;
 use duckgate::gateway::validator_catalog;
 use duckgate::validate::{self, Catalog, Policy, StatementKind, corpus, generate};
-use mcp_support::TempDir;
+use support::TempDir;
 
 /// What a side decided, as far as policy goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@
 //!   refusal then cannot be the hardening's: the control query shows the unhardened engine would
 //!   have read the file.
 
-mod mcp_support;
-use mcp_support::{TempDir, query_with_bypass as query};
+mod support;
+use support::{TempDir, query_with_bypass as query};
 
 use std::path::{Path, PathBuf};
 

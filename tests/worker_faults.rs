@@ -1,8 +1,8 @@
 //! Runaway queries, killed workers, long runs and concurrent writers, against the real binary
 //! over MCP: whatever happens to one worker, the server keeps serving.
 
-mod mcp_support;
-use mcp_support::{TempDir, serve};
+mod support;
+use support::{TempDir, serve};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

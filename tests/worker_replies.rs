@@ -9,7 +9,7 @@
 //! SQL names a misbehaviour, as a compromised worker could.
 #![cfg(feature = "engine")]
 
-mod mcp_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use duckgate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
-use mcp_support::{cgm_db, example};
 use serde_json::json;
+use support::{cgm_db, example};
 use tokio_util::sync::CancellationToken;
 
 /// The relay example (built once per test binary).

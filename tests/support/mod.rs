@@ -337,7 +337,7 @@ pub fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
         .args(["query", "--db"])
         .arg(db)
         .arg(sql)
-        .env("DUCKGATE_UNSAFE_TEST_BYPASS", layers)
+        .env(duckgate::sandbox::bypass::ENV_VAR, layers)
         .output()
         .expect("run duckgate query");
     (
