@@ -30,19 +30,18 @@ fn fixture(tag: &str) -> Fixture {
     Fixture { _dir: dir, db }
 }
 
+/// The rules every test here serves under.
+const RULES: [&str; 6] = [
+    "--hide-table",
+    "raw_payloads",
+    "--hide-column",
+    "*.serial_number",
+    "--hide-column",
+    "readings.secret_note",
+];
+
 async fn private_server(f: &Fixture) -> McpClient {
-    serve(
-        &f.db,
-        &[
-            "--hide-table",
-            "raw_payloads",
-            "--hide-column",
-            "*.serial_number",
-            "--hide-column",
-            "readings.secret_note",
-        ],
-    )
-    .await
+    serve(&f.db, &RULES).await
 }
 
 /// Hidden names and made-up names of the same length.
@@ -295,22 +294,8 @@ async fn ordinary_mistakes_keep_duckdbs_message_and_unnest_runs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hidden_name_and_a_made_up_one_take_the_same_path() {
     let f = fixture("same-path");
-    let client = serve(
-        &f.db,
-        &[
-            "--hide-table",
-            "raw_payloads",
-            "--hide-column",
-            "*.serial_number",
-            "--hide-column",
-            "readings.secret_note",
-            "--max-concurrent",
-            "1",
-            "--queue-timeout",
-            "0",
-        ],
-    )
-    .await;
+    let limits = ["--max-concurrent", "1", "--queue-timeout", "0"];
+    let client = serve(&f.db, &[&RULES[..], &limits[..]].concat()).await;
     // Hold the one worker slot.
     let bomb = client
         .start_call(

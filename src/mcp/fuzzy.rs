@@ -326,9 +326,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn catalog_matches_offer_the_kind_looked_for_first() {
-        let catalog = CatalogSnapshot {
+    /// One table, `cgm_readings (glucose_mg_dl, ts)`.
+    fn readings_catalog() -> CatalogSnapshot {
+        CatalogSnapshot {
             tables: vec![TableInfo {
                 schema: "main".into(),
                 name: "cgm_readings".into(),
@@ -339,7 +339,12 @@ mod tests {
                 indexes: vec![],
             }],
             foreign_keys: vec![],
-        };
+        }
+    }
+
+    #[test]
+    fn catalog_matches_offer_the_kind_looked_for_first() {
+        let catalog = readings_catalog();
         let table = Looking::ForTable;
         assert_eq!(
             catalog_matches("cgm_reading", &catalog, table, 5),
@@ -396,18 +401,7 @@ mod tests {
                 .await
                 .is_empty()
         );
-        let catalog = Arc::new(CatalogSnapshot {
-            tables: vec![TableInfo {
-                schema: "main".into(),
-                name: "cgm_readings".into(),
-                kind: "table".into(),
-                description: None,
-                estimated_rows: None,
-                columns: vec![column("glucose_mg_dl"), column("ts")],
-                indexes: vec![],
-            }],
-            foreign_keys: vec![],
-        });
+        let catalog = Arc::new(readings_catalog());
         assert_eq!(
             catalog_matches_off_thread("glucose_mgdl", Arc::clone(&catalog), Looking::ForTable, 5)
                 .await,
