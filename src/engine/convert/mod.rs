@@ -1,0 +1,36 @@
+//! DuckDB values to JSON, faithfully, and DuckDB type names.
+//!
+//! The `duckdb` crate hands result values over as Arrow-backed [`Value`]s, which lose some of
+//! DuckDB's logical type (JSON is text, TIMESTAMPTZ is a bare timestamp, ARRAY has no size).
+//! So each result column's DuckDB logical type is read once into a [`ColumnType`] tree and
+//! walked alongside the value.
+//!
+//! JSON shapes (documented here because agents read them):
+//! - integers: a JSON number when |v| ≤ 2^53 − 1, otherwise a string (JSON parsers lose
+//!   precision beyond that); DECIMAL and BIGNUM always as strings (exact digits);
+//! - FLOAT/DOUBLE: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`;
+//! - BLOB and GEOMETRY (WKB): standard base64 with padding; BIT: the `0101…` text;
+//! - DATE `2024-01-31`, TIME `13:45:00.5`, TIMESTAMP `2024-01-31T13:45:00.5`, TIMESTAMPTZ
+//!   in UTC with `Z`, `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
+//!   duration with a sign per component (`P1Y2M3DT4H5M6.5S`, `P-1M`, `PT0S`);
+//! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse, or
+//!   if it holds a number a double cannot hold exactly: an integer beyond ±(2^53 − 1), or more
+//!   digits than a double keeps);
+//! - LIST/ARRAY: arrays; STRUCT: objects in field order; UNION: the member's value, rendered
+//!   by the member's type (untyped only if two members of one storage shape would differ);
+//! - MAP: always an array of `{"key": …, "value": …}` objects, whatever the key type, so its
+//!   shape does not depend on the data and non-text keys survive.
+//!
+//! The parts:
+//! - `types`: [`ColumnType`], read from DuckDB's logical type, and DuckDB's names for types;
+//! - `values`: [`to_json`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
+//! - `datetime`: DATE, TIME, TIMESTAMP and INTERVAL as ISO 8601 text.
+//!
+//! [`Value`]: duckdb::types::Value
+
+mod datetime;
+mod types;
+mod values;
+
+pub(crate) use types::ColumnType;
+pub(crate) use values::to_json;
