@@ -1,0 +1,469 @@
+//! From rows to what each chart kind draws and says: the points, bars, bins or percentile bands,
+//! the two axes, and the summary table and sentence.
+
+use serde_json::Value;
+
+use super::axes::{
+    Axis, category_axis, clean_label, format_day, format_minute, format_timestamp, format_value,
+    number_axis, time_axis,
+};
+use super::stats::{
+    Histogram, histogram, min_max, nice_ticks, padded, quantile_cont, sorted, thin_line,
+    thin_scatter,
+};
+use super::{
+    ChartKind, ChartOptions, ChartSummary, DEFAULT_BINS, MAX_CATEGORIES, PlotData, PlotError,
+    XValue,
+};
+
+/// Scatters with more points than this are thinned to one marker per 2×2-pixel cell.
+const SCATTER_THIN_ABOVE: usize = 10_000;
+/// A line or scatter summary lists its points when it has at most this many, and otherwise
+/// this many equal-width x buckets.
+const SUMMARY_ROWS: usize = 20;
+const MICROS_PER_HOUR: i64 = 3_600_000_000;
+pub(super) const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
+
+/// What a chart draws.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Figure {
+    /// Points joined in x order.
+    Line(Vec<(f64, f64)>),
+    /// Markers.
+    Scatter(Vec<(f64, f64)>),
+    /// Bar `i` centred on x = i.
+    Bars(Vec<f64>),
+    /// Bins drawn edge to edge.
+    Histogram(Histogram),
+    /// One entry per hour of day.
+    Agp(Vec<super::agp::AgpBin>),
+}
+
+/// A chart ready to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Prepared {
+    pub(crate) figure: Figure,
+    pub(crate) x: Axis,
+    pub(crate) y: Axis,
+    /// The y range to shade (line and AGP charts).
+    pub(crate) target: Option<(f64, f64)>,
+    pub(crate) summary: ChartSummary,
+}
+
+/// The plot area's size, roughly (the exact one depends on label widths): what thinning and
+/// tick counts are planned for.
+fn plot_size(options: &ChartOptions) -> (usize, usize) {
+    (
+        options.width.saturating_sub(130).max(50) as usize,
+        options.height.saturating_sub(110).max(50) as usize,
+    )
+}
+
+/// Read the data for `options.kind` and work out what to draw and say.
+pub(crate) fn prepare(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
+    match options.kind {
+        ChartKind::Line | ChartKind::Scatter => xy(data, options),
+        ChartKind::Bar => bars(data, options),
+        ChartKind::Histogram => histogram_chart(data, options),
+        ChartKind::Agp => super::agp::agp(data, options),
+    }
+}
+
+fn x_ticks(options: &ChartOptions) -> usize {
+    (plot_size(options).0 / 110).clamp(2, 12)
+}
+
+pub(super) fn y_ticks(options: &ChartOptions) -> usize {
+    (plot_size(options).1 / 50).clamp(2, 10)
+}
+
+pub(super) fn name(label: &str, fallback: &str) -> String {
+    let label = clean_label(label, 60);
+    if label.is_empty() {
+        fallback.to_string()
+    } else {
+        label
+    }
+}
+
+/// A number for the summary table, to six significant digits (drops float noise such as
+/// 112.30000000000001).
+pub(crate) fn json_number(value: f64) -> Value {
+    Value::from(format!("{value:.5e}").parse::<f64>().unwrap_or(value))
+}
+
+pub(super) fn percent(part: usize, whole: usize) -> String {
+    format!("{:.1}%", part as f64 * 100.0 / whole.max(1) as f64)
+}
+
+pub(super) fn skipped_note(skipped: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        1 => " 1 row with a NULL or non-finite value was skipped.".to_string(),
+        n => format!(" {n} rows with NULL or non-finite values were skipped."),
+    }
+}
+
+/// Line and scatter charts.
+fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
+    let kind = options.kind;
+    let mut first_type: Option<&'static str> = None;
+    let mut points = Vec::with_capacity(data.y.len());
+    for (x, y) in data.x.iter().zip(&data.y) {
+        let x_value = match x {
+            XValue::Time(micros) => *micros as f64,
+            XValue::Number(number) => *number,
+            XValue::Category(_) => {
+                return Err(PlotError::WrongXType {
+                    kind,
+                    found: x.type_name(),
+                    expected: "timestamps or numbers",
+                });
+            }
+        };
+        match first_type {
+            None => first_type = Some(x.type_name()),
+            Some(first) if first != x.type_name() => {
+                return Err(PlotError::MixedXTypes {
+                    first,
+                    other: x.type_name(),
+                });
+            }
+            Some(_) => {}
+        }
+        if let Some(y) = y
+            && y.is_finite()
+            && x_value.is_finite()
+        {
+            points.push((x_value, *y));
+        }
+    }
+    let skipped = data.y.len() - points.len();
+    if points.is_empty() {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    }
+    let is_time = first_type == Some("timestamp");
+    let mut by_x = points.clone();
+    by_x.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (x_lo, x_hi) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let (x_lo_drawn, x_hi_drawn) = match kind {
+        ChartKind::Scatter => padded((x_lo, x_hi)),
+        _ => (x_lo, x_hi),
+    };
+    let x_name = name(&data.x_label, "x");
+    let y_name = name(&data.y_label, "y");
+    let x_axis = if is_time {
+        time_axis(
+            x_lo_drawn as i64,
+            x_hi_drawn as i64,
+            x_ticks(options),
+            &x_name,
+        )
+    } else {
+        number_axis(
+            padded_if_flat(x_lo_drawn, x_hi_drawn),
+            x_ticks(options),
+            &x_name,
+        )
+    };
+    let target = match kind {
+        ChartKind::Line => options.target_range,
+        _ => None,
+    };
+    let ys = sorted(points.iter().map(|p| p.1));
+    let (y_min, y_max) = (ys[0], ys[ys.len() - 1]);
+    let (lo, hi) = match target {
+        Some((t_lo, t_hi)) => (y_min.min(t_lo), y_max.max(t_hi)),
+        None => (y_min, y_max),
+    };
+    let y_axis = number_axis(padded((lo, hi)), y_ticks(options), &y_name);
+    let (columns, rows) = plot_size(options);
+    let (figure, drawn) = match kind {
+        ChartKind::Scatter if points.len() > SCATTER_THIN_ABOVE => {
+            let kept = thin_scatter(&points, x_axis.range, y_axis.range, (columns / 2, rows / 2));
+            let n = kept.len();
+            (Figure::Scatter(kept), n)
+        }
+        ChartKind::Scatter => (Figure::Scatter(points.clone()), points.len()),
+        _ => {
+            let kept = thin_line(&by_x, columns);
+            let n = kept.len();
+            (Figure::Line(kept), n)
+        }
+    };
+    let x_text = |x: f64| {
+        if is_time {
+            format_timestamp(x as i64)
+        } else {
+            format_value(x)
+        }
+    };
+    let x_json = |x: f64| {
+        if is_time {
+            Value::from(format_timestamp(x as i64))
+        } else {
+            json_number(x)
+        }
+    };
+    let summary_table = xy_table(&by_x, &x_json);
+    let median = quantile_cont(&ys, 0.5).unwrap_or(y_min);
+    let picture = match kind {
+        ChartKind::Scatter => "Scatter plot",
+        _ => "Line chart",
+    };
+    let mut text = format!(
+        "{picture} of {y_name} by {x_name}: {n} points, {x_name} from {} to {}; {y_name} min {}, \
+         median {}, max {}.",
+        x_text(x_lo),
+        x_text(x_hi),
+        format_value(y_min),
+        format_value(median),
+        format_value(y_max),
+        n = points.len(),
+    );
+    text.push_str(&skipped_note(skipped));
+    if drawn < points.len() {
+        text.push_str(&match kind {
+            ChartKind::Scatter => format!(
+                " Drawn as {drawn} markers, one per 2×2-pixel cell (markers there would overlap)."
+            ),
+            _ => format!(
+                " Drawn through {drawn} points: the first, lowest, highest and last of each \
+                 pixel column, which trace the same line."
+            ),
+        });
+    }
+    if let Some((t_lo, t_hi)) = target {
+        let inside = ys.iter().filter(|&&v| v >= t_lo && v <= t_hi).count();
+        text.push_str(&format!(
+            " {} of points are within the target range {}–{}.",
+            percent(inside, ys.len()),
+            format_value(t_lo),
+            format_value(t_hi)
+        ));
+    }
+    Ok(Prepared {
+        figure,
+        x: x_axis,
+        y: y_axis,
+        target,
+        summary: ChartSummary {
+            columns: summary_table.0,
+            rows: summary_table.1,
+            text,
+        },
+    })
+}
+
+fn padded_if_flat(lo: f64, hi: f64) -> (f64, f64) {
+    if hi > lo { (lo, hi) } else { padded((lo, hi)) }
+}
+
+/// The points themselves when there are few, else per equal-width x bucket the count and the y
+/// minimum, median and maximum (empty buckets left out).
+fn xy_table(by_x: &[(f64, f64)], x_json: &dyn Fn(f64) -> Value) -> (Vec<String>, Vec<Vec<Value>>) {
+    if by_x.len() <= SUMMARY_ROWS {
+        let rows = by_x
+            .iter()
+            .map(|&(x, y)| vec![x_json(x), json_number(y)])
+            .collect();
+        return (vec!["x".into(), "y".into()], rows);
+    }
+    let columns = ["x_from", "x_to", "n", "y_min", "y_median", "y_max"];
+    let (lo, hi) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let width = (hi - lo) / SUMMARY_ROWS as f64;
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for bucket in 0..SUMMARY_ROWS {
+        let bucket_hi = if bucket + 1 == SUMMARY_ROWS {
+            f64::INFINITY
+        } else {
+            lo + width * (bucket + 1) as f64
+        };
+        let mut end = start;
+        while end < by_x.len() && by_x[end].0 < bucket_hi {
+            end += 1;
+        }
+        if end > start {
+            let ys = sorted(by_x[start..end].iter().map(|p| p.1));
+            rows.push(vec![
+                x_json(by_x[start].0),
+                x_json(by_x[end - 1].0),
+                Value::from(end - start),
+                json_number(ys[0]),
+                json_number(quantile_cont(&ys, 0.5).unwrap_or(ys[0])),
+                json_number(ys[ys.len() - 1]),
+            ]);
+        }
+        start = end;
+    }
+    (columns.iter().map(|c| c.to_string()).collect(), rows)
+}
+
+/// Bar charts: one bar per row, in the query's order.
+fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
+    let all_midnight = data.x.iter().all(|x| match x {
+        XValue::Time(micros) => micros.rem_euclid(MICROS_PER_DAY) == 0,
+        XValue::Number(_) | XValue::Category(_) => true,
+    });
+    let mut labels = Vec::new();
+    let mut values = Vec::new();
+    for (x, y) in data.x.iter().zip(&data.y) {
+        let Some(y) = y.filter(|y| y.is_finite()) else {
+            continue;
+        };
+        labels.push(match x {
+            XValue::Category(text) => text.clone(),
+            XValue::Number(number) => format_value(*number),
+            XValue::Time(micros) if all_midnight => format_day(*micros),
+            XValue::Time(micros) => format_minute(*micros),
+        });
+        values.push(y);
+    }
+    if values.len() > MAX_CATEGORIES {
+        return Err(PlotError::TooManyCategories {
+            found: values.len(),
+            max: MAX_CATEGORIES,
+        });
+    }
+    if values.is_empty() {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    }
+    let skipped = data.y.len() - values.len();
+    let x_name = name(&data.x_label, "category");
+    let y_name = name(&data.y_label, "value");
+    let longest = labels
+        .iter()
+        .map(|l| clean_label(l, 16).chars().count())
+        .max()
+        .unwrap_or(1);
+    let per_label = longest * 8 + 16;
+    let x_axis = category_axis(&labels, plot_size(options).0 / per_label, &x_name);
+    let (lo, hi) = min_max(values.iter().copied()).unwrap_or((0.0, 0.0));
+    let y_axis = number_axis(
+        zero_based(lo.min(0.0), hi.max(0.0)),
+        y_ticks(options),
+        &y_name,
+    );
+    let highest = index_of(&values, |a, b| a > b);
+    let lowest = index_of(&values, |a, b| a < b);
+    let total: f64 = values.iter().sum();
+    let mut text = format!(
+        "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); total {}.",
+        labels[highest],
+        format_value(values[highest]),
+        labels[lowest],
+        format_value(values[lowest]),
+        format_value(total),
+        n = values.len(),
+    );
+    text.push_str(&skipped_note(skipped));
+    let rows = labels
+        .iter()
+        .zip(&values)
+        .map(|(label, value)| vec![Value::from(label.clone()), json_number(*value)])
+        .collect();
+    Ok(Prepared {
+        figure: Figure::Bars(values),
+        x: x_axis,
+        y: y_axis,
+        target: None,
+        summary: ChartSummary {
+            columns: vec![x_name, y_name],
+            rows,
+            text,
+        },
+    })
+}
+
+/// The first index whose value `better` prefers to every earlier one.
+fn index_of(values: &[f64], better: impl Fn(f64, f64) -> bool) -> usize {
+    let mut best = 0;
+    for (i, &v) in values.iter().enumerate() {
+        if better(v, values[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+/// A y range for bars: padded away from zero, but starting exactly at zero on the side where
+/// the bars start, so bar heights compare honestly.
+fn zero_based(lo: f64, hi: f64) -> (f64, f64) {
+    let (padded_lo, padded_hi) = padded((lo, hi));
+    (
+        if lo == 0.0 { 0.0 } else { padded_lo },
+        if hi == 0.0 { 0.0 } else { padded_hi },
+    )
+}
+
+/// Histograms of the y values.
+fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
+    let values: Vec<f64> = data
+        .y
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let bins = options.bins.unwrap_or(DEFAULT_BINS) as usize;
+    let Some(hist) = histogram(&values, bins) else {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    };
+    let skipped = data.y.len() - values.len();
+    let y_name = name(&data.y_label, "value");
+    let (lo, hi) = (hist.edges[0], hist.edges[bins]);
+    let x_axis = number_axis((lo, hi), x_ticks(options), &y_name);
+    let fullest = index_of(
+        &hist.counts.iter().map(|&c| c as f64).collect::<Vec<_>>(),
+        |a, b| a > b,
+    );
+    let max_count = hist.counts[fullest] as f64;
+    let (ticks, _) = nice_ticks(0.0, max_count, y_ticks(options));
+    let y_axis = Axis {
+        range: (0.0, max_count * 1.05),
+        ticks: ticks
+            .into_iter()
+            .filter(|t| t.fract() == 0.0)
+            .map(|t| (t, format!("{t:.0}")))
+            .collect(),
+        title: "count".to_string(),
+    };
+    let ys = sorted(values.iter().copied());
+    let mut text = format!(
+        "Histogram of {y_name}: {n} values from {} to {} in {bins} bins of width {}; median {}; \
+         the fullest bin, {}–{}, holds {} values.",
+        format_value(ys[0]),
+        format_value(ys[ys.len() - 1]),
+        format_value((hi - lo) / bins as f64),
+        format_value(quantile_cont(&ys, 0.5).unwrap_or(ys[0])),
+        format_value(hist.edges[fullest]),
+        format_value(hist.edges[fullest + 1]),
+        hist.counts[fullest],
+        n = values.len(),
+    );
+    text.push_str(&skipped_note(skipped));
+    let rows = hist
+        .counts
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| {
+            vec![
+                json_number(hist.edges[i]),
+                json_number(hist.edges[i + 1]),
+                Value::from(count),
+            ]
+        })
+        .collect();
+    Ok(Prepared {
+        figure: Figure::Histogram(hist),
+        x: x_axis,
+        y: y_axis,
+        target: None,
+        summary: ChartSummary {
+            columns: vec!["bin_from".into(), "bin_to".into(), "count".into()],
+            rows,
+            text,
+        },
+    })
+}
