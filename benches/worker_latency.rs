@@ -237,7 +237,9 @@ async fn back_to_back(gateway: &Gateway, label: &str, n: usize) {
 /// query's critical path).
 fn worker_checks(db: &Path, rounds: usize) {
     let config = EngineConfig {
-        memory_limit: "2GB".into(),
+        memory_limit_bytes: 2 << 30,
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "UTC".into(),
         harden: true,

@@ -47,7 +47,9 @@ fn read_message(input: &mut impl Read) -> Option<Vec<u8>> {
 fn template(db: &Path) -> ! {
     let wal = duckgate::sandbox::worker::wal_path(db);
     let config = EngineConfig {
-        memory_limit: "2GB".into(),
+        memory_limit_bytes: 2 << 30,
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "UTC".into(),
         harden: true,

@@ -3,7 +3,7 @@
 //! The MCP layer and the CLI talk only to [`Gateway`]; nothing in the parent opens the database.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,9 +17,11 @@ use crate::privacy::{self, PrivacyPolicy};
 use crate::protocol::{
     CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError,
 };
+use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
 use crate::sandbox::preflight;
+use crate::sandbox::temp_dir::{self, Backing, TempRoot};
 use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
 use crate::validate;
 
@@ -33,8 +35,17 @@ pub struct GatewayConfig {
     /// How long a call waits for a worker slot before it is answered `busy` (the wait does not
     /// count against `timeout`).
     pub queue_timeout: Duration,
-    /// DuckDB `memory_limit` in the worker, e.g. `2GB`.
-    pub memory_limit: String,
+    /// The total all workers together may use (`--memory-budget`); `None`: half of this
+    /// machine's memory ([`crate::sandbox::budget`]).
+    pub memory_budget: Option<u64>,
+    /// DuckDB's `memory_limit` in each worker (`--memory-limit`); `None`: the most each
+    /// worker's share of the budget allows.
+    pub memory_limit: Option<u64>,
+    /// Where workers' private temporary directories are made (`--temp-dir`); `None`:
+    /// [`crate::sandbox::temp_dir::default_root`].
+    pub temp_dir: Option<PathBuf>,
+    /// What one worker may spill (`--max-temp-size`); 0: no spilling.
+    pub max_temp_bytes: u64,
     /// DuckDB threads in the worker.
     pub threads: u32,
     /// The workers' DuckDB `TimeZone`: the zone "today" and "yesterday" are meant in.
@@ -65,7 +76,10 @@ impl GatewayConfig {
             db_path,
             timeout: Duration::from_secs(30),
             queue_timeout: Duration::from_secs(10),
-            memory_limit: "2GB".into(),
+            memory_budget: None,
+            memory_limit: None,
+            temp_dir: None,
+            max_temp_bytes: DEFAULT_MAX_TEMP_BYTES,
             threads: 2,
             time_zone: crate::time_zone::local(),
             max_result_bytes: 1024 * 1024,
@@ -79,6 +93,20 @@ impl GatewayConfig {
         }
     }
 }
+
+/// Where workers spill, for `server_info`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SpillInfo {
+    /// The root each worker's private directory is made under.
+    pub root: PathBuf,
+    /// Whether that is a disk or RAM.
+    pub backing: Backing,
+    /// `--max-temp-size`: what one worker may spill at most (less when the disk has less free).
+    pub max_bytes_per_worker: u64,
+}
+
+/// The default `--max-temp-size`: 10 GB.
+pub const DEFAULT_MAX_TEMP_BYTES: u64 = 10_000_000_000;
 
 /// The default `--missing-db-hint`.
 pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
@@ -188,6 +216,14 @@ impl Gateway {
     /// stderr and whose suggestion is the operator's fix ([`Gateway::refusing`] serves it).
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         let (spec, bypass) = worker_spec(&config)?;
+        if let Some(root) = &spec.temp_root
+            && root.backing() == Backing::Memory
+        {
+            tracing::warn!(
+                path = %root.root().display(),
+                "the workers' temporary directory is on a file system kept in RAM (tmpfs): spilled data stays in memory, outside --memory-budget; pass --temp-dir on a disk"
+            );
+        }
         if !bypass.is_empty() {
             tracing::error!(
                 layers = %bypass.to_env_value(),
@@ -206,7 +242,8 @@ impl Gateway {
     /// starts a worker: how a server on a kernel that cannot confine workers still explains
     /// itself to an MCP client, which shows tool errors but not stderr.
     pub fn refusing(config: GatewayConfig, refusal: GatewayError) -> Result<Gateway, GatewayError> {
-        let (spec, bypass) = worker_spec(&config)?;
+        let (mut spec, bypass) = worker_spec(&config)?;
+        spec.temp_root = None;
         // Never refilled and never asked: every path to a worker checks the refusal first.
         let pool = Pool::new(spec, 0, 1);
         Ok(Gateway::with(config, pool, bypass, Err(refusal)))
@@ -248,6 +285,21 @@ impl Gateway {
             Ok(posture) => preflight::gaps(posture),
             Err(_) => Vec::new(),
         }
+    }
+
+    /// How the memory budget is shared among workers.
+    pub fn memory(&self) -> WorkerMemory {
+        self.inner.pool.spec().memory
+    }
+
+    /// Where workers spill and how much each may (`None`: spilling is off).
+    pub fn spill(&self) -> Option<SpillInfo> {
+        let spec = self.inner.pool.spec();
+        spec.temp_root.as_ref().map(|root| SpillInfo {
+            root: root.root().to_path_buf(),
+            backing: root.backing(),
+            max_bytes_per_worker: spec.worker.max_temp_bytes,
+        })
     }
 
     /// Test-only layers switched off (empty in production).
@@ -454,7 +506,33 @@ impl Gateway {
     }
 }
 
+/// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
+/// place the budget is sized, for the workers and for `server_info`.
+pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory, GatewayError> {
+    let exe_bytes = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
+    budget::plan(
+        &BudgetRequest {
+            budget: config.memory_budget,
+            duckdb_limit: config.memory_limit,
+            max_concurrent: config.max_concurrent.max(1),
+            warm_workers: config.warm_workers,
+            resident_overhead: exe_bytes + MAIN_STACK_BYTES,
+        },
+        budget::usable_memory,
+    )
+    .map_err(|e| GatewayError::new(ErrorKind::InvalidArgument, e.to_string()))
+}
+
+/// The main thread's stack (RLIMIT_STACK's usual 8 MiB), which RLIMIT_DATA does not charge.
+const MAIN_STACK_BYTES: u64 = 8 << 20;
+
+/// Address space a worker may reserve beyond its memory cap: the binary's mappings, thread-stack
+/// guard pages and the allocator's reserved-but-unused ranges, none of which is resident
+/// writable memory.
+const ADDRESS_SPACE_SLACK_BYTES: u64 = 4 << 30;
+
 /// The workers' command line and limits from the operator's configuration, and the test bypass.
+/// Opens the workers' temporary root (sweeping what dead servers left) unless spilling is off.
 pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
     let bypass = Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
     let exe = match &config.worker_exe {
@@ -466,29 +544,34 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
             )
         })?,
     };
-    let memory_bytes = parse_memory(&config.memory_limit).ok_or_else(|| {
-        GatewayError::new(
-            ErrorKind::InvalidArgument,
-            format!(
-                "--memory-limit {:?} is not a size like 512MB or 2GB",
-                config.memory_limit
-            ),
-        )
-    })?;
+    let memory = worker_memory(config, &exe)?;
+    let temp_root = if config.max_temp_bytes == 0 {
+        None
+    } else {
+        let root = config
+            .temp_dir
+            .clone()
+            .unwrap_or_else(temp_dir::default_root);
+        Some(Arc::new(TempRoot::open(&root).map_err(|e| {
+            GatewayError::new(ErrorKind::InvalidArgument, e.to_string())
+        })?))
+    };
     let timeout_secs = config.timeout.as_secs().max(1);
     let spec = WorkerSpec {
         exe,
         worker: WorkerArgs {
             db: config.db_path.clone(),
-            memory_limit: config.memory_limit.clone(),
+            memory_limit_bytes: memory.duckdb_limit_bytes,
+            memory_cap_bytes: memory.cap_bytes,
             threads: config.threads.max(1),
             time_zone: config.time_zone.clone(),
             // CPU time counts every thread; the wall-clock deadline is the real bound, this is
             // the backstop.
             cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
-            // DuckDB's memory_limit is the first bound; RLIMIT_AS catches what it does not track
-            // (thread stacks, allocator arenas), so it leaves generous room above it.
-            address_space_bytes: memory_bytes.saturating_mul(2).saturating_add(4 << 30),
+            address_space_bytes: memory.cap_bytes.saturating_add(ADDRESS_SPACE_SLACK_BYTES),
+            // Set per worker by the pool, which makes the directory.
+            temp_dir: None,
+            max_temp_bytes: config.max_temp_bytes,
             parent_pid: std::process::id() as i32,
             allow_unconfined: config.allow_unconfined,
             start: WorkerStart::OnDemand,
@@ -499,6 +582,8 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
             .saturating_mul(2)
             .saturating_add(256 * 1024),
         startup_timeout: Duration::from_secs(20),
+        temp_root,
+        memory,
     };
     Ok((spec, bypass))
 }
@@ -639,42 +724,4 @@ pub fn without_hidden(
     }
     snapshot.foreign_keys = foreign_keys;
     (snapshot, hidden)
-}
-
-/// Parse a DuckDB-style size (`512MB`, `2GB`, `1.5GiB`) into bytes.
-pub fn parse_memory(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().ok()?;
-    let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "tb" => 1e12,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let bytes = value * mult;
-    (bytes.is_finite() && bytes >= 1.0).then_some(bytes as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_memory;
-
-    #[test]
-    fn memory_sizes_parse_like_duckdb() {
-        assert_eq!(parse_memory("2GB"), Some(2_000_000_000));
-        assert_eq!(parse_memory("512MiB"), Some(512 * 1024 * 1024));
-        assert_eq!(parse_memory("1.5gb"), Some(1_500_000_000));
-        assert_eq!(parse_memory("lots"), None);
-        assert_eq!(parse_memory("2XB"), None);
-    }
 }

@@ -24,6 +24,8 @@ pub mod gateway;
 #[cfg(feature = "engine")]
 pub mod mcp;
 #[cfg(feature = "engine")]
+pub mod plot;
+#[cfg(feature = "engine")]
 pub mod protocol;
 #[cfg(feature = "engine")]
 pub mod sandbox;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use duckgate::error::ErrorKind;
 use duckgate::gateway::{DEFAULT_MISSING_DB_HINT, Gateway, GatewayConfig};
+use duckgate::sandbox::budget::size_arg;
 use duckgate::sandbox::preflight;
 use duckgate::sandbox::worker::{self, WorkerArgs, WorkerStart};
 use tokio_util::sync::CancellationToken;
@@ -92,9 +93,23 @@ struct DbArgs {
     /// `busy`; the wait does not count against --timeout.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=3600))]
     queue_timeout: u64,
-    /// DuckDB memory_limit of each worker.
-    #[arg(long, default_value = "2GB")]
-    memory_limit: String,
+    /// The memory all query workers together may use (e.g. 8GB); each worker's hard cap is an
+    /// equal share of it (running workers and warm spares alike). Default: half of this
+    /// machine's memory.
+    #[arg(long, value_parser = size_arg)]
+    memory_budget: Option<u64>,
+    /// DuckDB's memory_limit in each worker: past it, a query spills to disk. Default: the most
+    /// each worker's share of --memory-budget allows.
+    #[arg(long, value_parser = size_arg)]
+    memory_limit: Option<u64>,
+    /// Where each worker's private temporary directory is made. Default: $XDG_RUNTIME_DIR/duckgate,
+    /// else <system temp>/duckgate-<uid>, the first that is on disk (else ~/.cache/duckgate/spill).
+    #[arg(long, value_parser = user_path)]
+    temp_dir: Option<PathBuf>,
+    /// What one query may spill to disk (never more than the disk has free); 0 turns spilling
+    /// off.
+    #[arg(long, default_value = "10GB", value_parser = size_arg)]
+    max_temp_size: u64,
     /// DuckDB threads of each worker.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     threads: u32,
@@ -236,7 +251,10 @@ fn gateway_config(args: &DbArgs, purpose: &str) -> Result<GatewayConfig, String>
         db_path: db,
         timeout: Duration::from_secs(args.timeout),
         queue_timeout: Duration::from_secs(args.queue_timeout),
-        memory_limit: args.memory_limit.clone(),
+        memory_budget: args.memory_budget,
+        memory_limit: args.memory_limit,
+        temp_dir: args.temp_dir.clone(),
+        max_temp_bytes: args.max_temp_size,
         threads: args.threads,
         time_zone: args
             .time_zone
@@ -268,8 +286,10 @@ async fn run(command: Command) -> ExitCode {
     match command {
         Command::Serve(args) => serve(args).await,
         Command::Query { mut db, limit, sql } => {
-            // One call: a warm spare would only be killed unused.
+            // One call: a warm spare would only be killed unused, and the one worker may have
+            // the whole memory budget.
             db.warm_workers = 0;
+            db.max_concurrent = 1;
             query(db, limit as usize, sql).await
         }
         Command::Check { db, sql } => check(db, sql).await,
@@ -474,7 +494,11 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 db: Some(db),
                 timeout: 30,
                 queue_timeout: 10,
-                memory_limit: "512MB".into(),
+                memory_budget: None,
+                memory_limit: Some(512 << 20),
+                temp_dir: None,
+                // Reading the catalog never spills.
+                max_temp_size: 0,
                 threads: 1,
                 time_zone: None,
                 max_result_bytes: 1024 * 1024,

@@ -59,7 +59,9 @@ fn scene(tag: &str) -> Scene {
 
 fn engine(scene: &Scene, harden: bool) -> Engine {
     let cfg = EngineConfig {
-        memory_limit: "256MB".into(),
+        memory_limit_bytes: 256 << 20,
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "UTC".into(),
         harden,
@@ -310,7 +312,9 @@ fn timings_of_open_attach_and_first_query() {
     // Printed for the report; no timing is asserted.
     let s = scene("timings");
     let cfg = EngineConfig {
-        memory_limit: "2GB".into(),
+        memory_limit_bytes: 2 << 30,
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "UTC".into(),
         harden: true,
@@ -340,4 +344,52 @@ fn timings_of_open_attach_and_first_query() {
             ms(t3, t4)
         );
     }
+}
+
+/// With spilling on, DuckDB keeps its local file system (its spill files need it), and its
+/// hardening still denies every file outside the database and its own temporary directory.
+/// What it does not deny, and cannot be configured to: SQL reaching that temporary directory,
+/// which DuckDB adds to the paths SQL may name (shown here, so a DuckDB upgrade that changes it
+/// is noticed). The worker's checks and landlock cover that (tests/sandbox_denial.rs).
+#[test]
+fn with_spilling_on_the_hardening_still_denies_files_outside_its_temporary_directory() {
+    let s = scene("spill-hardening");
+    let temp = s.dir.path().join("w-0");
+    std::fs::create_dir(&temp).unwrap();
+    let spilling = |sql: &str| {
+        let cfg = EngineConfig {
+            memory_limit_bytes: 256 << 20,
+            memory_cap_bytes: None,
+            spill: Some(duckgate::engine::Spill {
+                dir: temp.clone(),
+                max_bytes: 64 << 20,
+            }),
+            threads: 2,
+            time_zone: "UTC".into(),
+            harden: true,
+            full_warm_up: true,
+        };
+        let mut engine = Engine::open(&cfg, &s.db, &wal_of(&s.db)).unwrap();
+        engine.attach(&s.db).unwrap();
+        engine.run_query(sql, 100, 1 << 20)
+    };
+    let outside = s.dir.path().join("outside.csv");
+    for sql in [
+        "SELECT content FROM read_text('/etc/passwd')".to_string(),
+        format!("SELECT * FROM read_csv({})", quoted(&s.secret_csv)),
+        format!("SELECT * FROM {}", quoted(&s.secret_csv)),
+        format!("COPY (SELECT 42) TO {}", quoted(&outside)),
+        format!("ATTACH {} AS other", quoted(&s.other_db)),
+        "SET enable_external_access = true".to_string(),
+    ] {
+        match spilling(&sql) {
+            Ok(result) => panic!("hardened, spilling DuckDB ran {sql:?}: {result:?}"),
+            Err(err) => assert_eq!(err.kind, ErrorKind::PolicyBlocked, "{sql}: {}", err.message),
+        }
+    }
+    assert!(!outside.exists());
+    let inside = temp.join("inside.csv");
+    spilling(&format!("COPY (SELECT 42 AS x) TO {}", quoted(&inside)))
+        .expect("DuckDB lets SQL write its own temp_directory");
+    assert!(inside.exists());
 }

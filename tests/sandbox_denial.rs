@@ -55,7 +55,19 @@ struct Scene {
     /// X server's or a desktop session bus's.
     abstract_name: String,
     _abstract: UnixListener,
+    /// Workers' temporary directories, as the server lays them out: the worker's own, and a
+    /// sibling worker's with a file in it.
+    _spill: TempDir,
+    own_temp: PathBuf,
+    sibling_temp: PathBuf,
+    sibling_file: PathBuf,
 }
+
+/// DuckDB's max_temp_directory_size of a worker with a temporary directory.
+const MAX_TEMP_BYTES: u64 = 64 << 20;
+
+/// Its RLIMIT_FSIZE: a backstop just above that.
+const FILE_SIZE_LIMIT: u64 = MAX_TEMP_BYTES + duckgate::sandbox::worker::FILE_SIZE_SLACK_BYTES;
 
 fn scene(tag: &str) -> Scene {
     let served = TempDir::in_system_temp(&format!("{tag}-served"));
@@ -89,7 +101,20 @@ fn scene(tag: &str) -> Scene {
         let address = std::os::unix::net::SocketAddr::from_abstract_name(&abstract_name).unwrap();
         UnixListener::bind_addr(&address).unwrap()
     };
+    let spill = TempDir::in_system_temp(&format!("{tag}-spill"));
+    let own_temp = spill.path().join("w-0");
+    let sibling_temp = spill.path().join("w-1");
+    for dir in [&own_temp, &sibling_temp] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    }
+    let sibling_file = sibling_temp.join("duckdb_temp_block.tmp");
+    std::fs::write(&sibling_file, "another query's spilled rows\n").unwrap();
     Scene {
+        _spill: spill,
+        own_temp,
+        sibling_temp,
+        sibling_file,
         listed_dir: elsewhere.path().to_path_buf(),
         _served: served,
         _elsewhere: elsewhere,
@@ -124,19 +149,28 @@ impl Worker {
     /// Spawn a worker on `db` with `bypass` as the test switch, as the server would (cleared
     /// environment, the test process as its parent).
     fn spawn(db: &Path, bypass: &str) -> Worker {
-        Worker::spawn_on(Kernel::Native, db, bypass)
+        Worker::spawn_on(Kernel::Native, db, bypass, None)
+    }
+
+    /// [`Worker::spawn`] with `temp_dir` as its private temporary directory, as the server
+    /// spawns every worker unless spilling is off.
+    fn spawn_with_temp(db: &Path, bypass: &str, temp_dir: &Path) -> Worker {
+        Worker::spawn_on(Kernel::Native, db, bypass, Some(temp_dir))
     }
 
     /// [`Worker::spawn`] on `kernel`.
-    fn spawn_on(kernel: Kernel, db: &Path, bypass: &str) -> Worker {
+    fn spawn_on(kernel: Kernel, db: &Path, bypass: &str, temp_dir: Option<&Path>) -> Worker {
         // The worker's command line as the pool writes it (its one owner: `WorkerArgs`).
         let args = WorkerArgs {
             db: db.to_path_buf(),
-            memory_limit: "512MB".into(),
+            memory_limit_bytes: 512 << 20,
+            memory_cap_bytes: 2 << 30,
             threads: 2,
             time_zone: "UTC".into(),
             cpu_seconds: 30,
             address_space_bytes: 8 << 30,
+            temp_dir: temp_dir.map(Path::to_path_buf),
+            max_temp_bytes: MAX_TEMP_BYTES,
             parent_pid: std::process::id() as i32,
             allow_unconfined: kernel == Kernel::WithoutLandlockAllowed,
             start: WorkerStart::OnDemand,
@@ -264,18 +298,36 @@ fn attack(scene: &Scene, parent: i32) -> ProbeRequest {
             text(&scene.secret),
             "/etc/passwd".into(),
             format!("/proc/{parent}/environ"),
+            // Another worker's spilled data.
+            text(&scene.sibling_file),
         ],
-        list_dirs: vec![text(&scene.listed_dir), "/tmp".into(), "/".into()],
+        list_dirs: vec![
+            text(&scene.listed_dir),
+            "/tmp".into(),
+            "/".into(),
+            text(&scene.sibling_temp),
+            // The directory holding every worker's: listing it would show other workers.
+            text(scene.own_temp.parent().unwrap()),
+        ],
         write_files: scene
             .new_files
             .iter()
             .map(|p| text(p))
             // Overwriting the database it may read must fail too.
             .chain([text(&scene.db)])
+            // And writing into another worker's temporary directory, or beside its own.
+            .chain([
+                text(&scene.sibling_temp.join("planted.tmp")),
+                text(&scene.own_temp.parent().unwrap().join("planted.tmp")),
+            ])
             .collect(),
         // The database is readable, so only landlock's truncate right (ABI 3) or seccomp stops a
         // read-only O_TRUNC open of it; the secret is not even readable.
-        truncate_files: vec![text(&scene.db), text(&scene.secret)],
+        truncate_files: vec![
+            text(&scene.db),
+            text(&scene.secret),
+            text(&scene.sibling_file),
+        ],
         connect: vec![
             scene.tcp.local_addr().unwrap().to_string(),
             format!("unix:{}", text(&scene.unix_path)),
@@ -328,7 +380,8 @@ fn denial_suite(cap: Option<u8>) {
     if let Some(abi) = cap {
         bypass.push_str(&format!(",landlock_abi_{abi}"));
     }
-    let mut worker = Worker::spawn(&scene.db, &bypass);
+    // As the server spawns it: with its own temporary directory, the one place it may write.
+    let mut worker = Worker::spawn_with_temp(&scene.db, &bypass, &scene.own_temp);
     let posture = worker.ready();
 
     // While it waits for its request, the kernel's view of the worker.
@@ -381,7 +434,13 @@ fn denial_suite(cap: Option<u8>) {
     assert!(
         posture
             .rlimits
-            .contains(&("RLIMIT_FSIZE".into(), "0".into())),
+            .contains(&("RLIMIT_FSIZE".into(), FILE_SIZE_LIMIT.to_string())),
+        "{posture:?}"
+    );
+    assert!(
+        posture
+            .rlimits
+            .contains(&("RLIMIT_DATA".into(), (2u64 << 30).to_string())),
         "{posture:?}"
     );
     assert!(
@@ -394,13 +453,16 @@ fn denial_suite(cap: Option<u8>) {
     assert!(
         limits
             .lines()
-            .any(|l| l.starts_with("Max file size") && l.contains(" 0 ")),
+            .any(|l| l.starts_with("Max file size") && l.contains(&format!(" {FILE_SIZE_LIMIT} "))),
         "{limits}"
     );
 
     let mut request = attack(&scene, parent);
-    // The one thing it may do, as a control inside the sandbox: read the database.
+    // The two things it may do, as controls inside the sandbox: read the database, and write
+    // in its own temporary directory.
     request.read_files.push(text(&scene.db));
+    let own_write = scene.own_temp.join("spill-control.tmp");
+    request.write_files.push(text(&own_write));
     let expected_attempts = attempts_in(&request);
     let report = match worker.ask(&Request::Probe(request)) {
         Response::Probe(report) => report,
@@ -415,9 +477,12 @@ fn denial_suite(cap: Option<u8>) {
     );
 
     let db_read = format!("read file {}", text(&scene.db));
+    let own_write_attempt = format!("create and write file {}", text(&own_write));
     for (what, outcome) in &report.attempts {
         if *what == db_read {
             assert_eq!(outcome, &Ok(()), "the database must stay readable");
+        } else if *what == own_write_attempt {
+            assert_eq!(outcome, &Ok(()), "the worker must be able to spill");
         } else {
             assert!(
                 outcome.is_err(),
@@ -435,6 +500,20 @@ fn denial_suite(cap: Option<u8>) {
         "the database was modified"
     );
     assert_eq!(std::fs::read(&scene.secret).unwrap(), secret_before);
+    assert!(own_write.exists(), "the control write did not happen");
+    assert_eq!(
+        std::fs::read_dir(&scene.sibling_temp).unwrap().count(),
+        1,
+        "something was planted in another worker's directory"
+    );
+    assert!(
+        !scene
+            .own_temp
+            .parent()
+            .unwrap()
+            .join("planted.tmp")
+            .exists()
+    );
     let status = worker.child.wait().unwrap();
     assert!(status.success(), "worker exit: {status:?}");
 }
@@ -480,7 +559,7 @@ fn at_landlock_abi_5_every_forbidden_attempt_is_still_denied() {
 #[test]
 fn without_landlock_the_worker_fails_closed() {
     let scene = scene("no-landlock");
-    let mut worker = Worker::spawn_on(Kernel::WithoutLandlock, &scene.db, "probe");
+    let mut worker = Worker::spawn_on(Kernel::WithoutLandlock, &scene.db, "probe", None);
     match read_frame::<Response, _>(&mut worker.stdout, MAX_REPLY) {
         Ok(Response::Error(e)) => {
             assert!(e.message.contains("confine step 5 (landlock)"), "{e:?}");
@@ -506,6 +585,7 @@ fn without_landlock_and_allowed_only_the_file_promises_are_lost() {
         Kernel::WithoutLandlockAllowed,
         &scene.db,
         "validator,duckdb_hardening,probe",
+        None,
     );
     let posture = worker.ready();
     assert_eq!(posture.landlock, "not_enforced", "{posture:?}");
@@ -558,9 +638,11 @@ fn unconfined_control_the_same_attempts_succeed_outside_the_sandbox() {
     request.signal_pid = None;
     request.ptrace_pid = None;
     let report = duckgate::sandbox::probe::run(&request);
+    // Reads 4, listings 5, writes 3 + 2 (beside and inside another worker's directory),
+    // truncations 2, connects 3.
     assert_eq!(
         report.attempts.len(),
-        3 + 3 + 3 + 2 + 3,
+        4 + 5 + 5 + 2 + 3,
         "{}",
         describe(&report)
     );
@@ -633,5 +715,82 @@ fn probe_is_refused_without_the_test_switch() {
     match worker.ask(&request) {
         Response::Error(e) => assert!(e.message.contains("test-only"), "{e:?}"),
         other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn query(sql: String) -> Request {
+    Request::Query {
+        sql,
+        limit: 10,
+        max_bytes: 1 << 20,
+        privacy: Default::default(),
+    }
+}
+
+/// With every SQL check and DuckDB's hardening off, SQL can write files only inside the worker's
+/// own temporary directory: not beside it, not in another worker's, not anywhere else. (Writing
+/// there is not denied by this layer, nor by DuckDB, which always lets SQL reach its own
+/// temp_directory: that directory is private to this one query's worker and removed with it.)
+#[test]
+fn with_every_check_and_the_hardening_off_sql_writes_only_into_its_own_temporary_directory() {
+    let scene = scene("spill-writes");
+    let bypass = "worker_walk,plan_check,duckdb_hardening";
+    let own = scene.own_temp.join("copied.csv");
+    let denied = [
+        scene.sibling_temp.join("copied.csv"),
+        scene.own_temp.parent().unwrap().join("copied.csv"),
+        scene.new_files[1].clone(),
+    ];
+    for target in denied.iter().chain([&own]) {
+        let mut worker = Worker::spawn_with_temp(&scene.db, bypass, &scene.own_temp);
+        worker.ready();
+        let sql = format!("COPY (SELECT 42 AS answer) TO '{}'", text(target));
+        let reply = worker.ask(&query(sql.clone()));
+        if *target == own {
+            assert!(matches!(reply, Response::Rows(_)), "{sql}: {reply:?}");
+            assert_eq!(std::fs::read_to_string(&own).unwrap(), "answer\n42\n");
+        } else {
+            assert!(
+                matches!(reply, Response::Error(_)),
+                "BREACH: {sql}: {reply:?}"
+            );
+            assert!(!target.exists(), "BREACH: {} was written", target.display());
+        }
+    }
+    assert_eq!(std::fs::read_dir(&scene.sibling_temp).unwrap().count(), 1);
+}
+
+/// SQL that names the worker's temporary directory (COPY … TO, read_* functions, a replacement
+/// scan, glob) is refused by each SQL check alone, with the other switched off and DuckDB's
+/// hardening on: DuckDB itself would allow it, since it always lets SQL reach its own
+/// temp_directory.
+#[test]
+fn sql_naming_the_temporary_directory_is_refused_by_each_sql_check_alone() {
+    let scene = scene("spill-sql");
+    // Something for the reading statements to find if they were let through.
+    let planted = scene.own_temp.join("planted.csv");
+    std::fs::write(&planted, "token\nSPILL-7c1e\n").unwrap();
+    let written = scene.own_temp.join("written.csv");
+    let statements = [
+        format!("COPY (SELECT 42) TO '{}'", text(&written)),
+        format!("SELECT * FROM read_csv('{}')", text(&planted)),
+        format!("SELECT * FROM read_text('{}')", text(&planted)),
+        format!("SELECT * FROM '{}'", text(&planted)),
+        format!("SELECT * FROM glob('{}/*')", text(&scene.own_temp)),
+    ];
+    for (alone, bypass) in [("plan check", "worker_walk"), ("worker walk", "plan_check")] {
+        for sql in &statements {
+            let mut worker = Worker::spawn_with_temp(&scene.db, bypass, &scene.own_temp);
+            worker.ready();
+            match worker.ask(&query(sql.clone())) {
+                Response::Error(e) => assert_eq!(
+                    e.kind,
+                    duckgate::error::ErrorKind::PolicyBlocked,
+                    "{alone} alone: {sql}: {e:?}"
+                ),
+                other => panic!("BREACH: the {alone} alone let through {sql}: {other:?}"),
+            }
+            assert!(!written.exists(), "{alone} alone: {sql} wrote a file");
+        }
     }
 }

@@ -150,7 +150,9 @@ fn open(dir: &Path, schema: &str) -> (Engine, Catalog) {
     conn.execute_batch(schema).expect("build db");
     drop(conn);
     let config = EngineConfig {
-        memory_limit: "1GB".into(),
+        memory_limit_bytes: 1 << 30,
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "America/New_York".into(),
         harden: true,

@@ -33,6 +33,100 @@ pub(crate) fn query_error(err: &duckdb::Error) -> WorkerError {
     worker_error(kind, message)
 }
 
+/// The limits a query can run into, for its error message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MemoryFacts {
+    /// DuckDB's `memory_limit`.
+    pub(crate) limit_bytes: u64,
+    /// The worker's hard cap (RLIMIT_DATA), if one was set.
+    pub(crate) cap_bytes: Option<u64>,
+    /// DuckDB's `max_temp_directory_size`; `None`: no spilling.
+    pub(crate) max_temp_bytes: Option<u64>,
+}
+
+/// Which limit an `Out of Memory Error` met, from DuckDB's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MemoryWall {
+    /// An allocation failed: the kernel refused memory past the worker's cap (`bad allocation`).
+    Cap,
+    /// The temporary directory is full (`max_temp_directory_size`) or the disk is.
+    TempSpace,
+    /// DuckDB's `memory_limit`, with nothing left to spill.
+    DuckdbLimit,
+}
+
+/// A write to a spill file failed for want of room: the disk is full, or the file met the
+/// worker's RLIMIT_FSIZE backstop (`EFBIG`, "File too large").
+fn disk_full(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("no space left on device") || lower.contains("file too large")
+}
+
+fn memory_wall(message: &str) -> MemoryWall {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("bad allocation") || lower.contains("bad_alloc") {
+        MemoryWall::Cap
+    } else if lower.contains("max_temp_directory_size") || disk_full(message) {
+        MemoryWall::TempSpace
+    } else {
+        MemoryWall::DuckdbLimit
+    }
+}
+
+impl MemoryFacts {
+    /// `error` as the agent should read it: when it is DuckDB's `Out of Memory Error`, which
+    /// limit the query met, how big it is, and what to do next. Other errors pass unchanged.
+    pub(crate) fn explain(&self, error: WorkerError) -> WorkerError {
+        use crate::sandbox::budget::format_size;
+        let out_of_memory = error.kind == ErrorKind::ResourceLimit
+            && classify(&error.message) == ErrorKind::ResourceLimit;
+        if !out_of_memory && !disk_full(&error.message) {
+            return error;
+        }
+        let operator = "the operator can raise --memory-budget (or lower --max-concurrent)";
+        let what = match (
+            memory_wall(&error.message),
+            self.cap_bytes,
+            self.max_temp_bytes,
+        ) {
+            (MemoryWall::Cap, Some(cap), _) => format!(
+                "The query reached its worker's memory cap of {} (its share of the server's \
+                 memory budget) building values DuckDB cannot spill, such as very long strings \
+                 or lists. Build smaller values, or aggregate before building them; {operator}.",
+                format_size(cap)
+            ),
+            (MemoryWall::Cap, None, _) => {
+                "The query ran out of memory building values DuckDB cannot spill, such as very \
+                 long strings or lists. Build smaller values, or aggregate before building them."
+                    .to_string()
+            }
+            (MemoryWall::TempSpace, _, Some(max)) => format!(
+                "The query needed more than its {} of temporary disk space (DuckDB's \
+                 memory_limit is {}; past it, data spills to disk). Filter or aggregate \
+                 earlier, or select fewer columns; the operator can raise --max-temp-size.",
+                format_size(max),
+                format_size(self.limit_bytes)
+            ),
+            (MemoryWall::DuckdbLimit | MemoryWall::TempSpace, _, None) => format!(
+                "The query needed more than DuckDB's memory_limit of {}, and spilling to disk is \
+                 off on this server (--max-temp-size 0). Filter or aggregate earlier, or select \
+                 fewer columns; the operator can allow spilling with --max-temp-size.",
+                format_size(self.limit_bytes)
+            ),
+            (MemoryWall::DuckdbLimit, _, Some(_)) => format!(
+                "The query needed more memory than DuckDB's memory_limit of {} even with \
+                 spilling to disk. Filter or aggregate earlier, or select fewer columns; \
+                 {operator}.",
+                format_size(self.limit_bytes)
+            ),
+        };
+        WorkerError::new(
+            ErrorKind::ResourceLimit,
+            format!("{what} DuckDB said: {}", error.message),
+        )
+    }
+}
+
 /// The registry kind for one DuckDB engine message.
 pub(crate) fn classify(message: &str) -> ErrorKind {
     let class = message
@@ -127,6 +221,69 @@ pub(crate) fn not_found(db_path: &Path) -> WorkerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_out_of_memory_error_names_the_limit_it_met_and_the_next_step() {
+        let facts = MemoryFacts {
+            limit_bytes: 1 << 30,
+            cap_bytes: Some(3 << 29),
+            max_temp_bytes: Some(10 << 30),
+        };
+        let oom = |text: &str| facts.explain(worker_error(ErrorKind::ResourceLimit, text));
+        let cap =
+            oom("Out of Memory Error: Failed to allocate block of 16777216 bytes (bad allocation)");
+        assert!(
+            cap.message.contains("memory cap of 1.5 GiB"),
+            "{}",
+            cap.message
+        );
+        assert!(cap.message.contains("--memory-budget"), "{}", cap.message);
+        let temp = oom(
+            "Out of Memory Error: failed to offload data block of size 256.0 KiB (9.9 GiB/10.0 GiB used). This limit was set by the 'max_temp_directory_size' setting.",
+        );
+        assert!(
+            temp.message.contains("10.0 GiB of temporary disk space"),
+            "{}",
+            temp.message
+        );
+        assert!(temp.message.contains("--max-temp-size"), "{}", temp.message);
+        let limit = oom(
+            "Out of Memory Error: could not allocate block of size 256.0 KiB (1.0 GiB/1.0 GiB used)",
+        );
+        assert!(
+            limit
+                .message
+                .contains("memory_limit of 1.0 GiB even with spilling"),
+            "{}",
+            limit.message
+        );
+        let efbig = facts.explain(worker_error(
+            ErrorKind::DatabaseError,
+            "IO Error: Could not write file \"/tmp/w-0/duckdb_temp_storage_S192K-0.tmp\": File too large",
+        ));
+        assert_eq!(efbig.kind, ErrorKind::ResourceLimit, "{}", efbig.message);
+        assert!(
+            efbig.message.contains("temporary disk space"),
+            "{}",
+            efbig.message
+        );
+        let no_spill = MemoryFacts {
+            max_temp_bytes: None,
+            ..facts
+        }
+        .explain(worker_error(
+            ErrorKind::ResourceLimit,
+            "Out of Memory Error: could not allocate",
+        ));
+        assert!(
+            no_spill.message.contains("--max-temp-size 0"),
+            "{}",
+            no_spill.message
+        );
+        // Anything else is left as it was.
+        let other = facts.explain(worker_error(ErrorKind::SyntaxError, "Parser Error: x"));
+        assert_eq!(other.message, "Parser Error: x");
+    }
 
     #[test]
     fn classifies_duckdb_message_prefixes() {

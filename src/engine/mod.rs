@@ -37,8 +37,13 @@ use errors::{attach_error, not_found, query_error, worker_error};
 /// How the worker's DuckDB instance is configured.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
-    /// DuckDB `memory_limit`, e.g. `2GB`.
-    pub memory_limit: String,
+    /// DuckDB `memory_limit` in bytes: past it DuckDB spills (with `spill`) or fails.
+    pub memory_limit_bytes: u64,
+    /// The worker's hard memory cap (RLIMIT_DATA), named when a query reaches it; `None` where
+    /// no cap was set (tests, benches).
+    pub memory_cap_bytes: Option<u64>,
+    /// Where DuckDB spills, and how much; `None`: no spilling.
+    pub spill: Option<Spill>,
     /// DuckDB worker threads.
     pub threads: u32,
     /// DuckDB's `TimeZone` (an IANA name), set before the configuration is locked.
@@ -51,11 +56,20 @@ pub struct EngineConfig {
     pub full_warm_up: bool,
 }
 
+/// DuckDB's temporary directory: the worker's private one (`crate::sandbox::temp_dir`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spill {
+    /// The directory, private to this worker; landlock lets it write nowhere else.
+    pub dir: std::path::PathBuf,
+    /// DuckDB's `max_temp_directory_size`, in bytes.
+    pub max_bytes: u64,
+}
+
 /// The throw-away in-memory database of [`Engine::warm_up_request_paths`].
 const WARM_UP_DATABASE: &str = "duckgate_warm_up";
 
 /// The settings read back for the posture report, in report order.
-const REPORTED_SETTINGS: [&str; 11] = [
+const REPORTED_SETTINGS: [&str; 12] = [
     "enable_external_access",
     "allowed_paths",
     "allowed_directories",
@@ -67,6 +81,7 @@ const REPORTED_SETTINGS: [&str; 11] = [
     "memory_limit",
     "threads",
     "temp_directory",
+    "max_temp_directory_size",
 ];
 
 /// A worker's DuckDB instance.
@@ -76,6 +91,11 @@ pub struct Engine {
     /// the database is being attached (each takes about a millisecond).
     checker: checker::Checker,
     harden: bool,
+    /// DuckDB spills to the worker's temporary directory, so the local file system must stay
+    /// enabled (see the hardening in `attach_now`).
+    spills: bool,
+    /// The memory and spill limits, for the message of a query that reaches them.
+    memory: errors::MemoryFacts,
     /// The catalog name of the attached database, once attached.
     alias: Option<String>,
     /// The attached database file, for [`Engine::release_file_lock`].
@@ -101,6 +121,7 @@ impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
             .field("harden", &self.harden)
+            .field("spills", &self.spills)
             .field("alias", &self.alias)
             .field("privacy", &self.privacy.is_some())
             .finish_non_exhaustive()
@@ -160,13 +181,22 @@ impl Engine {
                 format!("Could not configure DuckDB: {e}"),
             )
         };
+        let (temp_directory, max_temp) = match &cfg.spill {
+            Some(spill) => (path_text(&spill.dir)?, format!("{}B", spill.max_bytes)),
+            // No spilling: a query that does not fit in memory_limit fails instead of writing.
+            None => (String::new(), "0B".to_string()),
+        };
+        // With external access off (below), DuckDB adds its temp_directory to the directories
+        // SQL may name: the worker's checks and the plan check refuse COPY and file-reading
+        // functions, and landlock keeps every write inside this one private directory.
         let mut config = Config::default()
-            .with("memory_limit", &cfg.memory_limit)
+            .with("memory_limit", format!("{}B", cfg.memory_limit_bytes))
             .map_err(internal)?
             .with("threads", cfg.threads.to_string())
             .map_err(internal)?
-            // No spilling: a query that does not fit in memory_limit fails instead of writing.
-            .with("temp_directory", "")
+            .with("temp_directory", temp_directory)
+            .map_err(internal)?
+            .with("max_temp_directory_size", max_temp)
             .map_err(internal)?
             // Persistent secrets would make DuckDB look in the home directory.
             .with("allow_persistent_secrets", "false")
@@ -231,6 +261,12 @@ impl Engine {
             conn,
             checker,
             harden: cfg.harden,
+            spills: cfg.spill.is_some(),
+            memory: errors::MemoryFacts {
+                limit_bytes: cfg.memory_limit_bytes,
+                cap_bytes: cfg.memory_cap_bytes,
+                max_temp_bytes: cfg.spill.as_ref().map(|s| s.max_bytes),
+            },
             alias: None,
             attached_file: None,
             lock_released: false,
@@ -414,10 +450,16 @@ impl Engine {
             // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
             // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
             // them to it anyway. Once attached, DuckDB reads through handles it already holds,
-            // so the local file system can go entirely; DuckDB refuses to re-enable it.
+            // so without spilling the local file system can go entirely (DuckDB refuses to
+            // re-enable it). Spilling needs it: DuckDB's temporary files go through the same
+            // file system (measured: with it disabled, a spilling DISTINCT fails with
+            // "File system LocalFileSystem has been disabled by configuration"). Then writes to
+            // the database are denied by landlock (read-only grant) and by both SQL checks.
+            if !self.spills {
+                hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
+            }
             // The lock comes last: after it no setting can change (`USE` still can: DuckDB
             // always allows `schema` and `search_path`).
-            hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
             hardening.push_str(" SET lock_configuration = true;");
         }
         let pending = if hardening.is_empty() {
@@ -578,6 +620,8 @@ impl Engine {
         max_bytes: usize,
     ) -> Result<QueryResult, WorkerError> {
         self.ensure_lock_held()?;
+        let memory = self.memory;
+        let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
         let started = Instant::now();
         let mut stmt = self.conn.prepare(sql).map_err(|e| query_error(&e))?;
         // Refuse types the conversion cannot return faithfully before anything runs.

@@ -614,7 +614,9 @@ mod tests {
         conn.execute_batch(SCHEMA).unwrap();
         conn.close().map_err(|(_, e)| e).unwrap();
         let config = EngineConfig {
-            memory_limit: "1GB".into(),
+            memory_limit_bytes: 1 << 30,
+            memory_cap_bytes: None,
+            spill: None,
             threads: 2,
             time_zone: "UTC".into(),
             harden: true,

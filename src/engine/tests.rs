@@ -50,7 +50,9 @@ fn make_db(dir: &TempDir, name: &str, sql: &str) -> PathBuf {
 
 fn config(memory_limit: &str) -> EngineConfig {
     EngineConfig {
-        memory_limit: memory_limit.into(),
+        memory_limit_bytes: crate::sandbox::budget::parse_size(memory_limit).unwrap(),
+        memory_cap_bytes: None,
+        spill: None,
         threads: 2,
         time_zone: "UTC".into(),
         harden: true,

@@ -4,7 +4,10 @@
 
 use serde_json::Value;
 
+use crate::gateway::SpillInfo;
 use crate::protocol::{ColumnInfo, ForeignKey, Posture, QueryResult, TableInfo};
+use crate::sandbox::budget::{BudgetSource, WorkerMemory, format_size};
+use crate::sandbox::temp_dir::Backing;
 
 /// Longest cell shown in text, in characters; longer cells end with `…`.
 pub const MAX_CELL_CHARS: usize = 80;
@@ -205,6 +208,40 @@ pub fn foreign_key_text(key: &ForeignKey) -> String {
         key.referenced_table,
         key.referenced_columns.join(", ")
     )
+}
+
+/// The memory budget in one line: `12.0 GiB budget (half of this machine's memory) for 5
+/// workers: each capped at 2.3 GiB, DuckDB memory_limit 1.8 GiB`.
+pub fn memory_text(memory: &WorkerMemory) -> String {
+    let source = match memory.budget_source {
+        BudgetSource::Flag => "--memory-budget",
+        BudgetSource::HalfOfMemory => "half of this machine's memory",
+    };
+    format!(
+        "{} budget ({source}) for {} workers: each capped at {}, DuckDB memory_limit {}",
+        format_size(memory.budget_bytes),
+        memory.slots,
+        format_size(memory.cap_bytes),
+        format_size(memory.duckdb_limit_bytes)
+    )
+}
+
+/// Where workers spill, in one line.
+pub fn spill_text(spill: Option<&SpillInfo>) -> String {
+    match spill {
+        None => "off (--max-temp-size 0): a query past DuckDB's memory_limit fails".to_string(),
+        Some(spill) => {
+            let backing = match spill.backing {
+                Backing::Disk => "on disk",
+                Backing::Memory => "in RAM (tmpfs): spilled data does not relieve memory",
+            };
+            format!(
+                "up to {} per worker, in a private directory under {} ({backing}), removed when the worker ends",
+                format_size(spill.max_bytes_per_worker),
+                spill.root.display()
+            )
+        }
+    }
 }
 
 /// The sandbox posture as `server_info` and `duckgate check-sandbox` show it: the mechanisms,

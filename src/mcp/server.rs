@@ -27,6 +27,7 @@ use crate::mcp::tools::{
     SearchArgs, ToolName,
 };
 use crate::protocol::{CatalogSnapshot, ForeignKey, QueryResult, TableInfo};
+use crate::sandbox::budget::format_size;
 use crate::sql_text::quote_identifier;
 
 /// The newest protocol revision this server speaks: 2026-07-28, where a client starts with
@@ -697,6 +698,8 @@ impl DuckgateServer {
     async fn server_info(&self) -> Reply {
         let config = self.gateway.config();
         let posture = self.gateway.posture().await;
+        let memory = self.gateway.memory();
+        let spill = self.gateway.spill();
         let limits = json!({
             "query_default_rows": tools::QUERY_DEFAULT_LIMIT,
             "query_max_rows": tools::QUERY_MAX_LIMIT,
@@ -704,24 +707,27 @@ impl DuckgateServer {
             "search_max_matches": tools::SEARCH_MAX_LIMIT,
             "timeout_seconds": config.timeout.as_secs_f64(),
             "max_result_bytes": config.max_result_bytes,
-            "memory_limit": config.memory_limit,
+            "memory_limit": format_size(memory.duckdb_limit_bytes),
+            "memory": memory,
+            "spill": spill,
             "threads": config.threads,
             "max_concurrent_queries": config.max_concurrent,
             "warm_workers": config.warm_workers,
         });
         let mut text = format!(
             "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
-             result ≤ {} bytes, memory {}, {} threads, {} concurrent queries\nLocal time: {} \
-             (now(), current_date and TIMESTAMPTZ dates use it)",
+             result ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
+             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it)",
             env!("CARGO_PKG_VERSION"),
             config.db_path.display(),
             tools::QUERY_MAX_LIMIT,
             tools::QUERY_DEFAULT_LIMIT,
             config.timeout.as_secs_f64(),
             config.max_result_bytes,
-            config.memory_limit,
             config.threads,
             config.max_concurrent,
+            render::memory_text(&memory),
+            render::spill_text(spill.as_ref()),
             config.time_zone,
         );
         let (status, posture_value, posture_error) = match posture {

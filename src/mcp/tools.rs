@@ -490,14 +490,45 @@ fn server_info_schema() -> Value {
                     "search_max_matches": { "type": "integer" },
                     "timeout_seconds": { "type": "number" },
                     "max_result_bytes": { "type": "integer" },
-                    "memory_limit": { "type": "string" },
+                    "memory_limit": {
+                        "type": "string",
+                        "description": "DuckDB's memory_limit in each worker: past it, DuckDB spills to disk."
+                    },
+                    "memory": {
+                        "type": "object",
+                        "description": "The memory budget all workers together stay under, and each worker's hard cap (RLIMIT_DATA).",
+                        "properties": {
+                            "budget_bytes": { "type": "integer" },
+                            "budget_source": { "type": "string", "enum": ["flag", "half_of_memory"] },
+                            "slots": { "type": "integer" },
+                            "cap_bytes": { "type": "integer" },
+                            "duckdb_limit_bytes": { "type": "integer" },
+                            "overhead_bytes": { "type": "integer" }
+                        },
+                        "required": ["budget_bytes", "budget_source", "slots", "cap_bytes", "duckdb_limit_bytes", "overhead_bytes"]
+                    },
+                    "spill": {
+                        "anyOf": [
+                            {
+                                "type": "object",
+                                "description": "Where workers spill: a private directory per worker under root, removed when it ends.",
+                                "properties": {
+                                    "root": { "type": "string" },
+                                    "backing": { "type": "string", "enum": ["disk", "memory"] },
+                                    "max_bytes_per_worker": { "type": "integer" }
+                                },
+                                "required": ["root", "backing", "max_bytes_per_worker"]
+                            },
+                            { "type": "null" }
+                        ]
+                    },
                     "threads": { "type": "integer" },
                     "max_concurrent_queries": { "type": "integer" },
                     "warm_workers": { "type": "integer" }
                 },
                 "required": [
                     "query_default_rows", "query_max_rows", "sample_max_rows", "search_max_matches",
-                    "timeout_seconds", "max_result_bytes", "memory_limit", "threads",
+                    "timeout_seconds", "max_result_bytes", "memory_limit", "memory", "spill", "threads",
                     "max_concurrent_queries", "warm_workers"
                 ]
             },

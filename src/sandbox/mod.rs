@@ -7,10 +7,12 @@
 //! runs it in a confine-only mode to learn whether this kernel can confine workers at all
 //! ([`preflight`]).
 
+pub mod budget;
 pub mod bypass;
 pub mod confine;
 pub mod frame;
 pub mod pool;
 pub mod preflight;
 pub mod probe;
+pub mod temp_dir;
 pub mod worker;

@@ -16,13 +16,14 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Mutex, Semaphore, SemaphorePermit};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ErrorKind;
 use crate::protocol::{Posture, Request, Response, WorkerError};
 use crate::sandbox::bypass::{self, Bypass};
 use crate::sandbox::frame;
+use crate::sandbox::temp_dir::{self, TempRoot, WorkerTempDir};
 use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
 
 /// How to start a worker.
@@ -38,6 +39,10 @@ pub struct WorkerSpec {
     pub max_reply_bytes: usize,
     /// How long a worker may take to confine itself and warm DuckDB up.
     pub startup_timeout: Duration,
+    /// Where each worker's private temporary directory is made; `None`: no spilling.
+    pub temp_root: Option<Arc<TempRoot>>,
+    /// How the memory budget is shared: `worker`'s memory flags come from it.
+    pub memory: crate::sandbox::budget::WorkerMemory,
 }
 
 /// Why a request to a worker did not produce a reply.
@@ -86,12 +91,23 @@ impl Busy {
 
 /// The concurrency bound: `capacity` slots, and the calls waiting for one, in arrival order
 /// (tokio's semaphore is fair, so that is also the order slots are handed out in).
+///
+/// A slot is free again only once its worker has exited and been reaped, not when its reply
+/// is in: so at most `capacity` query workers exist at once, which the memory budget counts on
+/// (`crate::sandbox::budget`).
 #[derive(Debug)]
 struct Slots {
-    semaphore: Semaphore,
+    semaphore: Arc<Semaphore>,
     capacity: usize,
     line: std::sync::Mutex<WaitLine>,
+    /// Slots whose worker has replied and is being killed and reaped: each comes free within
+    /// milliseconds, so a call that finds one waits for it ([`REAP_WAIT`]) even when the
+    /// operator allows no queueing; those are not "other calls" holding the worker.
+    reaping: Arc<AtomicUsize>,
 }
+
+/// The longest a call waits for a slot whose worker has already replied.
+const REAP_WAIT: Duration = Duration::from_secs(2);
 
 /// Tickets of the calls waiting for a slot.
 #[derive(Debug, Default)]
@@ -133,7 +149,8 @@ impl Slots {
     fn new(capacity: usize) -> Slots {
         let capacity = capacity.max(1);
         Slots {
-            semaphore: Semaphore::new(capacity),
+            semaphore: Arc::new(Semaphore::new(capacity)),
+            reaping: Arc::new(AtomicUsize::new(0)),
             capacity,
             line: std::sync::Mutex::new(WaitLine::default()),
         }
@@ -145,11 +162,16 @@ impl Slots {
         &self,
         queue_timeout: Duration,
         cancel: &CancellationToken,
-    ) -> Result<SemaphorePermit<'_>, RunError> {
+    ) -> Result<OwnedSemaphorePermit, RunError> {
         // A free slot with nobody waiting for it is taken without joining the line.
-        if let Ok(permit) = self.semaphore.try_acquire() {
+        if let Ok(permit) = Arc::clone(&self.semaphore).try_acquire_owned() {
             return Ok(permit);
         }
+        let bound = if self.reaping.load(Ordering::SeqCst) > 0 {
+            queue_timeout.max(REAP_WAIT)
+        } else {
+            queue_timeout
+        };
         let waiting_since = tokio::time::Instant::now();
         let (ticket, waiting_ahead) = self
             .line
@@ -163,8 +185,8 @@ impl Slots {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(RunError::Cancelled),
-            permit = self.semaphore.acquire() => permit.map_err(|_| RunError::Worker(internal("the worker pool is shut down".into()))),
-            _ = tokio::time::sleep(queue_timeout) => Err(RunError::Busy(Busy {
+            permit = Arc::clone(&self.semaphore).acquire_owned() => permit.map_err(|_| RunError::Worker(internal("the worker pool is shut down".into()))),
+            _ = tokio::time::sleep(bound) => Err(RunError::Busy(Busy {
                 running: self.capacity.saturating_sub(self.semaphore.available_permits()),
                 waiting_ahead,
                 waited: waiting_since.elapsed(),
@@ -182,6 +204,19 @@ struct ReadyWorker {
     /// The database's identity and WAL presence when the worker confined itself: its landlock
     /// rules name those inodes, so a replaced file or a new WAL needs a fresh worker.
     db_identity: Option<FileIdentity>,
+    /// Its private temporary directory. Declared after `child`, and dropped (removed) only
+    /// once the child has been reaped ([`ReadyWorker::finish`]).
+    temp: Option<WorkerTempDir>,
+    /// What that directory may hold.
+    max_temp_bytes: u64,
+}
+
+impl ReadyWorker {
+    /// Kill the worker's process group, reap it, then remove its temporary directory.
+    async fn finish(mut self) {
+        kill_and_reap(&mut self.child).await;
+        drop(self.temp.take());
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,7 +349,7 @@ impl Pool {
         cancel: &CancellationToken,
         max_reply_bytes: usize,
     ) -> Result<Response, RunError> {
-        let _permit = self.running.acquire(queue_timeout, cancel).await?;
+        let permit = self.running.acquire(queue_timeout, cancel).await?;
         // Bounded by the worker start-up timeout when no spare is ready.
         let mut worker = tokio::select! {
             w = self.take_worker() => w.map_err(RunError::Worker)?,
@@ -322,11 +357,20 @@ impl Pool {
         };
 
         let started = tokio::time::Instant::now();
+        let spill = worker
+            .temp
+            .as_ref()
+            .map(|t| (t.path().to_path_buf(), worker.max_temp_bytes));
         let exchange = exchange(&mut worker, request, max_reply_bytes);
+        let mut spilled_past = None;
         let outcome = tokio::select! {
             reply = exchange => Some(reply),
             _ = cancel.cancelled() => None,
             _ = tokio::time::sleep_until(started + deadline) => None,
+            max = spill_overflow(spill) => {
+                spilled_past = Some(max);
+                None
+            }
         };
         // The spare is replaced only once this worker is gone: starting one costs ~30 ms of
         // CPU, and on a small machine it would otherwise compete with the query it waits for,
@@ -334,20 +378,27 @@ impl Pool {
         // mcp_roundtrip`, SELECT 1 with a warm spare: p90 8.2 -> 5.6 ms, p50 5.1 -> 4.8 ms).
         match outcome {
             Some(Ok(response)) => {
-                self.reap_then_refill(worker.child);
+                self.reap_then_refill(worker, permit);
                 Ok(response)
             }
             Some(Err(read_error)) => {
                 // The worker broke its side of the protocol or died: find out how, for the message.
                 let status = wait_briefly(&mut worker.child).await;
-                kill_and_reap(&mut worker.child).await;
+                worker.finish().await;
+                drop(permit);
                 self.refill();
                 Err(RunError::Worker(describe_death(read_error, status)))
             }
             None => {
-                kill_and_reap(&mut worker.child).await;
+                worker.finish().await;
+                drop(permit);
                 self.refill();
-                if cancel.is_cancelled() {
+                if let Some(max) = spilled_past {
+                    Err(RunError::Worker(WorkerError::new(
+                        ErrorKind::ResourceLimit,
+                        temp_dir::over_cap_message(max),
+                    )))
+                } else if cancel.is_cancelled() {
                     Err(RunError::Cancelled)
                 } else {
                     Err(RunError::Timeout)
@@ -356,17 +407,18 @@ impl Pool {
         }
     }
 
-    /// A worker that replied exits by itself: give it a moment (then make sure), reap it, and
-    /// only then start its replacement.
-    fn reap_then_refill(self: &Arc<Self>, mut child: Child) {
+    /// A worker that replied has nothing left to do that matters (it released the database's
+    /// lock before replying; DuckDB's teardown would only free memory): kill and reap it at
+    /// once, which frees its memory faster than its own exit would, remove its temporary
+    /// directory, free its slot, and only then start its replacement.
+    fn reap_then_refill(self: &Arc<Self>, worker: ReadyWorker, permit: OwnedSemaphorePermit) {
         let pool = Arc::clone(self);
+        let reaping = Arc::clone(&self.running.reaping);
+        reaping.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
-            if tokio::time::timeout(Duration::from_secs(2), child.wait())
-                .await
-                .is_err()
-            {
-                kill_and_reap(&mut child).await;
-            }
+            worker.finish().await;
+            drop(permit);
+            reaping.fetch_sub(1, Ordering::SeqCst);
             pool.refill();
         });
     }
@@ -388,8 +440,8 @@ impl Pool {
             }
             found
         };
-        for mut w in stale {
-            kill_and_reap(&mut w.child).await;
+        for w in stale {
+            w.finish().await;
         }
         match taken {
             Some(w) => Ok(w),
@@ -403,8 +455,8 @@ impl Pool {
     /// Kill every spare (shutdown).
     pub async fn drain(&self) {
         let spares: Vec<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
-        for mut w in spares {
-            kill_and_reap(&mut w.child).await;
+        for w in spares {
+            w.finish().await;
         }
     }
 }
@@ -415,7 +467,7 @@ impl Pool {
 pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
     let (mut worker, posture) = launch(spec, WorkerStart::ConfineOnly).await?;
     wait_briefly(&mut worker.child).await;
-    kill_and_reap(&mut worker.child).await;
+    worker.finish().await;
     Ok(posture)
 }
 
@@ -425,8 +477,23 @@ async fn launch(
     start: WorkerStart,
 ) -> Result<(ReadyWorker, Posture), WorkerError> {
     let db_identity = file_identity(&spec.worker.db);
+    let temp = match &spec.temp_root {
+        Some(root) => Some(root.worker_dir().map_err(|e| {
+            internal(format!(
+                "could not make a worker's temporary directory in {}: {e}",
+                root.instance().display()
+            ))
+        })?),
+        None => None,
+    };
     let args = WorkerArgs {
         start,
+        temp_dir: temp.as_ref().map(|t| t.path().to_path_buf()),
+        // Never more than the disk has free now (a tenth kept back for everyone else).
+        max_temp_bytes: match &spec.temp_root {
+            Some(root) => spec.worker.max_temp_bytes.min(root.free_bytes() / 10 * 9),
+            None => 0,
+        },
         ..spec.worker.clone()
     };
     let mut cmd = Command::new(&spec.exe);
@@ -494,9 +561,30 @@ async fn launch(
             stdin,
             stdout,
             db_identity,
+            temp,
+            max_temp_bytes: args.max_temp_bytes,
         },
         posture,
     ))
+}
+
+/// How often a running worker's temporary directory is measured.
+const SPILL_POLL: Duration = Duration::from_millis(50);
+
+/// Resolves (with the cap) once the worker's temporary directory holds more than its cap; never
+/// without one. DuckDB's own `max_temp_directory_size` is not a hard bound (measured: 47 MB
+/// spilled under an 8 MB setting), so the parent measures and the pool kills the worker past it.
+/// Between two measurements a worker writes at most a disk's speed for 50 ms more.
+async fn spill_overflow(spill: Option<(PathBuf, u64)>) -> u64 {
+    let Some((dir, max)) = spill else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(SPILL_POLL).await;
+        if temp_dir::bytes_used(&dir) > max {
+            return max;
+        }
+    }
 }
 
 /// Drain a worker's stderr into the server's log until the worker exits. Reads in bounded

@@ -19,7 +19,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::engine::{Engine, EngineConfig};
+use crate::engine::{Engine, EngineConfig, Spill};
 use crate::error::ErrorKind;
 use crate::protocol::{Posture, Request, Response, WorkerError};
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -45,9 +45,13 @@ pub struct WorkerArgs {
     /// The database file.
     #[arg(long)]
     pub db: PathBuf,
-    /// DuckDB `memory_limit`.
+    /// DuckDB `memory_limit`, in bytes: past it DuckDB spills to `temp_dir`.
     #[arg(long)]
-    pub memory_limit: String,
+    pub memory_limit_bytes: u64,
+    /// RLIMIT_DATA: the hard cap on the worker's private writable memory, its share of the
+    /// server's memory budget ([`crate::sandbox::budget`]).
+    #[arg(long)]
+    pub memory_cap_bytes: u64,
     /// DuckDB threads.
     #[arg(long)]
     pub threads: u32,
@@ -58,9 +62,17 @@ pub struct WorkerArgs {
     /// RLIMIT_CPU.
     #[arg(long)]
     pub cpu_seconds: u64,
-    /// RLIMIT_AS.
+    /// RLIMIT_AS: a backstop on address space, above the memory cap by room for mappings
+    /// that are not writable memory (the binary, reserved but unused ranges).
     #[arg(long)]
     pub address_space_bytes: u64,
+    /// The worker's private temporary directory (made by the parent, mode 0700): read-write
+    /// for the worker alone, DuckDB's `temp_directory`. Absent: no spilling.
+    #[arg(long)]
+    pub temp_dir: Option<PathBuf>,
+    /// DuckDB's `max_temp_directory_size` and the worker's RLIMIT_FSIZE, in bytes.
+    #[arg(long, default_value_t = 0)]
+    pub max_temp_bytes: u64,
     /// The pid the worker expects as its parent.
     #[arg(long)]
     pub parent_pid: i32,
@@ -71,6 +83,10 @@ pub struct WorkerArgs {
     #[arg(long, value_enum)]
     pub start: WorkerStart,
 }
+
+/// How far RLIMIT_FSIZE sits above `max_temp_bytes`: DuckDB writes spill files in blocks of at
+/// most a few MiB.
+pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
 
 /// RLIMIT_NOFILE of a worker: DuckDB, its threads and the pipes need a few dozen.
 const MAX_OPEN_FILES: u64 = 256;
@@ -89,7 +105,8 @@ impl WorkerArgs {
             self.db.clone().into_os_string(),
         ];
         for (flag, value) in [
-            ("--memory-limit", self.memory_limit.clone()),
+            ("--memory-limit-bytes", self.memory_limit_bytes.to_string()),
+            ("--memory-cap-bytes", self.memory_cap_bytes.to_string()),
             ("--threads", self.threads.to_string()),
             ("--time-zone", self.time_zone.clone()),
             ("--cpu-seconds", self.cpu_seconds.to_string()),
@@ -97,11 +114,16 @@ impl WorkerArgs {
                 "--address-space-bytes",
                 self.address_space_bytes.to_string(),
             ),
+            ("--max-temp-bytes", self.max_temp_bytes.to_string()),
             ("--parent-pid", self.parent_pid.to_string()),
             ("--start", start.to_owned()),
         ] {
             argv.push(flag.into());
             argv.push(value.into());
+        }
+        if let Some(temp_dir) = &self.temp_dir {
+            argv.push("--temp-dir".into());
+            argv.push(temp_dir.clone().into_os_string());
         }
         if self.allow_unconfined {
             argv.push("--allow-unconfined".into());
@@ -110,7 +132,8 @@ impl WorkerArgs {
     }
 
     /// How this worker confines itself: read-only on the database and its WAL (each only if it
-    /// exists now), the resource limits, and the test bypass's landlock ABI cap.
+    /// exists now), read-write on its own temporary directory, the resource limits, and the test
+    /// bypass's landlock ABI cap.
     ///
     /// A database that does not exist yet is not granted (landlock can only grant an existing
     /// file): the worker still confines and starts, and a request that needs the database is
@@ -121,8 +144,18 @@ impl WorkerArgs {
         ConfinePlan {
             db_path: self.db.exists().then(|| self.db.clone()),
             wal_path: wal.exists().then_some(wal),
+            temp_dir: self.temp_dir.clone(),
             parent_pid: self.parent_pid,
+            data_bytes: self.memory_cap_bytes,
             address_space_bytes: self.address_space_bytes,
+            // Without a temporary directory the worker writes no file at all. With one, a
+            // backstop a little above DuckDB's own cap on the directory's total, so that DuckDB
+            // meets its cap first and says so.
+            file_size_bytes: if self.temp_dir.is_some() {
+                self.max_temp_bytes.saturating_add(FILE_SIZE_SLACK_BYTES)
+            } else {
+                0
+            },
             cpu_seconds: self.cpu_seconds,
             max_open_files: MAX_OPEN_FILES,
             allow_unconfined: self.allow_unconfined,
@@ -159,7 +192,12 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
         .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
 
     let config = EngineConfig {
-        memory_limit: args.memory_limit.clone(),
+        memory_limit_bytes: args.memory_limit_bytes,
+        memory_cap_bytes: Some(args.memory_cap_bytes),
+        spill: args.temp_dir.clone().map(|dir| Spill {
+            dir,
+            max_bytes: args.max_temp_bytes,
+        }),
         threads: args.threads,
         time_zone: args.time_zone.clone(),
         harden: !bypass.is_off(Layer::DuckdbHardening),

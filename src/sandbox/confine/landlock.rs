@@ -5,10 +5,13 @@
 //! `ReadFile` (not even `ReadDir`) on:
 //! - the database file and, if it existed when the worker was spawned, its `.wal`;
 //! - the few kernel files DuckDB reads at start-up, each listed in [`duckdb_runtime_files`]
-//!   with the reason.
+//!   with the reason;
+//!
+//! and, beneath the worker's own temporary directory only (made by the parent for this worker
+//! alone, see `crate::sandbox::temp_dir`), what spilling needs ([`temp_dir_access`]).
 //!
 //! Everything else is denied: reading or listing any other path, executing anything, creating,
-//! writing, truncating, renaming or deleting any file, device ioctls, TCP bind and connect,
+//! writing, truncating, renaming or deleting any other file, device ioctls, TCP bind and connect,
 //! signals to processes outside the sandbox, connecting to abstract unix sockets created outside
 //! it (and, on ABI ≥ 9 kernels, to any pathname unix socket). Landlock cannot restrict `stat` or
 //! `readlink`: a worker can still learn whether a path exists, its size and times.
@@ -56,6 +59,22 @@ pub(super) struct LandlockOutcome {
     pub(super) gap: Option<String>,
 }
 
+/// What DuckDB does in its temporary directory: create spill files, write, read, list, shrink
+/// and remove them. Not granted even there: executing, making directories, links, devices,
+/// sockets or fifos, moving files in from elsewhere, device ioctls.
+fn temp_dir_access(abi: ABI) -> landlock::BitFlags<AccessFs> {
+    let spill = AccessFs::ReadFile
+        | AccessFs::ReadDir
+        | AccessFs::WriteFile
+        | AccessFs::MakeReg
+        | AccessFs::RemoveFile;
+    if abi >= ABI::V3 {
+        spill | AccessFs::Truncate
+    } else {
+        spill
+    }
+}
+
 /// A file to grant `ReadFile` on, and why.
 struct Grant {
     path: PathBuf,
@@ -89,6 +108,16 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
         })?;
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(ConfineError::Landlock)?;
+    }
+    if let Some(temp_dir) = &plan.temp_dir {
+        let fd = PathFd::new(temp_dir).map_err(|error| ConfineError::LandlockPath {
+            path: temp_dir.clone(),
+            purpose: "the worker's private temporary directory, where DuckDB spills",
+            error,
+        })?;
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, temp_dir_access(abi)))
             .map_err(ConfineError::Landlock)?;
     }
     let status = ruleset.restrict_self().map_err(ConfineError::Landlock)?;

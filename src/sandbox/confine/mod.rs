@@ -14,11 +14,12 @@
 //!    the signal will never come).
 //! 3. [`prctl::set_not_dumpable`]: `PR_SET_DUMPABLE 0`: no core dumps, and other processes of
 //!    the same user can no longer ptrace us or read our `/proc/<pid>/mem`.
-//! 4. [`rlimits::apply`]: core 0, file size 0, address space, CPU seconds, open files (soft =
-//!    hard, so they cannot be raised again).
+//! 4. [`rlimits::apply`]: core 0, file size (0, or the temporary directory's cap), data (the
+//!    worker's share of the memory budget), address space, CPU seconds, open files (soft = hard,
+//!    so they cannot be raised again).
 //! 5. [`landlock::restrict`]: every filesystem right of the newest landlock ABI the kernel
 //!    offers handled, only read-file granted on the database, its `.wal` and the few `/proc` and
-//!    `/sys` files DuckDB reads; from ABI 4 TCP bind and connect handled with no port allowed;
+//!    `/sys` files DuckDB reads, and read-write on the worker's own temporary directory; from ABI 4 TCP bind and connect handled with no port allowed;
 //!    from ABI 6 signals and abstract unix sockets scoped.
 //! 6. [`seccomp::install`]: a default-allow filter returning `EPERM` for the system calls the
 //!    worker never needs (sockets, exec, fork, ptrace, mounts, namespaces, SysV IPC, io_uring,
@@ -64,10 +65,16 @@ pub struct ConfinePlan {
     pub db_path: Option<PathBuf>,
     /// Its `.wal`, only if it exists at spawn time: read-only access.
     pub wal_path: Option<PathBuf>,
+    /// The worker's private temporary directory: read-write, the only place it may write.
+    pub temp_dir: Option<PathBuf>,
     /// The pid the worker expects as its parent; checked after the parent-death signal is set.
     pub parent_pid: i32,
-    /// RLIMIT_AS in bytes (the caller passes a generous value above DuckDB's `memory_limit`).
+    /// RLIMIT_DATA in bytes: the worker's share of the memory budget.
+    pub data_bytes: u64,
+    /// RLIMIT_AS in bytes: a backstop above `data_bytes`.
     pub address_space_bytes: u64,
+    /// RLIMIT_FSIZE in bytes: 0 without a temporary directory, else its size cap.
+    pub file_size_bytes: u64,
     /// RLIMIT_CPU in seconds.
     pub cpu_seconds: u64,
     /// RLIMIT_NOFILE.

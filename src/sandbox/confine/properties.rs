@@ -14,9 +14,11 @@ use crate::protocol::PropertyPosture;
 /// One promise a confined worker keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Property {
-    /// Reads only the database file, its WAL and the few `/proc` and `/sys` files DuckDB needs.
+    /// Reads only the database file, its WAL, its own temporary directory and the few `/proc`
+    /// and `/sys` files DuckDB needs.
     FileReads,
-    /// Writes, creates, removes, truncates and re-labels nothing.
+    /// Writes, creates, removes, truncates and re-labels nothing outside its own private
+    /// temporary directory (where DuckDB spills; none when spilling is off).
     FileWrites,
     /// No network, and no unix sockets.
     Network,
@@ -55,9 +57,10 @@ impl Property {
     pub fn promise(self) -> &'static str {
         match self {
             Property::FileReads => {
-                "reads only the database, its WAL and the /proc and /sys files DuckDB needs"
+                "reads only the database, its WAL, its own temporary directory and the /proc \
+                 and /sys files DuckDB needs"
             }
-            Property::FileWrites => "writes nothing",
+            Property::FileWrites => "writes nothing outside its own private temporary directory",
             Property::Network => "no network, no unix sockets",
             Property::Signals => "no signals or ptrace beyond itself",
             Property::Exec => "no exec, no new processes",
@@ -106,7 +109,8 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
                 true,
                 format!(
                     "landlock ABI {abi}: read-file grants on the database, its WAL and the \
-                     cgroup files DuckDB reads; nothing else is readable or listable"
+                     cgroup files DuckDB reads, and its own temporary directory; nothing else \
+                     is readable or listable"
                 ),
             ),
             None => (
@@ -120,16 +124,16 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             (Some(abi), true) if abi >= 3 => (
                 true,
                 format!(
-                    "landlock ABI {abi}: no write, create, remove or truncate right anywhere; \
-                     seccomp: file metadata (mode, owner, times, extended attributes) and \
-                     truncate(2)"
+                    "landlock ABI {abi}: no write, create, remove or truncate right anywhere but \
+                     its own temporary directory; seccomp: file metadata (mode, owner, times, \
+                     extended attributes) and truncate(2)"
                 ),
             ),
             (Some(abi), true) => (
                 true,
                 format!(
-                    "landlock ABI {abi}: no write, create or remove right anywhere; seccomp: \
-                     truncation (truncate(2), read-only O_TRUNC opens and openat2: landlock ABI \
+                    "landlock ABI {abi}: no write, create or remove right anywhere but its own \
+                     temporary directory; seccomp: truncation (truncate(2), read-only O_TRUNC opens and openat2: landlock ABI \
                      {abi} has no truncate right) and file metadata (mode, owner, times, \
                      extended attributes)"
                 ),

@@ -16,14 +16,21 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use super::{ConfineError, ConfinePlan};
 
 /// The limits, in the order they are set: (resource, name in the posture, requested value).
-fn limits(plan: &ConfinePlan) -> [(Resource, &'static str, u64); 5] {
+fn limits(plan: &ConfinePlan) -> [(Resource, &'static str, u64); 6] {
     [
         // No core file: a crash must not write the worker's memory (query results) to disk.
         (Resource::RLIMIT_CORE, "RLIMIT_CORE", 0),
-        // No file may grow: the worker writes nothing but its stdout pipe, which this does
-        // not apply to. Backs up landlock's "nothing writable".
-        (Resource::RLIMIT_FSIZE, "RLIMIT_FSIZE", 0),
-        // Bounds memory even if DuckDB's own memory_limit is bypassed or not accounted.
+        // No file may grow past what the temporary directory may hold (0 without one: then the
+        // worker writes nothing but its pipes, which this does not apply to). Backs up
+        // landlock's "nothing writable but the temporary directory" and DuckDB's own
+        // max_temp_directory_size.
+        (Resource::RLIMIT_FSIZE, "RLIMIT_FSIZE", plan.file_size_bytes),
+        // The worker's share of the memory budget: every private writable mapping counts, so
+        // memory DuckDB's memory_limit does not track is bounded too
+        // (`crate::sandbox::budget`).
+        (Resource::RLIMIT_DATA, "RLIMIT_DATA", plan.data_bytes),
+        // A backstop on address space (not a memory bound: reservations count, resident pages
+        // are what RLIMIT_DATA bounds).
         (Resource::RLIMIT_AS, "RLIMIT_AS", plan.address_space_bytes),
         // Bounds CPU time even if the server's deadline were lost (SIGKILL at the limit).
         (Resource::RLIMIT_CPU, "RLIMIT_CPU", plan.cpu_seconds),
@@ -38,10 +45,9 @@ fn limits(plan: &ConfinePlan) -> [(Resource, &'static str, u64); 5] {
 
 /// Step 4: set every limit, and block SIGXFSZ.
 ///
-/// With a 0-byte file-size limit, a write that extends a regular file raises SIGXFSZ, whose
-/// default action kills the process. The worker's stderr is inherited from the server and may
-/// be a log file, so a stray log line would kill the worker. With SIGXFSZ blocked (the mask is
-/// inherited by every thread started later), the kernel still refuses the write, with `EFBIG`.
+/// A write that extends a regular file past the file-size limit raises SIGXFSZ, whose default
+/// action kills the process. With SIGXFSZ blocked (the mask is inherited by every thread started
+/// later), the kernel still refuses the write, with `EFBIG`, which DuckDB reports as an error.
 ///
 /// Returns (name, value) pairs for the posture report.
 pub(super) fn apply(plan: &ConfinePlan) -> Result<Vec<(String, String)>, ConfineError> {
