@@ -15,7 +15,8 @@ use crate::audit::AuditLog;
 use crate::error::{ErrorKind, messages};
 use crate::privacy::{self, PrivacyPolicy};
 use crate::protocol::{
-    CatalogSnapshot, ExplainResult, Posture, QueryResult, Request, Response, WorkerError,
+    CatalogSnapshot, ChartReply, ChartRequest, ExplainResult, Posture, QueryResult, Request,
+    Response, WorkerError,
 };
 use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -404,6 +405,37 @@ impl Gateway {
         }
     }
 
+    /// Validate `sql` as [`Gateway::query`] does, run it in a confined worker and have that
+    /// worker draw `chart` from two of its result columns.
+    pub async fn plot(
+        &self,
+        sql: &str,
+        chart: ChartRequest,
+        cancel: CancellationToken,
+    ) -> Result<ChartReply, GatewayError> {
+        self.validate(sql).await?;
+        let request = Request::Plot {
+            sql: sql.to_string(),
+            chart,
+            privacy: self.inner.config.privacy.clone(),
+        };
+        // A PNG of up to plot::MAX_PNG_BYTES, base64, plus its summary table.
+        let max_reply = self
+            .inner
+            .pool
+            .spec()
+            .max_reply_bytes
+            .max(crate::plot::MAX_PNG_BYTES / 3 * 4 + 1024 * 1024);
+        match self
+            .run(&request, &cancel, max_reply)
+            .await
+            .map_err(|e| self.private_error(e))?
+        {
+            Response::Chart(chart) => Ok(chart),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     /// Validate `sql` and return DuckDB's plan for it.
     pub async fn explain(
         &self,
@@ -605,6 +637,7 @@ fn unexpected(response: &Response) -> GatewayError {
         Response::Catalog(_) => "a catalog",
         Response::Posture(_) => "a posture report",
         Response::Probe(_) => "a probe report",
+        Response::Chart(_) => "a chart",
         Response::Error(_) => "an error",
     };
     GatewayError::new(

@@ -42,6 +42,45 @@ enum Command {
         /// The SQL, or `-` to read it from stdin.
         sql: String,
     },
+    /// Run one query through a confined worker and draw two of its columns as a PNG file (the
+    /// same chart the `plot` tool returns).
+    #[command(
+        mut_arg("warm_workers", |arg| arg.hide(true)),
+        mut_arg("max_concurrent", |arg| arg.hide(true))
+    )]
+    Plot {
+        #[command(flatten)]
+        db: DbArgs,
+        /// The chart: line, scatter, bar, histogram or agp.
+        #[arg(long, value_enum)]
+        kind: PlotKind,
+        /// The PNG file to write.
+        #[arg(long, value_parser = user_path)]
+        out: PathBuf,
+        /// The result column for x (default: the first).
+        #[arg(long)]
+        x: Option<String>,
+        /// The result column for y (default: the second; a histogram's: the first).
+        #[arg(long)]
+        y: Option<String>,
+        /// A title above the chart.
+        #[arg(long)]
+        title: Option<String>,
+        /// Width in pixels.
+        #[arg(long, default_value_t = duckgate::plot::DEFAULT_WIDTH)]
+        width: u32,
+        /// Height in pixels.
+        #[arg(long, default_value_t = duckgate::plot::DEFAULT_HEIGHT)]
+        height: u32,
+        /// Histogram bins.
+        #[arg(long)]
+        bins: Option<u32>,
+        /// A y range to shade, e.g. 70:180 (mg/dL).
+        #[arg(long, value_parser = target_range)]
+        target: Option<(f64, f64)>,
+        /// The SQL, or `-` to read it from stdin.
+        sql: String,
+    },
     /// Say whether SQL would be accepted, without running it.
     Check {
         /// Resolve table names against this database's catalog (read through a confined worker).
@@ -271,6 +310,97 @@ fn gateway_config(args: &DbArgs, purpose: &str) -> Result<GatewayConfig, String>
     })
 }
 
+/// The chart kinds, as the command line spells them.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum PlotKind {
+    Line,
+    Scatter,
+    Bar,
+    Histogram,
+    Agp,
+}
+
+impl From<PlotKind> for duckgate::plot::ChartKind {
+    fn from(kind: PlotKind) -> Self {
+        match kind {
+            PlotKind::Line => duckgate::plot::ChartKind::Line,
+            PlotKind::Scatter => duckgate::plot::ChartKind::Scatter,
+            PlotKind::Bar => duckgate::plot::ChartKind::Bar,
+            PlotKind::Histogram => duckgate::plot::ChartKind::Histogram,
+            PlotKind::Agp => duckgate::plot::ChartKind::Agp,
+        }
+    }
+}
+
+/// `LOW:HIGH`, e.g. `70:180`.
+fn target_range(text: &str) -> Result<(f64, f64), String> {
+    let (low, high) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not LOW:HIGH, e.g. 70:180"))?;
+    let number = |v: &str| {
+        v.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("{v:?} in {text:?} is not a number"))
+    };
+    Ok((number(low)?, number(high)?))
+}
+
+async fn plot(
+    args: DbArgs,
+    chart: duckgate::protocol::ChartRequest,
+    out_path: PathBuf,
+    sql: String,
+) -> ExitCode {
+    use base64::Engine as _;
+    let config = match gateway_config(&args, "plot") {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    let sql = match read_sql(sql) {
+        Ok(s) => s,
+        Err(e) => return usage_error(&e),
+    };
+    let gateway = match start_once(config).await {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let outcome = gateway.plot(&sql, chart, CancellationToken::new()).await;
+    gateway.shutdown().await;
+    match outcome {
+        Ok(reply) => {
+            let png = match base64::engine::general_purpose::STANDARD.decode(&reply.png_base64) {
+                Ok(png) => png,
+                Err(e) => {
+                    out::text(&format!(
+                        "internal_error: the worker's PNG did not decode: {e}"
+                    ));
+                    return ExitCode::from(1);
+                }
+            };
+            if let Err(e) = std::fs::write(&out_path, &png) {
+                return usage_error(&format!("cannot write {}: {e}", out_path.display()));
+            }
+            out::text(&format!(
+                "Wrote {} ({}×{} px, {} bytes).\n{}",
+                out_path.display(),
+                reply.width,
+                reply.height,
+                png.len(),
+                reply.summary_text
+            ));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            let mut text = format!("{}: {}", e.kind, e.message);
+            if let Some(s) = &e.suggestion {
+                text.push_str(&format!("\nnext step: {s}"));
+            }
+            out::text(&text);
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn read_sql(arg: String) -> Result<String, String> {
     if arg != "-" {
         return Ok(arg);
@@ -291,6 +421,33 @@ async fn run(command: Command) -> ExitCode {
             db.warm_workers = 0;
             db.max_concurrent = 1;
             query(db, limit as usize, sql).await
+        }
+        Command::Plot {
+            mut db,
+            kind,
+            out,
+            x,
+            y,
+            title,
+            width,
+            height,
+            bins,
+            target,
+            sql,
+        } => {
+            db.warm_workers = 0;
+            db.max_concurrent = 1;
+            let chart = duckgate::protocol::ChartRequest {
+                kind: kind.into(),
+                x,
+                y,
+                title,
+                width,
+                height,
+                bins,
+                target_range: target,
+            };
+            plot(db, chart, out, sql).await
         }
         Command::Check { db, sql } => check(db, sql).await,
         Command::CheckSandbox { db } => check_sandbox(db).await,

@@ -33,6 +33,16 @@ pub enum Request {
         #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
         privacy: PrivacyPolicy,
     },
+    /// Run one SQL statement and draw two of its columns as a PNG, inside the worker.
+    Plot {
+        /// The SQL, as for [`Request::Query`].
+        sql: String,
+        /// What to draw, and how.
+        chart: ChartRequest,
+        /// As for [`Request::Query`].
+        #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
+        privacy: PrivacyPolicy,
+    },
     /// Read the catalog: tables, views, columns, constraints, indexes.
     Catalog,
     /// Report the sandbox posture actually in force.
@@ -90,8 +100,54 @@ pub enum Response {
     Posture(Posture),
     /// Probe outcomes (test-only).
     Probe(ProbeReport),
+    /// A chart drawn by the worker.
+    Chart(ChartReply),
     /// The request failed.
     Error(WorkerError),
+}
+
+/// What a [`Request::Plot`] draws: which kind, from which result columns, how big.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartRequest {
+    /// The kind of chart.
+    pub kind: crate::plot::ChartKind,
+    /// The result column for x (`None`: the first column; a histogram ignores x).
+    pub x: Option<String>,
+    /// The result column for y (`None`: the second column, or the first for a histogram).
+    pub y: Option<String>,
+    /// A title above the chart.
+    pub title: Option<String>,
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Histogram bins.
+    pub bins: Option<u32>,
+    /// A y range to shade (and, for an AGP, to count time in range for).
+    pub target_range: Option<(f64, f64)>,
+}
+
+/// A chart the worker drew.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChartReply {
+    /// The PNG, base64 (a JSON array of byte numbers would be four times larger).
+    pub png_base64: String,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// The result columns drawn as x and y.
+    pub x: String,
+    /// See `x`.
+    pub y: String,
+    /// Rows the query returned.
+    pub rows_read: usize,
+    /// What the chart shows, as a small table (column names, rows) ...
+    pub summary_columns: Vec<String>,
+    /// ... its rows ...
+    pub summary_rows: Vec<Vec<serde_json::Value>>,
+    /// ... and a sentence, for a reader who cannot see the picture.
+    pub summary_text: String,
 }
 
 /// A failure with a registry kind.

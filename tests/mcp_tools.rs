@@ -35,7 +35,7 @@ async fn initialize_negotiates_2025_11_25_names_the_server_and_tells_how_to_star
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn tools_list_has_the_eight_read_only_tools_with_envelope_output_schemas() {
+async fn tools_list_has_the_nine_read_only_tools_with_envelope_output_schemas() {
     let (_dir, db) = cgm_db("list");
     let client = serve(&db, &[]).await;
     let tools = client.list_tools().await.unwrap();
@@ -46,6 +46,7 @@ async fn tools_list_has_the_eight_read_only_tools_with_envelope_output_schemas()
             "list_tables",
             "describe_table",
             "query",
+            "plot",
             "sample_rows",
             "explain_query",
             "search_schema",

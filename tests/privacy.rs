@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use duckgate::mcp::client::{McpClient, envelope_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status, workers_of};
+use support::{
+    FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status, wait_until, workers_of,
+};
 
 struct Fixture {
     dir: TempDir,
@@ -384,8 +386,13 @@ async fn the_audit_log_has_one_line_per_call_and_no_result_data() {
 
     // The log is the parent's alone: no worker holds a descriptor on it.
     let server = client.server_pid().unwrap();
+    // The spare that replaces the last call's worker (started once that one is reaped).
+    let started = wait_until(std::time::Duration::from_secs(10), || {
+        !workers_of(server).is_empty()
+    })
+    .await;
+    assert!(started.is_some(), "a warm worker is expected");
     let workers = workers_of(server);
-    assert!(!workers.is_empty(), "a warm worker is expected");
     let log_real = std::fs::canonicalize(&log).unwrap();
     let server_fds: Vec<PathBuf> = std::fs::read_dir(format!("/proc/{server}/fd"))
         .unwrap()

@@ -31,6 +31,7 @@ TOOL_ORDER = [
     "list_tables",
     "describe_table",
     "query",
+    "plot",
     "sample_rows",
     "explain_query",
     "search_schema",

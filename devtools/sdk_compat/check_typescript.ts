@@ -29,6 +29,7 @@ const TOOL_ORDER = [
   'list_tables',
   'describe_table',
   'query',
+  'plot',
   'sample_rows',
   'explain_query',
   'search_schema',

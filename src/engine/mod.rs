@@ -14,6 +14,7 @@ pub mod demo_data;
 mod errors;
 pub mod import;
 mod plan_check;
+mod plot_data;
 mod shadow;
 mod statement;
 

@@ -268,12 +268,12 @@ fn call_params(tool: &str, args: Value) -> Result<CallToolRequestParams, String>
     }
 }
 
-/// `content[0].text` of a result, or "" if there is none.
+/// The first text content of a result (a `plot` result has its image first), or "" if none.
 pub fn text_of(result: &CallToolResult) -> &str {
     result
         .content
-        .first()
-        .and_then(|c| c.as_text())
+        .iter()
+        .find_map(|c| c.as_text())
         .map(|t| t.text.as_str())
         .unwrap_or("")
 }

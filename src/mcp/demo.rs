@@ -79,6 +79,30 @@ pub async fn run_demo_session(
         &["success"],
     )
     .await?;
+    // One chart of each kind, drawn inside the confined worker (the client gets a PNG, the
+    // numbers it shows and a sentence; the sentence is printed here).
+    let last = |days: u32| {
+        // The last days of the data (the demo's ends now; an older database's ends earlier).
+        format!(
+            "FROM cgm_readings WHERE {time} >= \
+             (SELECT max({time}) FROM cgm_readings) - INTERVAL {days} DAY"
+        )
+    };
+    let charts = [
+        json!({ "kind": "line", "sql": format!("SELECT {time}, {value} {} ORDER BY {time}", last(1)),
+                "title": "Glucose, last 24 hours", "target_low": 70, "target_high": 180 }),
+        json!({ "kind": "agp", "sql": format!("SELECT {time}, {value} {}", last(14)),
+                "title": "Ambulatory glucose profile, 14 days", "target_low": 70, "target_high": 180 }),
+        json!({ "kind": "histogram", "sql": format!("SELECT {value} {}", last(14)), "bins": 40 }),
+        json!({ "kind": "bar", "sql": format!(
+                "SELECT strftime({time}::DATE, '%a %d') AS day, round(avg({value}), 1) AS mean {} \
+                 GROUP BY {time}::DATE ORDER BY {time}::DATE", last(7)) }),
+        json!({ "kind": "scatter", "sql": format!(
+                "SELECT hour({time}) + minute({time}) / 60 AS hour_of_day, {value} {}", last(7)) }),
+    ];
+    for chart in charts {
+        demo_call(&client, out, &mut step, "plot", chart, &["success"]).await?;
+    }
     demo_call(
         &client,
         out,

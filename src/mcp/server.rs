@@ -23,10 +23,10 @@ use crate::mcp::envelope::{Envelope, ErrorBody, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
 use crate::mcp::tools::{
-    self, DescribeTableArgs, ExplainArgs, ListTablesArgs, NoArgs, QueryArgs, SampleRowsArgs,
-    SearchArgs, ToolName,
+    self, DescribeTableArgs, ExplainArgs, ListTablesArgs, NoArgs, PlotArgs, QueryArgs,
+    SampleRowsArgs, SearchArgs, ToolName,
 };
-use crate::protocol::{CatalogSnapshot, ForeignKey, QueryResult, TableInfo};
+use crate::protocol::{CatalogSnapshot, ChartRequest, ForeignKey, QueryResult, TableInfo};
 use crate::sandbox::budget::format_size;
 use crate::sql_text::quote_identifier;
 
@@ -71,6 +71,8 @@ const MAX_FUZZY_MATCHES: usize = 5;
 struct Reply {
     envelope: Envelope,
     text: String,
+    /// A PNG (base64) shown before the text: the `plot` tool's picture.
+    image: Option<String>,
 }
 
 impl Reply {
@@ -79,6 +81,7 @@ impl Reply {
         Reply {
             envelope: Envelope::failed(error),
             text,
+            image: None,
         }
     }
 
@@ -93,7 +96,13 @@ impl Reply {
             })
         });
         let mut result = CallToolResult::structured(structured);
-        result.content = vec![ContentBlock::text(self.text)];
+        result.content = match self.image {
+            Some(png) => vec![
+                ContentBlock::image(png, "image/png"),
+                ContentBlock::text(self.text),
+            ],
+            None => vec![ContentBlock::text(self.text)],
+        };
         result.is_error = Some(is_error);
         result
     }
@@ -325,6 +334,10 @@ impl DuckgateServer {
                 Ok(args) => self.sample_rows(args, context).await,
                 Err(error) => Err(error),
             },
+            ToolName::Plot => match tools::parse_args::<PlotArgs>(tool, arguments) {
+                Ok(args) => self.plot(args, context).await,
+                Err(error) => Err(error),
+            },
             ToolName::ExplainQuery => match tools::parse_args::<ExplainArgs>(tool, arguments) {
                 Ok(args) => self.explain_query(args, context).await,
                 Err(error) => Err(error),
@@ -445,6 +458,7 @@ impl DuckgateServer {
         Ok(Reply {
             envelope: Envelope::ok(status, json!({ "tables": summaries }), hints),
             text: render::tables_text(&tables),
+            image: None,
         })
     }
 
@@ -459,6 +473,7 @@ impl DuckgateServer {
                 &["sample_rows", "query"],
             ),
             text: render::table_text(table, &outgoing_keys(&catalog, table)),
+            image: None,
         })
     }
 
@@ -578,6 +593,76 @@ impl DuckgateServer {
         Ok(rows_reply(result, Some(sql)))
     }
 
+    async fn plot(
+        &self,
+        args: PlotArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        tools::check_not_blank(ToolName::Plot, "sql", &args.sql)?;
+        let target_range = match (args.target_low, args.target_high) {
+            (Some(low), Some(high)) => Some((low, high)),
+            (None, None) => None,
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(ErrorBody::new(
+                    ErrorKind::InvalidArgument,
+                    "target_low and target_high come together: give both (e.g. 70 and 180) or neither.",
+                )
+                .construct("target_low"));
+            }
+        };
+        let chart = ChartRequest {
+            kind: args.kind,
+            x: args.x.clone(),
+            y: args.y.clone(),
+            title: args.title.clone(),
+            width: args.width.unwrap_or(crate::plot::DEFAULT_WIDTH),
+            height: args.height.unwrap_or(crate::plot::DEFAULT_HEIGHT),
+            bins: args.bins,
+            target_range,
+        };
+        let run = self.gateway.plot(&args.sql, chart, context.ct.clone());
+        let reply = with_progress(run, context).await.map_err(|e| {
+            self.gateway_error(
+                e,
+                Some((
+                    ToolName::Plot,
+                    json!({ "sql": args.sql, "kind": args.kind }),
+                )),
+            )
+        })?;
+        let text = format!(
+            "{} chart of {} against {} ({} rows), {}×{} px.\n{}",
+            args.kind,
+            reply.y,
+            reply.x,
+            reply.rows_read,
+            reply.width,
+            reply.height,
+            reply.summary_text
+        );
+        Ok(Reply {
+            envelope: Envelope::ok(
+                Status::Success,
+                json!({
+                    "kind": args.kind,
+                    "x": reply.x,
+                    "y": reply.y,
+                    "width": reply.width,
+                    "height": reply.height,
+                    "rows_read": reply.rows_read,
+                    "summary": {
+                        "columns": reply.summary_columns,
+                        "rows": reply.summary_rows,
+                        "text": reply.summary_text,
+                    }
+                }),
+                &["query"],
+            ),
+            text,
+            image: Some(reply.png_base64),
+        })
+    }
+
     async fn explain_query(
         &self,
         args: ExplainArgs,
@@ -599,6 +684,7 @@ impl DuckgateServer {
                 &["query"],
             ),
             text: format!("Query plan (not executed):\n{summary}"),
+            image: None,
         })
     }
 
@@ -664,6 +750,7 @@ impl DuckgateServer {
         Ok(Reply {
             envelope: Envelope::ok(status, data, hints),
             text,
+            image: None,
         })
     }
 
@@ -692,6 +779,7 @@ impl DuckgateServer {
         Ok(Reply {
             envelope: Envelope::ok(status, json!({ "foreign_keys": keys }), hints),
             text,
+            image: None,
         })
     }
 
@@ -787,6 +875,7 @@ impl DuckgateServer {
         Reply {
             envelope: Envelope::ok(status, data, &["list_tables"]),
             text,
+            image: None,
         }
     }
 
@@ -866,6 +955,7 @@ fn rows_reply(result: QueryResult, sql: Option<String>) -> Reply {
     Reply {
         envelope: Envelope::ok(status, data, hints),
         text,
+        image: None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! The eight tools: names, descriptions, argument schemas and parsing, and each one's data schema.
+//! The nine tools: names, descriptions, argument schemas and parsing, and each one's data schema.
 //!
 //! Schemas are written out by hand so that the limits an agent sees (`minimum`, `maximum`) are the
 //! ones the server enforces, and so that `outputSchema` describes every field the wire carries.
@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::mcp::envelope::{ErrorBody, nullable, output_schema};
+use crate::plot;
 
 /// Rows `query` returns when no limit is given.
 pub const QUERY_DEFAULT_LIMIT: i64 = 1000;
@@ -45,7 +46,7 @@ pub fn max_sql_bytes() -> usize {
     crate::validate::Policy::default().max_sql_bytes
 }
 
-/// One of the eight tools.
+/// One of the nine tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolName {
     /// Tables and views.
@@ -64,14 +65,17 @@ pub enum ToolName {
     ListRelationships,
     /// Server, limits, sandbox posture.
     ServerInfo,
+    /// A chart of a query's result.
+    Plot,
 }
 
 impl ToolName {
     /// All tools, in the order `tools/list` gives them.
-    pub const ALL: [ToolName; 8] = [
+    pub const ALL: [ToolName; 9] = [
         ToolName::ListTables,
         ToolName::DescribeTable,
         ToolName::Query,
+        ToolName::Plot,
         ToolName::SampleRows,
         ToolName::ExplainQuery,
         ToolName::SearchSchema,
@@ -90,6 +94,7 @@ impl ToolName {
             ToolName::SearchSchema => "search_schema",
             ToolName::ListRelationships => "list_relationships",
             ToolName::ServerInfo => "server_info",
+            ToolName::Plot => "plot",
         }
     }
 
@@ -109,6 +114,7 @@ impl ToolName {
             ToolName::SearchSchema => "Search the schema",
             ToolName::ListRelationships => "List foreign keys",
             ToolName::ServerInfo => "Server info and sandbox posture",
+            ToolName::Plot => "Draw a chart of a query's result",
         }
     }
 
@@ -170,6 +176,14 @@ impl ToolName {
                  table(columns). \
                  Use describe_table instead when you care about one table only. \
                  Common compositions: list_tables → list_relationships → query with JOIN."
+            }
+            ToolName::Plot => {
+                "Use this when the user wants to see data as a picture: a glucose trace over \
+                 time, bars per day, a distribution, or an AGP (median and 5–95% bands by time \
+                 of day). Runs one read-only SQL statement as query does and draws two result \
+                 columns (x, y) as a PNG, with the numbers drawn. \
+                 Use query instead when the user wants exact values. \
+                 Common compositions: describe_table → plot; query (aggregate) → plot."
             }
             ToolName::ServerInfo => {
                 "Use this when a limit surprised you or the user asks how data is protected: \
@@ -233,6 +247,39 @@ impl ToolName {
                 json!(["table_name"]),
             ),
             ToolName::ExplainQuery => (json!({ "sql": sql }), json!(["sql"])),
+            ToolName::Plot => (
+                json!({
+                    "sql": sql,
+                    "kind": {
+                        "type": "string", "enum": ["line", "scatter", "bar", "histogram", "agp"],
+                        "description": "line: y over time or a number; scatter: points; bar: one bar per row (x names it); histogram: how y is distributed; agp: glucose (y) by time of day (x, a timestamp) as median and 5/25/75/95% bands."
+                    },
+                    "x": {
+                        "type": "string", "minLength": 1,
+                        "description": "The result column for x (default: the first)."
+                    },
+                    "y": {
+                        "type": "string", "minLength": 1,
+                        "description": "The result column for y (default: the second; a histogram's: the first)."
+                    },
+                    "title": { "type": "string", "minLength": 1, "description": "A title above the chart." },
+                    "width": {
+                        "type": "integer", "minimum": plot::MIN_SIDE, "maximum": plot::MAX_WIDTH,
+                        "default": plot::DEFAULT_WIDTH, "description": "Pixels."
+                    },
+                    "height": {
+                        "type": "integer", "minimum": plot::MIN_SIDE, "maximum": plot::MAX_HEIGHT,
+                        "default": plot::DEFAULT_HEIGHT, "description": "Pixels."
+                    },
+                    "bins": {
+                        "type": "integer", "minimum": 1, "maximum": plot::MAX_BINS,
+                        "default": plot::DEFAULT_BINS, "description": "Histogram bins."
+                    },
+                    "target_low": { "type": "number", "description": "Lower end of a y range to shade (e.g. 70 mg/dL); with target_high." },
+                    "target_high": { "type": "number", "description": "Upper end of that range (e.g. 180 mg/dL)." }
+                }),
+                json!(["sql", "kind"]),
+            ),
             ToolName::SearchSchema => (
                 json!({
                     "query": {
@@ -311,6 +358,28 @@ impl ToolName {
                 "required": ["foreign_keys"]
             }),
             ToolName::ServerInfo => server_info_schema(),
+            ToolName::Plot => json!({
+                "type": "object",
+                "properties": {
+                    "kind": { "type": "string", "enum": ["line", "scatter", "bar", "histogram", "agp"] },
+                    "x": { "type": "string", "description": "The result column drawn as x." },
+                    "y": { "type": "string", "description": "The result column drawn as y." },
+                    "width": { "type": "integer" },
+                    "height": { "type": "integer" },
+                    "rows_read": { "type": "integer", "description": "Rows the query returned." },
+                    "summary": {
+                        "type": "object",
+                        "description": "What the picture shows, as data: a small table and a sentence.",
+                        "properties": {
+                            "columns": { "type": "array", "items": { "type": "string" } },
+                            "rows": { "type": "array", "items": { "type": "array" } },
+                            "text": { "type": "string" }
+                        },
+                        "required": ["columns", "rows", "text"]
+                    }
+                },
+                "required": ["kind", "x", "y", "width", "height", "rows_read", "summary"]
+            }),
         }
     }
 
@@ -347,6 +416,9 @@ impl ToolName {
             }
             ToolName::ListRelationships => "list_relationships() — no arguments",
             ToolName::ServerInfo => "server_info() — no arguments",
+            ToolName::Plot => {
+                "plot(sql: string, kind: line|scatter|bar|histogram|agp, x?: string, y?: string, title?: string, width?: integer, height?: integer, bins?: integer, target_low?: number, target_high?: number)"
+            }
         }
     }
 }
@@ -612,6 +684,32 @@ pub struct SampleRowsArgs {
     pub columns: Option<Vec<String>>,
 }
 
+/// `plot` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlotArgs {
+    /// The SQL.
+    pub sql: String,
+    /// Which chart.
+    pub kind: plot::ChartKind,
+    /// The x column.
+    pub x: Option<String>,
+    /// The y column.
+    pub y: Option<String>,
+    /// A title.
+    pub title: Option<String>,
+    /// Pixels (checked by the renderer, which names the range).
+    pub width: Option<u32>,
+    /// Pixels.
+    pub height: Option<u32>,
+    /// Histogram bins.
+    pub bins: Option<u32>,
+    /// Lower end of the shaded y range.
+    pub target_low: Option<f64>,
+    /// Upper end.
+    pub target_high: Option<f64>,
+}
+
 /// `explain_query` arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -687,7 +785,7 @@ pub fn check_limit(
 /// error message can quote a huge value.
 pub fn argument_cap(tool: ToolName, name: &str) -> usize {
     match (tool, name) {
-        (ToolName::Query | ToolName::ExplainQuery, "sql") => max_sql_bytes(),
+        (ToolName::Query | ToolName::ExplainQuery | ToolName::Plot, "sql") => max_sql_bytes(),
         (ToolName::SearchSchema, "query") => MAX_SEARCH_BYTES,
         _ => MAX_NAME_BYTES,
     }

@@ -51,7 +51,8 @@ pub const DEFAULT_BINS: u32 = 30;
 pub const MAX_ROWS: usize = 1_000_000;
 
 /// Which picture to draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ChartKind {
     /// y over a time or number x, points joined in x order.
     Line,

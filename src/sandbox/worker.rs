@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use crate::engine::{Engine, EngineConfig, Spill};
 use crate::error::ErrorKind;
-use crate::protocol::{Posture, Request, Response, WorkerError};
+use crate::protocol::{ChartReply, ChartRequest, Posture, Request, Response, WorkerError};
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::confine::{ConfinePlan, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
@@ -247,6 +247,18 @@ fn answer(
                 .map_err(|e| engine.private_error(e))?;
             Response::Rows(engine.private_result(rows))
         }
+        Request::Plot {
+            sql,
+            chart,
+            privacy,
+        } => {
+            let data = checked_attach(engine, &sql, &privacy, args, bypass)
+                .and_then(|()| {
+                    engine.plot_data(&sql, chart.kind, chart.x.as_deref(), chart.y.as_deref())
+                })
+                .map_err(|e| engine.private_error(e))?;
+            Response::Chart(draw(&data, &chart)?)
+        }
         Request::Explain { sql, privacy } => {
             let plan = checked_attach(engine, &sql, &privacy, args, bypass)
                 .and_then(|()| engine.explain(&sql))
@@ -277,6 +289,33 @@ fn answer(
             }
             Response::Probe(probe::run(&probe_request))
         }
+    })
+}
+
+/// Draw the chart here, in the confined worker: the renderer reads no file (its font is
+/// compiled in) and a bug in it stays in this process.
+fn draw(data: &crate::plot::PlotData, chart: &ChartRequest) -> Result<ChartReply, WorkerError> {
+    use base64::Engine as _;
+    let options = crate::plot::ChartOptions {
+        kind: chart.kind,
+        title: chart.title.clone(),
+        width: chart.width,
+        height: chart.height,
+        bins: chart.bins,
+        target_range: chart.target_range,
+    };
+    let rendered = crate::plot::render(data, &options)
+        .map_err(|e| WorkerError::new(e.kind(), e.to_string()))?;
+    Ok(ChartReply {
+        png_base64: base64::engine::general_purpose::STANDARD.encode(&rendered.png),
+        width: rendered.width,
+        height: rendered.height,
+        x: data.x_label.clone(),
+        y: data.y_label.clone(),
+        rows_read: data.y.len(),
+        summary_columns: rendered.summary.columns,
+        summary_rows: rendered.summary.rows,
+        summary_text: rendered.summary.text,
     })
 }
 

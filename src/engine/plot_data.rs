@@ -1,0 +1,221 @@
+//! The two result columns a chart draws, read from DuckDB as typed values for
+//! [`crate::plot::render`]: times as microseconds of local wall-clock time, numbers as `f64`,
+//! text as categories.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use duckdb::types::Value;
+
+use super::errors::{query_error, worker_error};
+use super::{Engine, sql_identifier};
+use crate::error::ErrorKind;
+use crate::plot::{self, ChartKind, PlotData, XValue};
+use crate::protocol::WorkerError;
+
+/// Microseconds in a day.
+const DAY_MICROS: i64 = 86_400_000_000;
+
+impl Engine {
+    /// Run `sql` (already checked, as for [`Engine::run_query`]) and read the columns named `x`
+    /// and `y` (default: the first and second; a histogram's y defaults to the first), at most
+    /// [`plot::MAX_ROWS`] rows. A `TIMESTAMP WITH TIME ZONE` x is read as local wall-clock time
+    /// in the worker's `TimeZone`, which is what a CGM trace and an AGP are read in.
+    pub fn plot_data(
+        &mut self,
+        sql: &str,
+        kind: ChartKind,
+        x: Option<&str>,
+        y: Option<&str>,
+    ) -> Result<PlotData, WorkerError> {
+        self.ensure_lock_held()?;
+        let memory = self.memory;
+        let failed = |e: &duckdb::Error| memory.explain(query_error(e));
+        let mut stmt = self.conn.prepare(sql).map_err(|e| failed(&e))?;
+        // Streaming execution, as in `run_query`: names and types are known once it has
+        // started, and rows are produced as they are read.
+        drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);
+        let names: Vec<String> = (0..stmt.column_count())
+            .map(|i| stmt.column_name(i).cloned().unwrap_or_default())
+            .collect();
+        let (x_index, y_index) = pick_columns(&names, kind, x, y)?;
+        if stmt.column_logical_type(x_index).id() == duckdb::core::LogicalTypeId::TimestampTZ {
+            // Local time for a zoned x: DuckDB's cast applies the worker's TimeZone. The
+            // statement around the checked SQL only reads its columns.
+            let column = sql_identifier(&names[x_index]);
+            let wrapped = format!(
+                "SELECT * REPLACE (CAST({column} AS TIMESTAMP) AS {column}) FROM (\n{}\n) AS duckgate_plot",
+                sql.trim_end().trim_end_matches(';')
+            );
+            stmt = self.conn.prepare(&wrapped).map_err(|e| failed(&e))?;
+            drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);
+        }
+        let mut data = PlotData {
+            x_label: names[x_index].clone(),
+            y_label: names[y_index].clone(),
+            ..PlotData::default()
+        };
+        // The crate panics on a few Arrow shapes it does not know; that must become an error
+        // for this call, not a dead worker (as in `run_query`).
+        let read = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+            let mut cursor = stmt.raw_query();
+            while let Some(row) = cursor.next().map_err(|e| failed(&e))? {
+                if data.y.len() >= plot::MAX_ROWS {
+                    return Err(too_many_rows());
+                }
+                let x_value: Value = row.get(x_index).map_err(|e| failed(&e))?;
+                let y_value: Value = row.get(y_index).map_err(|e| failed(&e))?;
+                let Some(x_value) = x_of(&x_value) else {
+                    // A NULL x: the row has no place on the chart (a NULL y is skipped too).
+                    data.x.push(XValue::Number(f64::NAN));
+                    data.y.push(None);
+                    continue;
+                };
+                let y_number = match &y_value {
+                    Value::Null => None,
+                    other => {
+                        Some(number(other).ok_or_else(|| not_numeric(&names[y_index], other))?)
+                    }
+                };
+                data.x.push(x_value);
+                data.y.push(y_number);
+            }
+            Ok(())
+        }));
+        match read {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    "A value of the x or y column could not be read. Cast it to DOUBLE, \
+                     TIMESTAMP or VARCHAR in the query.",
+                ));
+            }
+        }
+        Ok(data)
+    }
+}
+
+fn too_many_rows() -> WorkerError {
+    worker_error(
+        ErrorKind::ResourceLimit,
+        format!(
+            "The query returned more than {} rows, more than a chart can use. Aggregate first \
+             (for example one row per hour: GROUP BY time_bucket(INTERVAL 1 hour, ts)) or add a \
+             WHERE filter.",
+            plot::MAX_ROWS
+        ),
+    )
+}
+
+fn not_numeric(column: &str, value: &Value) -> WorkerError {
+    worker_error(
+        ErrorKind::InvalidArgument,
+        format!(
+            "The y column {column:?} holds {}, not numbers. Pick a numeric column as y, or cast \
+             it (for example {}::DOUBLE).",
+            type_name(value),
+            sql_identifier(column)
+        ),
+    )
+}
+
+/// Which result columns are x and y: by name (exact, then ignoring case), else by position.
+fn pick_columns(
+    names: &[String],
+    kind: ChartKind,
+    x: Option<&str>,
+    y: Option<&str>,
+) -> Result<(usize, usize), WorkerError> {
+    let find = |wanted: &str, role: &str| -> Result<usize, WorkerError> {
+        names
+            .iter()
+            .position(|n| n == wanted)
+            .or_else(|| names.iter().position(|n| n.eq_ignore_ascii_case(wanted)))
+            .ok_or_else(|| {
+                worker_error(
+                    ErrorKind::InvalidArgument,
+                    format!(
+                        "The query has no result column {wanted:?} for {role}; its columns are {}. \
+                         Name one of them, or alias a column in the SELECT (… AS {wanted}).",
+                        names
+                            .iter()
+                            .map(|n| format!("{n:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })
+    };
+    let needed = match kind {
+        ChartKind::Histogram => 1,
+        ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp => 2,
+    };
+    if names.len() < needed && (x.is_none() || y.is_none()) {
+        return Err(worker_error(
+            ErrorKind::InvalidArgument,
+            format!(
+                "A {kind} chart needs {needed} result columns (x, then y) and the query returns {}. \
+                 Select the x column and the y column.",
+                names.len()
+            ),
+        ));
+    }
+    let x_index = match x {
+        Some(name) => find(name, "x")?,
+        None => 0,
+    };
+    let y_index = match (y, kind) {
+        (Some(name), _) => find(name, "y")?,
+        (None, ChartKind::Histogram) => 0,
+        (None, ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp) => 1,
+    };
+    Ok((x_index, y_index))
+}
+
+/// An x value: times and dates as microseconds, numbers, anything else by its text. `None` for
+/// NULL.
+fn x_of(value: &Value) -> Option<XValue> {
+    Some(match value {
+        Value::Null => return None,
+        Value::Timestamp(unit, v) => XValue::Time(unit.to_micros(*v)),
+        Value::Date32(days) => XValue::Time(i64::from(*days) * DAY_MICROS),
+        Value::Text(text) | Value::Enum(text) => XValue::Category(text.clone()),
+        other => match number(other) {
+            Some(n) => XValue::Number(n),
+            None => XValue::Category(format!("{other:?}")),
+        },
+    })
+}
+
+/// A numeric value as `f64`; `None` for anything else.
+fn number(value: &Value) -> Option<f64> {
+    Some(match value {
+        Value::Boolean(b) => f64::from(u8::from(*b)),
+        Value::TinyInt(v) => f64::from(*v),
+        Value::SmallInt(v) => f64::from(*v),
+        Value::Int(v) => f64::from(*v),
+        Value::BigInt(v) => *v as f64,
+        Value::HugeInt(v) => *v as f64,
+        Value::UTinyInt(v) => f64::from(*v),
+        Value::USmallInt(v) => f64::from(*v),
+        Value::UInt(v) => f64::from(*v),
+        Value::UBigInt(v) => *v as f64,
+        Value::UHugeInt(v) => *v as f64,
+        Value::Float(v) => f64::from(*v),
+        Value::Double(v) => *v,
+        Value::Decimal(d) => d.to_string().parse().ok()?,
+        _ => return None,
+    })
+}
+
+/// A value's type in words, for messages.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Text(_) | Value::Enum(_) => "text",
+        Value::Timestamp(..) | Value::Date32(_) | Value::Time64(..) => "dates or times",
+        Value::Blob(_) => "binary data",
+        Value::List(_) | Value::Array(_) => "lists",
+        Value::Struct(_) | Value::Map(_) | Value::Union(_) => "nested values",
+        _ => "values that are not numbers",
+    }
+}
