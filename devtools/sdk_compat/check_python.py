@@ -19,6 +19,7 @@ Prints one line per check and a closing `python-sdk: N passed, N failed`; exits 
 from __future__ import annotations
 
 import asyncio
+import base64
 import sys
 import traceback
 from importlib.metadata import version as package_version
@@ -94,6 +95,20 @@ async def session(exe: str, db: str, mode: str, expected_version: str) -> None:
         expect(envelope["status"] == "success", f"query: {envelope}")
         expect(envelope["data"]["row_count"] == 1, f"query: {envelope}")
 
+        chart = await client.call_tool(
+            "plot",
+            {"sql": "SELECT read_at, glucose_mg_dl FROM cgm_readings", "kind": "agp"},
+        )
+        envelope = check_structured(schemas, "plot", chart)
+        expect(envelope["status"] == "success", f"plot: {envelope}")
+        image = chart.content[0]
+        expect(image.type == "image" and image.mime_type == "image/png", f"plot content: {image!r}")
+        expect(
+            base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n"),
+            "plot: the image is not a PNG",
+        )
+        expect(len(envelope["data"]["summary"]["rows"]) == 24, f"plot summary: {envelope}")
+
         refused = await client.call_tool("query", {"sql": "DROP TABLE cgm_readings"})
         envelope = check_structured(schemas, "query", refused)
         expect(envelope["status"] == "refused", f"refused query: {envelope}")
@@ -113,7 +128,7 @@ async def main() -> int:
     ]
     passed = failed = 0
     for mode, expected, how in runs:
-        label = f"{expected} {how}: list_tables, query, outputSchema"
+        label = f"{expected} {how}: list_tables, query, plot (PNG image), outputSchema"
         try:
             await asyncio.wait_for(session(exe, db, mode, expected), timeout=120)
         except Exception:  # noqa: BLE001 - every failure is reported, then counted

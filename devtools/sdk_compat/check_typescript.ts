@@ -39,7 +39,7 @@ const TOOL_ORDER = [
 const ALL_VERSIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
 
 type Tool = { name: string; outputSchema?: Record<string, unknown> };
-type CallResult = { structuredContent?: unknown; isError?: boolean };
+type CallResult = { structuredContent?: unknown; isError?: boolean; content?: unknown[] };
 
 /// What both SDK generations' clients offer for these checks.
 interface SdkClient {
@@ -74,8 +74,10 @@ async function exercise(client: SdkClient, expectedVersion: string): Promise<voi
       return [tool.name, ajv.compile(tool.outputSchema)] as const;
     }),
   );
+  let lastContent: unknown[] = [];
   const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, any>> => {
     const result = (await client.callTool({ name, arguments: args })) as CallResult;
+    lastContent = result.content ?? [];
     const structured = result.structuredContent;
     expect(typeof structured === 'object' && structured !== null, `${name}: no structuredContent`);
     const validate = validators.get(name)!;
@@ -88,6 +90,11 @@ async function exercise(client: SdkClient, expectedVersion: string): Promise<voi
   expect(tables.status === 'success', `list_tables: ${JSON.stringify(tables)}`);
   const query = await call('query', { sql: 'SELECT count(*) AS n FROM cgm_readings' });
   expect(query.status === 'success' && query.data.row_count === 1, `query: ${JSON.stringify(query)}`);
+  const chart = await call('plot', { sql: 'SELECT read_at, glucose_mg_dl FROM cgm_readings', kind: 'agp' });
+  expect(chart.status === 'success' && chart.data.summary.rows.length === 24, `plot: ${JSON.stringify(chart).slice(0, 300)}`);
+  const image = lastContent[0] as { type?: string; mimeType?: string; data?: string };
+  expect(image?.type === 'image' && image.mimeType === 'image/png', `plot content: ${JSON.stringify(image).slice(0, 200)}`);
+  expect(Buffer.from(image.data ?? '', 'base64').subarray(0, 4).toString('latin1') === '\x89PNG', 'plot: the image is not a PNG');
   const refused = await call('query', { sql: 'DROP TABLE cgm_readings' });
   expect(refused.status === 'refused', `refused query: ${JSON.stringify(refused)}`);
 }
@@ -164,7 +171,7 @@ async function main(): Promise<number> {
   let passed = 0;
   let failed = 0;
   for (const [label, run] of runs) {
-    const what = `${label}: list_tables, query, outputSchema`;
+    const what = `${label}: list_tables, query, plot (PNG image), outputSchema`;
     try {
       await Promise.race([
         run(),
