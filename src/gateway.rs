@@ -15,8 +15,8 @@ use crate::audit::AuditLog;
 use crate::error::{ErrorKind, messages};
 use crate::privacy::{self, PrivacyPolicy};
 use crate::protocol::{
-    CatalogSnapshot, ChartReply, ChartRequest, ExplainResult, Posture, QueryResult, Request,
-    Response, WorkerError,
+    CatalogSnapshot, ChartReply, ChartRequest, ExplainResult, MissingName, Posture, QueryResult,
+    Request, Response, WorkerError, WorkerRefusal,
 };
 use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -123,6 +123,12 @@ pub struct GatewayError {
     pub construct: Option<String>,
     /// What to do next.
     pub suggestion: Option<String>,
+    /// For `unknown_name` from DuckDB: what it could not find (typed by the engine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<MissingName>,
+    /// For a worker refusal the parent acts on: which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<WorkerRefusal>,
 }
 
 impl GatewayError {
@@ -132,6 +138,8 @@ impl GatewayError {
             message: message.into(),
             construct: None,
             suggestion: None,
+            missing: None,
+            refusal: None,
         }
     }
 }
@@ -143,6 +151,8 @@ impl From<WorkerError> for GatewayError {
             message: e.message,
             construct: e.construct,
             suggestion: e.suggestion,
+            missing: e.missing,
+            refusal: e.refusal,
         }
     }
 }
@@ -154,6 +164,8 @@ impl From<validate::Refusal> for GatewayError {
             message: r.message,
             construct: (!r.construct.is_empty()).then_some(r.construct),
             suggestion: (!r.suggestion.is_empty()).then_some(r.suggestion),
+            missing: None,
+            refusal: None,
         }
     }
 }
@@ -319,6 +331,8 @@ impl Gateway {
             ),
             construct: None,
             suggestion: Some(self.inner.config.missing_db_hint.clone()),
+            missing: None,
+            refusal: None,
         }
     }
 
@@ -460,19 +474,36 @@ impl Gateway {
     /// Under privacy rules, DuckDB's own "not found" errors are reworded so they depend only on
     /// the name the query wrote ([`privacy::unknown_name_refusal`]; the worker has done so too,
     /// this holds if it did not). The worker's own privacy refusal (from its plan check) gets
-    /// its recovery hint here.
+    /// its recovery hint here. Both are recognised by type, never by their words.
     fn private_error(&self, mut error: GatewayError) -> GatewayError {
         if self.inner.config.privacy.is_empty() {
             return error;
         }
-        if error.kind == ErrorKind::PolicyBlocked && error.message == privacy::PLAN_REFUSAL {
-            error.suggestion = Some(privacy::PLAN_REFUSAL_HINT.into());
-            return error;
+        match (error.kind, error.refusal) {
+            (ErrorKind::PolicyBlocked, Some(WorkerRefusal::PrivacyPlan)) => {
+                error.suggestion = Some(privacy::PLAN_REFUSAL_HINT.into());
+                error
+            }
+            (ErrorKind::UnknownName, _) => {
+                privacy::unknown_name_refusal(error.missing.as_ref()).into()
+            }
+            (
+                ErrorKind::PolicyBlocked
+                | ErrorKind::MultipleStatements
+                | ErrorKind::SyntaxError
+                | ErrorKind::InvalidArgument
+                | ErrorKind::Timeout
+                | ErrorKind::ResourceLimit
+                | ErrorKind::Cancelled
+                | ErrorKind::Busy
+                | ErrorKind::DatabaseNotFound
+                | ErrorKind::DatabaseLocked
+                | ErrorKind::DatabaseError
+                | ErrorKind::InternalError
+                | ErrorKind::SandboxUnavailable,
+                _,
+            ) => error,
         }
-        if error.kind != ErrorKind::UnknownName {
-            return error;
-        }
-        privacy::unknown_name_refusal(&error.message).into()
     }
 
     /// The sandbox posture a worker actually has.
@@ -627,6 +658,8 @@ fn sandbox_unavailable(refusal: String) -> GatewayError {
         message: refusal,
         construct: None,
         suggestion: Some(preflight::FIX.to_string()),
+        missing: None,
+        refusal: None,
     }
 }
 

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::{MissingKind, MissingName, WorkerError};
+
 /// What a worker answers when DuckDB's plan for a query reads a hidden table, a hidden column
 /// or a catalog listing (`src/engine/plan_check.rs`). It names nothing, so it confirms
 /// nothing, and it says what to do instead.
@@ -20,22 +22,25 @@ pub const PLAN_REFUSAL_HINT: &str =
 
 /// Under privacy rules, a "not found" error in words that depend only on the name the query
 /// wrote: DuckDB's own text lists candidates and "did you mean" suggestions, drawn from every
-/// attached catalog, so it could name what is hidden. `Referenced column "x" not found…` and
-/// `Table "t" does not have a column named "x"` keep the column (the first quoted name after
-/// the word "column"); anything else becomes one fixed sentence. The worker rewords (the layer
-/// that holds alone) and the parent rewords again, with this one function.
-pub fn unknown_name_refusal(message: &str) -> crate::validate::Refusal {
-    let column = message
-        .find("column")
-        .and_then(|at| message[at..].split('"').nth(1));
-    match column {
-        Some(name) => crate::validate::unknown_column(name),
+/// attached catalog, so it could name what is hidden. A missing column keeps its name (the
+/// query wrote it); anything else becomes one fixed sentence. Built from the typed
+/// [`MissingName`] the engine read from DuckDB's message, never from the message. The worker
+/// rewords (the layer that holds alone) and the parent rewords again, with this one function;
+/// the result keeps only a missing column, so the parent's rewording gives the same words.
+pub fn unknown_name_refusal(missing: Option<&MissingName>) -> WorkerError {
+    let column = missing.filter(|m| m.kind == MissingKind::Column);
+    let refusal = match column {
+        Some(missing) => crate::validate::unknown_column(&missing.name),
         None => crate::validate::Refusal {
             kind: crate::error::ErrorKind::UnknownName,
             message: UNKNOWN_NAME.into(),
             construct: String::new(),
             suggestion: "Check the names with list_tables and describe_table.".into(),
         },
+    };
+    WorkerError {
+        missing: column.cloned(),
+        ..refusal.into()
     }
 }
 

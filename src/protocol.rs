@@ -163,6 +163,13 @@ pub struct WorkerError {
     /// For a refusal by the worker's checks: what to do instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<String>,
+    /// For `unknown_name`: what DuckDB could not find, read from its message once, in
+    /// `engine/errors.rs` (the one place that knows DuckDB's words).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<MissingName>,
+    /// For a refusal the other layers act on: which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<WorkerRefusal>,
 }
 
 impl WorkerError {
@@ -173,8 +180,38 @@ impl WorkerError {
             message: message.into(),
             construct: None,
             suggestion: None,
+            missing: None,
+            refusal: None,
         }
     }
+}
+
+/// A name DuckDB could not find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingName {
+    /// The name as the query wrote it.
+    pub name: String,
+    /// What DuckDB looked for.
+    pub kind: MissingKind,
+}
+
+/// What kind of name DuckDB could not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingKind {
+    /// A column.
+    Column,
+    /// A table, view, function, schema or anything else DuckDB names.
+    Other,
+}
+
+/// The worker refusals other layers recognise by type, never by their words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerRefusal {
+    /// The plan reads something hidden by the privacy rules, or lists the catalog under them
+    /// (`crate::privacy::PLAN_REFUSAL`).
+    PrivacyPlan,
 }
 
 impl From<crate::validate::Refusal> for WorkerError {
@@ -184,6 +221,8 @@ impl From<crate::validate::Refusal> for WorkerError {
             message: refusal.message,
             construct: (!refusal.construct.is_empty()).then_some(refusal.construct),
             suggestion: (!refusal.suggestion.is_empty()).then_some(refusal.suggestion),
+            missing: None,
+            refusal: None,
         }
     }
 }

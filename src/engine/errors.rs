@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::error::ErrorKind;
-use crate::protocol::WorkerError;
+use crate::protocol::{MissingKind, MissingName, WorkerError};
 
 /// Build a [`WorkerError`].
 pub(crate) fn worker_error(kind: ErrorKind, message: impl Into<String>) -> WorkerError {
@@ -22,7 +22,8 @@ pub(crate) fn duckdb_message(err: &duckdb::Error) -> String {
     }
 }
 
-/// Map an error from preparing or running a query.
+/// Map an error from preparing or running a query. An `unknown_name` carries what DuckDB could
+/// not find ([`missing_name`]), so no other layer reads DuckDB's words.
 pub(crate) fn query_error(err: &duckdb::Error) -> WorkerError {
     let message = duckdb_message(err);
     let kind = match err {
@@ -30,7 +31,42 @@ pub(crate) fn query_error(err: &duckdb::Error) -> WorkerError {
         duckdb::Error::InvalidParameterCount(..) => ErrorKind::InvalidArgument,
         _ => ErrorKind::DatabaseError,
     };
-    worker_error(kind, message)
+    let missing = match kind {
+        ErrorKind::UnknownName => missing_name(&message),
+        _ => None,
+    };
+    WorkerError {
+        missing,
+        ..worker_error(kind, message)
+    }
+}
+
+/// What a DuckDB "not found" message names: `Referenced column "x" not found…` and
+/// `Table "t" does not have a column named "x"` name a column (the first quoted name after the
+/// word "column"); otherwise the first quoted name (`Table with name "x" does not exist`,
+/// `Scalar Function with name foo does not exist` has none).
+pub(crate) fn missing_name(message: &str) -> Option<MissingName> {
+    let first_quoted = |text: &str| -> Option<String> {
+        ['"', '\''].into_iter().find_map(|quote| {
+            let mut parts = text.split(quote);
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(_), Some(inside), Some(_)) if !inside.is_empty() => Some(inside.to_string()),
+                _ => None,
+            }
+        })
+    };
+    if let Some(at) = message.find("column")
+        && let Some(name) = first_quoted(&message[at..])
+    {
+        return Some(MissingName {
+            name,
+            kind: MissingKind::Column,
+        });
+    }
+    first_quoted(message).map(|name| MissingName {
+        name,
+        kind: MissingKind::Other,
+    })
 }
 
 /// The limits a query can run into, for its error message.
@@ -221,6 +257,37 @@ pub(crate) fn not_found(db_path: &Path) -> WorkerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_not_found_error_carries_the_name_duckdb_could_not_find() {
+        let column = |name: &str| {
+            Some(MissingName {
+                name: name.into(),
+                kind: MissingKind::Column,
+            })
+        };
+        assert_eq!(
+            missing_name(
+                "Binder Error: Referenced column \"glucos\" not found in FROM clause!\nCandidate bindings: \"glucose\""
+            ),
+            column("glucos")
+        );
+        assert_eq!(
+            missing_name("Binder Error: Table \"d\" does not have a column named \"devic_id\""),
+            column("devic_id")
+        );
+        assert_eq!(
+            missing_name("Catalog Error: Table with name \"readngs\" does not exist!"),
+            Some(MissingName {
+                name: "readngs".into(),
+                kind: MissingKind::Other
+            })
+        );
+        assert_eq!(
+            missing_name("Catalog Error: Scalar Function with name foo does not exist!"),
+            None
+        );
+    }
 
     #[test]
     fn an_out_of_memory_error_names_the_limit_it_met_and_the_next_step() {

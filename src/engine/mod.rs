@@ -761,7 +761,7 @@ impl Engine {
             return error;
         };
         if error.kind == ErrorKind::UnknownName {
-            return crate::privacy::unknown_name_refusal(&error.message).into();
+            return crate::privacy::unknown_name_refusal(error.missing.as_ref());
         }
         WorkerError {
             message: shadow.scrub(&error.message),

@@ -125,7 +125,10 @@ const SCAN_KEYS_WITHOUT_COLUMNS: &[&str] = &["Table", "Type", "Estimated Cardina
 
 /// The privacy refusal; it names nothing and says what to do instead.
 pub(crate) fn privacy_refusal() -> WorkerError {
-    worker_error(ErrorKind::PolicyBlocked, PLAN_REFUSAL)
+    WorkerError {
+        refusal: Some(crate::protocol::WorkerRefusal::PrivacyPlan),
+        ..worker_error(ErrorKind::PolicyBlocked, PLAN_REFUSAL)
+    }
 }
 
 /// What the plan check enforces beyond the base rules.
@@ -164,6 +167,8 @@ impl Refused {
                 suggestion: Some(
                     "Query the database's tables with plain SELECTs (see list_tables).".into(),
                 ),
+                missing: None,
+                refusal: None,
             },
         }
     }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::gateway::GatewayError;
+use crate::protocol::MissingName;
 
 /// The outcome of one tool call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,6 +100,10 @@ pub struct ErrorBody {
     pub construct: Option<String>,
     /// What to do next (boxed: it is the bulk of the error, and errors travel in `Result`s).
     pub recovery: Box<Recovery>,
+    /// For `unknown_name` from DuckDB: what it could not find, for fuzzy matching. Not on the
+    /// wire.
+    #[serde(skip)]
+    pub missing: Option<MissingName>,
 }
 
 /// The structured result of every tool.
@@ -157,6 +162,7 @@ impl ErrorBody {
             message: message.into(),
             construct: None,
             recovery: Box::default(),
+            missing: None,
         }
     }
 
@@ -170,6 +176,7 @@ impl ErrorBody {
                 hint: error.suggestion,
                 ..Recovery::default()
             }),
+            missing: error.missing,
         }
     }
 

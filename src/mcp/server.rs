@@ -26,7 +26,9 @@ use crate::mcp::tools::{
     self, DescribeTableArgs, ExplainArgs, ListTablesArgs, NoArgs, PlotArgs, QueryArgs,
     SampleRowsArgs, SearchArgs, ToolName,
 };
-use crate::protocol::{CatalogSnapshot, ChartRequest, ForeignKey, QueryResult, TableInfo};
+use crate::protocol::{
+    CatalogSnapshot, ChartRequest, ForeignKey, MissingKind, QueryResult, TableInfo,
+};
 use crate::sandbox::budget::format_size;
 use crate::sql_text::quote_identifier;
 
@@ -262,15 +264,18 @@ impl DuckgateServer {
         let Some(name) = body
             .construct
             .clone()
-            .or_else(|| quoted_name(&body.message))
+            .or_else(|| body.missing.as_ref().map(|m| m.name.clone()))
         else {
             return body.suggest(ToolName::ListTables.as_str(), None);
         };
         let Ok(catalog) = self.catalog().await else {
             return body.suggest(ToolName::ListTables.as_str(), None);
         };
-        // DuckDB's binder says "column" when it is a column it cannot find.
-        let looking = if body.message.to_lowercase().contains("column") {
+        // What the engine read from DuckDB's message (`engine/errors.rs`); a refusal of the
+        // parent's own validator names a column in its words, and carries no `missing`.
+        let looking = if body.missing.as_ref().map(|m| m.kind) == Some(MissingKind::Column)
+            || (body.missing.is_none() && body.message.to_lowercase().contains("column"))
+        {
             fuzzy::Looking::ForColumn
         } else {
             fuzzy::Looking::ForTable
@@ -1062,19 +1067,6 @@ fn table_detail(catalog: &CatalogSnapshot, table: &TableInfo) -> Value {
     })
 }
 
-/// The first `"…"` or `'…'` quoted text of a message (DuckDB names the missing object so).
-fn quoted_name(message: &str) -> Option<String> {
-    for quote in ['"', '\''] {
-        let mut parts = message.split(quote);
-        if let (Some(_), Some(inside), Some(_)) = (parts.next(), parts.next(), parts.next())
-            && !inside.is_empty()
-        {
-            return Some(inside.to_string());
-        }
-    }
-    None
-}
-
 /// `%XX` decoding for the table name in a resource URI.
 fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
@@ -1398,21 +1390,6 @@ mod tests {
     fn identifiers_are_quoted_with_inner_quotes_doubled() {
         assert_eq!(quote_identifier("cgm_readings"), "\"cgm_readings\"");
         assert_eq!(quote_identifier("we\"ird; DROP"), "\"we\"\"ird; DROP\"");
-    }
-
-    #[test]
-    fn quoted_name_finds_the_object_duckdb_names() {
-        assert_eq!(
-            quoted_name(
-                "Catalog Error: Table with name cgm_reading does not exist! Did you mean \"cgm_readings\"?"
-            ),
-            Some("cgm_readings".to_string())
-        );
-        assert_eq!(
-            quoted_name("Referenced column 'glucos' not found"),
-            Some("glucos".to_string())
-        );
-        assert_eq!(quoted_name("no quotes here"), None);
     }
 
     #[test]
