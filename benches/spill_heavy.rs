@@ -3,7 +3,7 @@
 //! both sides. Reports each query's answer on both sides (they must be equal) and median times
 //! and their ratio; never a pass/fail test.
 //!
-//! Run: `cargo bench --bench spill_heavy -- [--rows N] [--runs N] [--db PATH]`. The default is
+//! Run: `cargo bench --bench spill_heavy -- [--rows N] [--runs N] [--db PATH] [--only NAME]`. The default is
 //! 100 M readings of 2,000 patients (about 1 GB on disk; built once and kept at `--db`, default
 //! `<system temp>/duckgate-spill-heavy.duckdb`), 3 runs per query and side.
 #![allow(
@@ -142,7 +142,11 @@ async fn main() {
         "{:<28} {:>12} {:>12} {:>7}  answer (same on both sides?)",
         "query", "duckdb s", "duckgate s", "ratio"
     );
-    for (name, sql) in QUERIES {
+    let only = flag("--only");
+    for (name, sql) in QUERIES
+        .into_iter()
+        .filter(|(name, _)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
+    {
         let mut duckdb_times = Vec::new();
         let mut duckgate_times = Vec::new();
         let mut duckdb_answer = String::new();

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use duckgate::validate::{Policy, check, corpus};
+use duckgate::validate::{Limits, check, corpus};
 
 /// A query of the kind an agent writes against glucose data: CTEs, window functions, joins,
 /// CASE, date arithmetic, JSON access, a subquery.
@@ -52,18 +52,18 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 fn measure(name: &str, sql: &str, iterations: usize) {
     let catalog = corpus::catalog();
-    let policy = Policy::default();
+    let limits = Limits::default();
     assert!(
-        check(sql, &catalog, &policy).is_ok(),
+        check(sql, &catalog, &limits).is_ok(),
         "{name} must be accepted"
     );
     for _ in 0..200 {
-        std::hint::black_box(check(sql, &catalog, &policy).ok());
+        std::hint::black_box(check(sql, &catalog, &limits).ok());
     }
     let mut times: Vec<Duration> = (0..iterations)
         .map(|_| {
             let start = Instant::now();
-            std::hint::black_box(check(std::hint::black_box(sql), &catalog, &policy).ok());
+            std::hint::black_box(check(std::hint::black_box(sql), &catalog, &limits).ok());
             start.elapsed()
         })
         .collect();

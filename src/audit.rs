@@ -21,6 +21,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::error::ErrorKind;
+use crate::mcp::envelope::Status;
+
 /// Longest string a record keeps whole, in bytes as written (JSON-escaped). A longer one is
 /// recorded as `{"truncated": true, "prefix": …, "bytes": …, "sha256": …}`: its first bytes up
 /// to this bound (on a character boundary), its length in bytes and the SHA-256 of all of it.
@@ -85,6 +88,48 @@ pub struct AuditLog {
     rotates: bool,
 }
 
+/// What became of a request, as the log records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditStatus {
+    /// A tool call's envelope status.
+    Tool(Status),
+    /// A request other than a tool call, as it arrived.
+    Received,
+    /// A protocol-level failure (answered with a JSON-RPC error, or not at all).
+    ProtocolError,
+}
+
+impl AuditStatus {
+    /// Its name in the log: a tool call's status as the envelope says it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditStatus::Tool(status) => status.as_str(),
+            AuditStatus::Received => "received",
+            AuditStatus::ProtocolError => "error",
+        }
+    }
+}
+
+/// Why a request failed, as the log records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditErrorKind {
+    /// A tool's error kind (the registry's).
+    Registry(ErrorKind),
+    /// A JSON-RPC error for a protocol-level failure (`parse_error`, `invalid_request`,
+    /// `invalid_params`, …).
+    JsonRpc(&'static str),
+}
+
+impl AuditErrorKind {
+    /// Its name in the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuditErrorKind::Registry(kind) => kind.as_str(),
+            AuditErrorKind::JsonRpc(name) => name,
+        }
+    }
+}
+
 /// What one request did, as the log records it.
 #[derive(Debug, Clone)]
 pub struct AuditEntry<'a> {
@@ -99,10 +144,10 @@ pub struct AuditEntry<'a> {
     pub line: Option<&'a [u8]>,
     /// The JSON-RPC error code the request was answered with, for protocol-level errors.
     pub jsonrpc_code: Option<i64>,
-    /// Envelope status (`success`, `empty`, `partial`, `error`, `refused`).
-    pub status: &'a str,
-    /// Registry error kind (or JSON-RPC error name for protocol-level errors), if it failed.
-    pub error_kind: Option<String>,
+    /// What became of it.
+    pub status: AuditStatus,
+    /// Why it failed, if it did.
+    pub error_kind: Option<AuditErrorKind>,
     /// Rows returned to the agent, for row-returning tools.
     pub rows: Option<u64>,
     /// Bytes of the reply sent to the agent.
@@ -120,7 +165,7 @@ impl<'a> AuditEntry<'a> {
             arguments: None,
             line: Some(line),
             jsonrpc_code: None,
-            status: "received",
+            status: AuditStatus::Received,
             error_kind: None,
             rows: None,
             bytes: 0,
@@ -134,7 +179,7 @@ impl<'a> AuditEntry<'a> {
         event: &'a str,
         line: &'a [u8],
         jsonrpc_code: Option<i64>,
-        error_kind: &str,
+        error_kind: &'static str,
         bytes: usize,
     ) -> AuditEntry<'a> {
         AuditEntry {
@@ -143,8 +188,8 @@ impl<'a> AuditEntry<'a> {
             arguments: None,
             line: Some(line),
             jsonrpc_code,
-            status: "error",
-            error_kind: Some(error_kind.to_string()),
+            status: AuditStatus::ProtocolError,
+            error_kind: Some(AuditErrorKind::JsonRpc(error_kind)),
             rows: None,
             bytes,
             duration_ms: 0.0,
@@ -186,9 +231,10 @@ impl AuditLog {
             .arguments
             .map(|arguments| bounded_arguments(arguments, self.redact_sql));
         let verdict = match entry.status {
-            "refused" => "refused",
-            "error" => "failed",
-            _ => "answered",
+            AuditStatus::Tool(Status::Refused) => "refused",
+            AuditStatus::Tool(Status::Error) | AuditStatus::ProtocolError => "failed",
+            AuditStatus::Tool(Status::Success | Status::Empty | Status::Partial)
+            | AuditStatus::Received => "answered",
         };
         let mut record = Map::new();
         record.insert("time".into(), json!(rfc3339_utc(SystemTime::now())));
@@ -216,8 +262,11 @@ impl AuditLog {
             record.insert("jsonrpc_code".into(), json!(code));
         }
         record.insert("verdict".into(), json!(verdict));
-        record.insert("status".into(), json!(entry.status));
-        record.insert("error_kind".into(), json!(entry.error_kind));
+        record.insert("status".into(), json!(entry.status.as_str()));
+        record.insert(
+            "error_kind".into(),
+            json!(entry.error_kind.map(AuditErrorKind::as_str)),
+        );
         record.insert("rows".into(), json!(entry.rows));
         record.insert("bytes".into(), json!(entry.bytes));
         record.insert(
@@ -438,13 +487,23 @@ fn worker_exit(entry: &AuditEntry<'_>) -> &'static str {
     if entry.event != event::TOOL_CALL {
         return "none";
     }
-    match entry.error_kind.as_deref() {
-        Some("timeout") => "killed_timeout",
-        Some("cancelled") => "killed_cancelled",
-        Some("resource_limit") => "stopped_resource_limit",
-        Some("internal_error") => "abnormal",
-        Some("policy_blocked" | "multiple_statements") => "none",
-        Some(_) | None => "normal",
+    match entry.error_kind {
+        Some(AuditErrorKind::Registry(kind)) => match kind {
+            ErrorKind::Timeout => "killed_timeout",
+            ErrorKind::Cancelled => "killed_cancelled",
+            ErrorKind::ResourceLimit => "stopped_resource_limit",
+            ErrorKind::InternalError => "abnormal",
+            ErrorKind::PolicyBlocked | ErrorKind::MultipleStatements => "none",
+            ErrorKind::SyntaxError
+            | ErrorKind::UnknownName
+            | ErrorKind::InvalidArgument
+            | ErrorKind::Busy
+            | ErrorKind::DatabaseNotFound
+            | ErrorKind::DatabaseLocked
+            | ErrorKind::DatabaseError
+            | ErrorKind::SandboxUnavailable => "normal",
+        },
+        Some(AuditErrorKind::JsonRpc(_)) | None => "normal",
     }
 }
 
@@ -520,7 +579,7 @@ mod tests {
             arguments: Some(arguments),
             line: None,
             jsonrpc_code: None,
-            status: "success",
+            status: AuditStatus::Tool(Status::Success),
             error_kind: None,
             rows: Some(1),
             bytes: 10,

@@ -205,7 +205,7 @@ struct Inner {
     config: GatewayConfig,
     pool: Arc<Pool>,
     bypass: Bypass,
-    policy: validate::Policy,
+    limits: validate::Limits,
     catalog: Mutex<Option<CachedCatalog>>,
     /// The start-up preflight's posture, or the refusal every call is answered with.
     confinement: Result<Posture, GatewayError>,
@@ -273,7 +273,7 @@ impl Gateway {
                 config,
                 pool,
                 bypass,
-                policy: validate::Policy::default(),
+                limits: validate::Limits::default(),
                 catalog: Mutex::new(None),
                 confinement,
             }),
@@ -382,7 +382,7 @@ impl Gateway {
             return Ok(());
         }
         let (_, catalog) = self.catalogs().await?;
-        let accepted = validate::check(sql, &catalog, &self.inner.policy)?;
+        let accepted = validate::check(sql, &catalog, &self.inner.limits)?;
         // `Unparsed`: sqlparser could not parse it and its tokens hold no evidence against it.
         // It goes on to the worker like any accepted statement: the worker checks every query
         // with DuckDB's own syntax tree and plan, and that check decides.

@@ -30,6 +30,6 @@ pub mod protocol;
 #[cfg(feature = "engine")]
 pub mod sandbox;
 #[cfg(feature = "engine")]
-pub mod settings;
+pub mod config_file;
 #[cfg(feature = "engine")]
 pub mod time_zone;

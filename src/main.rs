@@ -577,7 +577,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
 /// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration.
 fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(), String> {
     let mut file = match &args.config {
-        Some(path) => duckgate::settings::ConfigFile::load(path)?,
+        Some(path) => duckgate::config_file::ConfigFile::load(path)?,
         None => Default::default(),
     };
     file.privacy
@@ -643,7 +643,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    let policy = duckgate::validate::Policy::default();
+    let limits = duckgate::validate::Limits::default();
     let verdict = match db {
         Some(db) => {
             let config_db = db.clone();
@@ -683,11 +683,11 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
             };
-            duckgate::validate::check(&sql, &catalog, &policy).map(|a| (a, Vec::new()))
+            duckgate::validate::check(&sql, &catalog, &limits).map(|a| (a, Vec::new()))
         }
         // Without the database there is no catalog, and a table missing from none is no
         // evidence: its names are taken on trust and said to be unchecked.
-        None => duckgate::validate::check_unresolved(&sql, &policy),
+        None => duckgate::validate::check_unresolved(&sql, &limits),
     };
     match verdict {
         Ok((accepted, _)) if accepted.kind == duckgate::validate::StatementKind::Unparsed => {

@@ -5,7 +5,7 @@
 //! `server_info` names the mechanism that keeps each promise.
 //!
 //! The missing kernel feature is real, not a flag: the real `duckgate` binary runs under
-//! `examples/without_kernel_feature.rs`, which installs a seccomp filter making the landlock
+//! `tests/programs/without_kernel_feature.rs`, which installs a seccomp filter making the landlock
 //! system calls (or the `seccomp` system call) fail with `ENOSYS`, as a kernel built without
 //! them answers, and then execs duckgate, whose every process inherits the filter. Cargo builds
 //! that example next to the binary (`target/release/examples/`) for `cargo test`; a run of this

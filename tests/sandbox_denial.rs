@@ -11,7 +11,7 @@
 //! The same suite runs on this machine's kernel and as each older kernel would confine: the
 //! test bypass's `landlock_abi_N` makes the worker handle only landlock ABI `N`'s rights (what
 //! Linux 5.13, 5.19, 6.2, 6.7 and 6.10 offer), so seccomp must take over the rest; and under
-//! `examples/without_kernel_feature.rs`, whose landlock system calls answer `ENOSYS` as a
+//! `tests/programs/without_kernel_feature.rs`, whose landlock system calls answer `ENOSYS` as a
 //! kernel without landlock does.
 #![cfg(feature = "engine")]
 

@@ -27,10 +27,9 @@ struct Citation {
 }
 
 /// The first path segments that mark a backticked span as a repository path.
-const REPO_DIRS: [&str; 10] = [
+const REPO_DIRS: [&str; 9] = [
     "src/",
     "tests/",
-    "examples/",
     "fuzz/",
     "benches/",
     "devtools/",

@@ -14,7 +14,7 @@
 #![cfg(feature = "engine")]
 
 use duckdb_oracle::{Oracle, Split, StatementType};
-use duckgate::validate::{Policy, StatementKind, check, corpus, generate};
+use duckgate::validate::{Limits, StatementKind, check, corpus, generate};
 
 /// An in-memory DuckDB with the test schema.
 struct Duck {
@@ -117,7 +117,7 @@ const LEXICAL_EDGES: &[&str] = &[
 fn duckdb_agrees_with_every_acceptance() {
     let duck = Duck::open();
     let catalog = corpus::catalog();
-    let policy = Policy::default();
+    let limits = Limits::default();
     let mut inputs: Vec<String> = corpus::ACCEPTED.iter().map(|s| s.to_string()).collect();
     // Passed on unparsed, these still must be one read-only statement for DuckDB.
     inputs.extend(corpus::UNPARSED.iter().map(|s| s.to_string()));
@@ -126,7 +126,7 @@ fn duckdb_agrees_with_every_acceptance() {
     let mut accepted = 0;
     let mut disagreements = Vec::new();
     for sql in &inputs {
-        let kind = match check(sql, &catalog, &policy) {
+        let kind = match check(sql, &catalog, &limits) {
             Ok(accepted) => accepted.kind,
             Err(_) => continue,
         };
@@ -165,7 +165,7 @@ fn refused_lexical_tricks_really_hide_a_second_statement_from_sqlparser() {
         "SELECT e'\\' , ' ; DROP TABLE readings; --'",
     ];
     for sql in tricks {
-        let refusal = check(sql, &corpus::catalog(), &Policy::default());
+        let refusal = check(sql, &corpus::catalog(), &Limits::default());
         assert!(refusal.is_err(), "{sql} must be refused");
         let sqlparser_count =
             sqlparser::parser::Parser::parse_sql(&sqlparser::dialect::DuckDbDialect {}, sql)
@@ -187,7 +187,7 @@ fn known_limitations_are_valid_duckdb() {
     let duck = Duck::open();
     let mut problems = Vec::new();
     for (sql, _, why) in corpus::KNOWN_LIMITATIONS {
-        if check(sql, &corpus::catalog(), &Policy::default()).is_ok() {
+        if check(sql, &corpus::catalog(), &Limits::default()).is_ok() {
             problems.push(format!("{sql} is accepted now"));
         }
         match duck.view(sql) {

@@ -22,7 +22,7 @@ use std::path::Path;
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::error::ErrorKind;
 use duckgate::gateway::validator_catalog;
-use duckgate::validate::{self, Catalog, Policy, StatementKind, corpus, generate};
+use duckgate::validate::{self, Catalog, Limits, StatementKind, corpus, generate};
 use support::TempDir;
 
 /// What a side decided, as far as policy goes.
@@ -54,7 +54,7 @@ const PARENT_ONLY_CONSTRUCTS: &[&str] = &[
 ];
 
 fn parent(sql: &str, catalog: &Catalog) -> (Decision, String) {
-    match validate::check(sql, catalog, &Policy::default()) {
+    match validate::check(sql, catalog, &Limits::default()) {
         Ok(accepted) if accepted.kind == StatementKind::Unparsed => {
             (Decision::Excluded, "unparsed".into())
         }

@@ -4,7 +4,7 @@
 //!
 //! No CLI flag or MCP call can point the server at another worker binary (by design), so this
 //! test drives the library's `Gateway`, the same validator, pool and worker code `duckgate serve`
-//! runs, with `worker_exe` set to `examples/rogue_worker.rs`. That relay starts the real
+//! runs, with `worker_exe` set to `tests/programs/rogue_worker.rs`. That relay starts the real
 //! confined `duckgate __worker`, passes its frames on, and replaces the reply to a query whose
 //! SQL names a misbehaviour, as a compromised worker could.
 #![cfg(feature = "engine")]

@@ -387,8 +387,11 @@ impl DuckgateServer {
             arguments,
             line: None,
             jsonrpc_code: None,
-            status: envelope.status.as_str(),
-            error_kind: envelope.error.as_ref().map(|e| e.kind.to_string()),
+            status: crate::audit::AuditStatus::Tool(envelope.status),
+            error_kind: envelope
+                .error
+                .as_ref()
+                .map(|e| crate::audit::AuditErrorKind::Registry(e.kind)),
             rows: envelope.data.get("row_count").and_then(Value::as_u64),
             bytes,
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
@@ -636,7 +639,7 @@ impl DuckgateServer {
             )
         })?;
         let text = format!(
-            "{} chart of {} against {} ({} rows), {}×{} px.\n{}",
+            "{} chart of {} against {} ({} rows), {}×{} px. {}",
             args.kind,
             reply.y,
             reply.x,
@@ -1287,8 +1290,8 @@ impl ServerHandler for DuckgateServer {
                     arguments: request.arguments.as_ref(),
                     line: None,
                     jsonrpc_code: Some(i64::from(error.code.0)),
-                    status: "error",
-                    error_kind: Some("invalid_params".into()),
+                    status: crate::audit::AuditStatus::ProtocolError,
+                    error_kind: Some(crate::audit::AuditErrorKind::JsonRpc("invalid_params")),
                     rows: None,
                     bytes: serde_json::to_string(&error).map_or(0, |s| s.len()),
                     duration_ms: 0.0,

@@ -43,7 +43,7 @@ pub const MAX_ARRAY_ITEMS: usize = 1024;
 
 /// Longest SQL accepted, in bytes: the validator's cap, checked here first.
 pub fn max_sql_bytes() -> usize {
-    crate::validate::Policy::default().max_sql_bytes
+    crate::validate::Limits::default().max_sql_bytes
 }
 
 /// One of the nine tools.
@@ -1141,7 +1141,7 @@ mod tests {
         assert_eq!(max_sql_bytes(), 100 * 1024);
         assert_eq!(
             max_sql_bytes(),
-            crate::validate::Policy::default().max_sql_bytes
+            crate::validate::Limits::default().max_sql_bytes
         );
     }
 

@@ -22,8 +22,9 @@ pub enum Layer {
     PlanCheck,
     /// DuckDB's hardened configuration (external access, extensions, lock_configuration).
     DuckdbHardening,
-    /// Allows `Request::Probe`, which tries forbidden syscalls from inside the confined worker.
-    Probe,
+    /// The worker's refusal of `Request::Probe`: switched off (wire name `probe`), the worker
+    /// tries forbidden syscalls from inside its sandbox when asked, for the sandbox tests.
+    ProbeRefusal,
     /// The privacy rules of the worker's plan check (`src/engine/plan_check.rs`), so a test
     /// can show the parent's result-column check on its own.
     WorkerPrivacy,
@@ -37,7 +38,7 @@ impl Layer {
             Layer::WorkerWalk => "worker_walk",
             Layer::PlanCheck => "plan_check",
             Layer::DuckdbHardening => "duckdb_hardening",
-            Layer::Probe => "probe",
+            Layer::ProbeRefusal => "probe",
             Layer::WorkerPrivacy => "worker_privacy",
         }
     }
@@ -75,7 +76,7 @@ impl Bypass {
                 "worker_walk" => Layer::WorkerWalk,
                 "plan_check" => Layer::PlanCheck,
                 "duckdb_hardening" => Layer::DuckdbHardening,
-                "probe" => Layer::Probe,
+                "probe" => Layer::ProbeRefusal,
                 "worker_privacy" => Layer::WorkerPrivacy,
                 other => return Err(format!("unknown layer {other:?} in {ENV_VAR}")),
             };
@@ -136,7 +137,7 @@ mod tests {
     fn abi_cap_parses_round_trips_and_rejects_nonsense() {
         let bypass = Bypass::parse("probe, landlock_abi_3").unwrap();
         assert_eq!(bypass.landlock_abi_cap(), Some(3));
-        assert!(bypass.is_off(Layer::Probe));
+        assert!(bypass.is_off(Layer::ProbeRefusal));
         assert_eq!(bypass.to_env_value(), "probe,landlock_abi_3");
         assert_eq!(Bypass::parse(&bypass.to_env_value()).unwrap(), bypass);
         assert!(!Bypass::parse("landlock_abi_1").unwrap().is_empty());

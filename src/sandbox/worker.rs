@@ -281,7 +281,7 @@ fn answer(
             Response::Posture(posture)
         }
         Request::Probe(probe_request) => {
-            if !bypass.is_off(Layer::Probe) {
+            if !bypass.is_off(Layer::ProbeRefusal) {
                 return Err(WorkerError::new(
                     ErrorKind::PolicyBlocked,
                     "probes are a test-only request",

@@ -15,7 +15,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};
 
 use super::generate::{Plant, QuerySpec, WRITES};
-use super::{Accepted, Policy, StatementKind, check, corpus};
+use super::{Accepted, Limits, StatementKind, check, corpus};
 use crate::error::ErrorKind;
 
 /// Raw bytes: any UTF-8 string goes through `check`; an acceptance must re-parse cleanly.
@@ -39,13 +39,13 @@ pub struct StructuredInput {
 /// Structured: generated queries are accepted, planted ones refused, appended writes refused.
 pub fn structured(input: StructuredInput) {
     let catalog = corpus::catalog();
-    let policy = Policy::default();
+    let limits = Limits::default();
     let plain = input.query.render();
     let accepted = check_and_verify(&plain);
     assert!(
         accepted.is_some(),
         "a generated read-only query was refused: {plain}\n{:?}",
-        check(&plain, &catalog, &policy)
+        check(&plain, &catalog, &limits)
     );
     if let Some((at, plant)) = input.plant {
         let (planted, _) = input.query.render_planted(Some((usize::from(at), plant)));
@@ -58,7 +58,7 @@ pub fn structured(input: StructuredInput) {
         let write = WRITES[usize::from(which) % WRITES.len()];
         // A newline first: the grammar may end the query with a `--` comment.
         let joined = format!("{plain}\n; {write}");
-        let refusal = check(&joined, &catalog, &policy);
+        let refusal = check(&joined, &catalog, &limits);
         assert!(
             matches!(&refusal, Err(r) if r.kind == ErrorKind::MultipleStatements),
             "an appended write was not refused as a second statement: {joined}\n{refusal:?}"
@@ -68,7 +68,7 @@ pub fn structured(input: StructuredInput) {
 
 /// Run `check`; if it accepts, verify the acceptance independently and return it.
 pub fn check_and_verify(sql: &str) -> Option<Accepted> {
-    let accepted = check(sql, &corpus::catalog(), &Policy::default()).ok()?;
+    let accepted = check(sql, &corpus::catalog(), &Limits::default()).ok()?;
     verify_single_statement(sql, &accepted);
     Some(accepted)
 }

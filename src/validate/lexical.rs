@@ -11,7 +11,7 @@
 
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Whitespace};
 
-use super::{Policy, Refusal};
+use super::{Limits, Refusal};
 use crate::error::ErrorKind;
 
 /// A stretch of text in which `;` and keywords are not code.
@@ -285,7 +285,7 @@ enum TokenClass {
 
 /// Classify a token, refusing the kinds DuckDB does not lex the same way. Exhaustive on purpose:
 /// a new token kind in sqlparser must be looked at before it is let through.
-fn classify(token: &Token, policy: &Policy) -> Result<TokenClass, Refusal> {
+fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, Refusal> {
     let unsupported_literal = |what: &str| {
         Err(refuse(
             ErrorKind::PolicyBlocked,
@@ -296,14 +296,14 @@ fn classify(token: &Token, policy: &Policy) -> Result<TokenClass, Refusal> {
     };
     Ok(match token {
         Token::Word(word) => {
-            if word.value.len() > policy.max_identifier_bytes {
+            if word.value.len() > limits.max_identifier_bytes {
                 return Err(refuse(
                     ErrorKind::InvalidArgument,
                     "identifier",
                     format!(
                         "An identifier is {} bytes long; the limit is {} bytes.",
                         word.value.len(),
-                        policy.max_identifier_bytes
+                        limits.max_identifier_bytes
                     ),
                     "Use shorter names and aliases.",
                 ));
@@ -458,7 +458,7 @@ fn classify(token: &Token, policy: &Policy) -> Result<TokenClass, Refusal> {
 
 /// Check that sqlparser's tokens agree with DuckDB's lexical rules (see the module docs), and
 /// that no identifier is over the length cap.
-pub(crate) fn check(sql: &str, tokens: &[TokenWithSpan], policy: &Policy) -> Result<(), Refusal> {
+pub(crate) fn check(sql: &str, tokens: &[TokenWithSpan], limits: &Limits) -> Result<(), Refusal> {
     let scan = independent_regions(sql);
     if let Some(at) = scan.nested_comment_at {
         return Err(ambiguous(
@@ -481,7 +481,7 @@ pub(crate) fn check(sql: &str, tokens: &[TokenWithSpan], policy: &Policy) -> Res
     let offsets = Offsets::new(sql);
     let mut expected = scan.regions.iter();
     for token in tokens {
-        let kind = match classify(&token.token, policy)? {
+        let kind = match classify(&token.token, limits)? {
             TokenClass::Code => continue,
             TokenClass::Region(kind) => kind,
         };

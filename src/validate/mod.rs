@@ -112,7 +112,7 @@ pub struct CatalogRelation {
 
 /// Limits and switches the operator controls.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Policy {
+pub struct Limits {
     /// Longest SQL accepted, in bytes.
     pub max_sql_bytes: usize,
     /// Deepest expression/query nesting accepted by the parser (sqlparser's recursion limit).
@@ -125,9 +125,9 @@ pub struct Policy {
     pub max_expression_depth: usize,
 }
 
-impl Default for Policy {
+impl Default for Limits {
     fn default() -> Self {
-        Policy {
+        Limits {
             max_sql_bytes: 100 * 1024,
             max_depth: 50,
             max_identifier_bytes: 255,
@@ -205,9 +205,9 @@ fn multiple_statements() -> Refusal {
     }
 }
 
-fn syntax_error(error: &ParserError, policy: &Policy) -> Refusal {
+fn syntax_error(error: &ParserError, limits: &Limits) -> Refusal {
     match error {
-        ParserError::RecursionLimitExceeded => too_deep(policy),
+        ParserError::RecursionLimitExceeded => too_deep(limits),
         ParserError::TokenizerError(_) | ParserError::ParserError(_) => Refusal {
             kind: ErrorKind::SyntaxError,
             message: error.to_string(),
@@ -218,10 +218,10 @@ fn syntax_error(error: &ParserError, policy: &Policy) -> Refusal {
 }
 
 /// Nesting over the parser's recursion cap (`policy.max_depth`).
-fn too_deep(policy: &Policy) -> Refusal {
+fn too_deep(limits: &Limits) -> Refusal {
     Refusal {
         kind: ErrorKind::InvalidArgument,
-        message: format!("The query nests deeper than {} levels.", policy.max_depth),
+        message: format!("The query nests deeper than {} levels.", limits.max_depth),
         construct: "nesting".into(),
         suggestion: "Flatten it, for example with CTEs (WITH ...).".into(),
     }
@@ -291,14 +291,14 @@ const NON_QUERY_KEYWORDS: &[&str] = &[
 ];
 
 /// Decide whether `sql` is one read-only query over `catalog`.
-pub fn check(sql: &str, catalog: &Catalog, policy: &Policy) -> Result<Accepted, Refusal> {
-    if sql.len() > policy.max_sql_bytes {
+pub fn check(sql: &str, catalog: &Catalog, limits: &Limits) -> Result<Accepted, Refusal> {
+    if sql.len() > limits.max_sql_bytes {
         return Err(Refusal {
             kind: ErrorKind::InvalidArgument,
             message: format!(
                 "The SQL is {} bytes long; the limit is {} bytes.",
                 sql.len(),
-                policy.max_sql_bytes
+                limits.max_sql_bytes
             ),
             construct: "SQL length".into(),
             suggestion: "Send a shorter query.".into(),
@@ -311,7 +311,7 @@ pub fn check(sql: &str, catalog: &Catalog, policy: &Policy) -> Result<Accepted, 
     // else on a fresh stack of our own (mapped lazily, but costing ~30 µs to set up).
     let worst_case = STACK_BASE_BYTES + sql.len() * STACK_BYTES_PER_SQL_BYTE;
     stacker::maybe_grow(worst_case, VALIDATOR_STACK_BYTES, || {
-        check_unbounded_stack(sql, catalog, policy)
+        check_unbounded_stack(sql, catalog, limits)
     })
 }
 
@@ -325,11 +325,11 @@ const MAX_UNRESOLVED_NAMES: usize = 256;
 ///
 /// Returns the accepted statement and the names taken on trust, as written; only the database's
 /// catalog can confirm them.
-pub fn check_unresolved(sql: &str, policy: &Policy) -> Result<(Accepted, Vec<String>), Refusal> {
+pub fn check_unresolved(sql: &str, limits: &Limits) -> Result<(Accepted, Vec<String>), Refusal> {
     let mut catalog = Catalog::default();
     let mut assumed: Vec<String> = Vec::new();
     loop {
-        let refusal = match check(sql, &catalog, policy) {
+        let refusal = match check(sql, &catalog, limits) {
             Ok(accepted) => return Ok((accepted, assumed)),
             Err(refusal) => refusal,
         };
@@ -409,7 +409,7 @@ const VALIDATOR_STACK_BYTES: usize = 64 << 20;
 fn check_unbounded_stack(
     sql: &str,
     catalog: &Catalog,
-    policy: &Policy,
+    limits: &Limits,
 ) -> Result<Accepted, Refusal> {
     lexical::check_characters(sql)?;
     let dialect = DuckDbDialect {};
@@ -417,8 +417,8 @@ fn check_unbounded_stack(
     let mut tokens = Vec::with_capacity(sql.len() / 4 + 8);
     Tokenizer::new(&dialect, sql)
         .tokenize_with_location_into_buf(&mut tokens)
-        .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), policy))?;
-    lexical::check(sql, &tokens, policy)?;
+        .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), limits))?;
+    lexical::check(sql, &tokens, limits)?;
     if lexical::has_several_statements(&tokens) {
         return Err(multiple_statements());
     }
@@ -433,16 +433,16 @@ fn check_unbounded_stack(
         }
         Some(token) => token.clone(),
     };
-    let mut walker = walk::Walker::new(catalog, policy);
+    let mut walker = walk::Walker::new(catalog, limits);
     let parsed = match &first {
         Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("summarize") => {
-            summarize(tokens, &mut walker, policy)?
+            summarize(tokens, &mut walker, limits)?
         }
         _ => {
             let show = show_subject(&tokens);
-            match parse_one(tokens, policy) {
+            match parse_one(tokens, limits) {
                 Ok(statement) => statements::check(&statement, show.as_ref(), &mut walker)?,
-                Err(error) => unparseable(error, policy)?,
+                Err(error) => unparseable(error, limits)?,
             }
         }
     };
@@ -458,8 +458,8 @@ fn check_unbounded_stack(
             let mut tokens = Vec::with_capacity(sql.len() / 4 + 8);
             Tokenizer::new(&dialect, sql)
                 .tokenize_with_location_into_buf(&mut tokens)
-                .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), policy))?;
-            unparsed::check(&tokens, catalog, policy)?;
+                .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), limits))?;
+            unparsed::check(&tokens, catalog, limits)?;
             Ok(Accepted {
                 kind: StatementKind::Unparsed,
                 relations: Vec::new(),
@@ -479,9 +479,9 @@ enum Parsed {
 
 /// What a parse error means: over the nesting cap is a refusal (evidence, not a gap in
 /// sqlparser's grammar); anything else leaves the statement to the token scan.
-fn unparseable(error: ParserError, policy: &Policy) -> Result<Parsed, Refusal> {
+fn unparseable(error: ParserError, limits: &Limits) -> Result<Parsed, Refusal> {
     match error {
-        ParserError::RecursionLimitExceeded => Err(too_deep(policy)),
+        ParserError::RecursionLimitExceeded => Err(too_deep(limits)),
         ParserError::TokenizerError(_) | ParserError::ParserError(_) => Ok(Parsed::Unparsed),
     }
 }
@@ -520,11 +520,11 @@ fn show_subject(tokens: &[TokenWithSpan]) -> Option<ObjectName> {
 /// Parse exactly one statement from `tokens`, allowing only trailing `;` after it.
 fn parse_one(
     tokens: Vec<TokenWithSpan>,
-    policy: &Policy,
+    limits: &Limits,
 ) -> Result<sqlparser::ast::Statement, ParserError> {
     let dialect = DuckDbDialect {};
     let mut parser = Parser::new(&dialect)
-        .with_recursion_limit(policy.max_depth)
+        .with_recursion_limit(limits.max_depth)
         .with_tokens_with_locations(tokens);
     let statement = parser.parse_statement()?;
     while parser.consume_token(&Token::SemiColon) {}
@@ -542,7 +542,7 @@ fn parse_one(
 fn summarize(
     tokens: Vec<TokenWithSpan>,
     walker: &mut walk::Walker<'_>,
-    policy: &Policy,
+    limits: &Limits,
 ) -> Result<Parsed, Refusal> {
     let keyword_at = tokens
         .iter()
@@ -584,9 +584,9 @@ fn summarize(
     if let [Token::SingleQuotedString(file)] = significant.as_slice() {
         return Err(refusals::file_relation(file));
     }
-    let statement = match parse_one(rest, policy) {
+    let statement = match parse_one(rest, limits) {
         Ok(statement) => statement,
-        Err(error) => return unparseable(error, policy),
+        Err(error) => return unparseable(error, limits),
     };
     match &statement {
         sqlparser::ast::Statement::Query(query) => walker.query(query)?,

@@ -1,11 +1,11 @@
 //! Table-driven tests over [`corpus`](super::corpus), plus targeted checks of messages and caps.
 
 use super::corpus::{self, ACCEPTED, Expect, KNOWN_LIMITATIONS, REFUSED, UNPARSED};
-use super::{Catalog, CatalogRelation, Policy, StatementKind, check};
+use super::{Catalog, CatalogRelation, Limits, StatementKind, check};
 use crate::error::{ErrorKind, messages};
 
 fn run(sql: &str) -> Result<super::Accepted, super::Refusal> {
-    check(sql, &corpus::catalog(), &Policy::default())
+    check(sql, &corpus::catalog(), &Limits::default())
 }
 
 #[test]
@@ -247,7 +247,7 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
         database: String::new(),
     };
     assert_eq!(
-        check("SELECT * FROM t", &catalog, &Policy::default())
+        check("SELECT * FROM t", &catalog, &Limits::default())
             .unwrap()
             .relations,
         ["main.t"]
@@ -256,18 +256,18 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
 
 #[test]
 fn sql_length_is_capped_before_parsing() {
-    let policy = Policy {
+    let limits = Limits {
         max_sql_bytes: 100,
-        ..Policy::default()
+        ..Limits::default()
     };
     let long = format!("SELECT 1 AS x{}", " ".repeat(100));
-    let r = check(&long, &corpus::catalog(), &policy).unwrap_err();
+    let r = check(&long, &corpus::catalog(), &limits).unwrap_err();
     assert_eq!(r.kind, ErrorKind::InvalidArgument);
     assert!(r.message.contains("100"), "{}", r.message);
     // Garbage over the cap is refused for its length, not parsed.
     let garbage = "(".repeat(101);
     assert_eq!(
-        check(&garbage, &corpus::catalog(), &policy)
+        check(&garbage, &corpus::catalog(), &limits)
             .unwrap_err()
             .kind,
         ErrorKind::InvalidArgument

@@ -26,7 +26,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 use super::functions::{self, RowSource, SystemView};
 use super::refusals::{denied, file_relation, looks_like_path, table_function_not_allowed};
 use super::walk::{Walker, pivot_refused};
-use super::{Catalog, NON_QUERY_KEYWORDS, Policy, Refusal, too_deep, write_refused};
+use super::{Catalog, Limits, NON_QUERY_KEYWORDS, Refusal, too_deep, write_refused};
 use crate::error::ErrorKind;
 
 /// Words a query may start with (besides `(`).
@@ -93,14 +93,14 @@ const PIVOT_ON_ENDS: &[&str] = &[
 pub(crate) fn check(
     tokens: &[TokenWithSpan],
     catalog: &Catalog,
-    policy: &Policy,
+    limits: &Limits,
 ) -> Result<(), Refusal> {
     let scan = Scan::new(tokens);
     scan.statement_start()?;
-    if scan.depth > policy.max_depth {
-        return Err(too_deep(policy));
+    if scan.depth > limits.max_depth {
+        return Err(too_deep(limits));
     }
-    let walker = Walker::new(catalog, policy);
+    let walker = Walker::new(catalog, limits);
     scan.calls_and_relations(catalog, &walker)?;
     scan.pivots()?;
     scan.information_schema(&walker)

@@ -3,11 +3,11 @@
 //! catalog-qualified names, `SHOW t`, `PIVOT … IN`.
 
 use super::corpus::{self, UNPARSED};
-use super::{Accepted, Catalog, CatalogRelation, Policy, Refusal, StatementKind, check};
+use super::{Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check};
 use crate::error::{ErrorKind, messages};
 
 fn run(sql: &str) -> Result<Accepted, Refusal> {
-    check(sql, &corpus::catalog(), &Policy::default())
+    check(sql, &corpus::catalog(), &Limits::default())
 }
 
 fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
@@ -42,14 +42,14 @@ fn private_catalog() -> Catalog {
 }
 
 fn kind_of(sql: &str, catalog: &Catalog) -> StatementKind {
-    match check(sql, catalog, &Policy::default()) {
+    match check(sql, catalog, &Limits::default()) {
         Ok(accepted) => accepted.kind,
         Err(refusal) => panic!("refused {sql:?}: {refusal:?}"),
     }
 }
 
 fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
-    match check(sql, catalog, &Policy::default()) {
+    match check(sql, catalog, &Limits::default()) {
         Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
         Err(refusal) => refusal,
     }
@@ -163,7 +163,7 @@ fn lexical_checks_and_caps_still_refuse_before_any_parse() {
 
 #[test]
 fn nesting_over_the_cap_is_refused_even_when_sqlparser_fails_first() {
-    let cap = Policy::default().max_depth;
+    let cap = Limits::default().max_depth;
     for (open, close) in [("(", ")"), ("[", "]"), ("{'a': ", "}")] {
         // `#1` stops sqlparser before it reaches the nesting.
         let deep = format!(
@@ -550,7 +550,7 @@ fn hidden_column_names_and_expansions_in_unparsed_sql_go_on_to_the_worker() {
         "UNPIVOT devices ON model INTO NAME k VALUE v",
     ] {
         assert!(
-            check(sql, &private_catalog(), &Policy::default()).is_ok(),
+            check(sql, &private_catalog(), &Limits::default()).is_ok(),
             "{sql}"
         );
     }
@@ -564,7 +564,7 @@ fn a_recursive_cte_without_a_union_body_reads_its_name_from_outside() {
     let accepted = check(
         "WITH RECURSIVE x AS (SELECT * FROM x) SELECT * FROM x",
         &with_x,
-        &Policy::default(),
+        &Limits::default(),
     )
     .unwrap();
     assert_eq!(accepted.relations, ["main.x"]);
@@ -672,7 +672,7 @@ fn only_the_recursive_term_of_a_union_sees_the_cte_itself() {
     let accepted = check(
         "WITH RECURSIVE x(n) AS (SELECT a FROM x UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x",
         &catalog_of(&["x"], "db"),
-        &Policy::default(),
+        &Limits::default(),
     )
     .unwrap();
     assert_eq!(accepted.relations, ["main.x"]);
@@ -714,7 +714,7 @@ fn a_cte_named_with_the_kelvin_sign_does_not_shadow_k() {
     let accepted = check(
         "WITH \u{212A} AS (SELECT 1 AS x) SELECT * FROM k",
         &with_k,
-        &Policy::default(),
+        &Limits::default(),
     )
     .unwrap();
     assert_eq!(
@@ -726,7 +726,7 @@ fn a_cte_named_with_the_kelvin_sign_does_not_shadow_k() {
     let shadowed = check(
         "WITH K AS (SELECT 1 AS x) SELECT * FROM k",
         &with_k,
-        &Policy::default(),
+        &Limits::default(),
     )
     .unwrap();
     assert!(shadowed.relations.is_empty());
@@ -896,7 +896,7 @@ fn show_of_a_relation_describes_it_and_of_anything_else_is_refused() {
     );
     // Under privacy rules, `SHOW t` of a relation with hidden columns describes it like any
     // other: the worker's shadow catalog shows only its visible columns.
-    let accepted = check("SHOW devices", &private_catalog(), &Policy::default()).unwrap();
+    let accepted = check("SHOW devices", &private_catalog(), &Limits::default()).unwrap();
     assert_eq!(
         (accepted.kind, accepted.relations),
         (StatementKind::Show, vec!["main.devices".to_string()])

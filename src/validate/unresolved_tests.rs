@@ -1,11 +1,11 @@
 //! [`check_unresolved`](super::check_unresolved): the validator without the database's catalog
 //! takes table names on trust and applies every other rule.
 
-use super::{Catalog, Policy, StatementKind, check, check_unresolved};
+use super::{Catalog, Limits, StatementKind, check, check_unresolved};
 use crate::error::{ErrorKind, messages};
 
 fn unresolved(sql: &str) -> Result<(super::Accepted, Vec<String>), super::Refusal> {
-    check_unresolved(sql, &Policy::default())
+    check_unresolved(sql, &Limits::default())
 }
 
 #[test]
@@ -21,7 +21,7 @@ fn table_names_are_taken_on_trust_and_listed_as_unchecked() {
     let refused = check(
         "SELECT * FROM readings",
         &Catalog::default(),
-        &Policy::default(),
+        &Limits::default(),
     )
     .unwrap_err();
     assert_eq!(refused.kind, ErrorKind::UnknownName);

@@ -98,8 +98,9 @@ pub fn exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_duckgate"))
 }
 
-/// The example program `name`, next to the binary (`target/release/examples/`). Cargo builds the
-/// examples for `cargo test`; a run of one test file alone builds it first.
+/// The test program `name` (`tests/programs/`, built as a Cargo example next to the binary in
+/// `target/release/examples/`). Cargo builds the examples for `cargo test`; a run of one test
+/// file alone builds it first.
 pub fn example(name: &str) -> PathBuf {
     let path = exe()
         .parent()

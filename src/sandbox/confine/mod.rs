@@ -4,7 +4,7 @@
 //! variant, and the first failure stops everything (fail closed: the worker reports the error and
 //! exits without ever opening DuckDB):
 //!
-//! 0. [`preflight`]: the process must be single-threaded (landlock below ABI 8 restricts only the
+//! 0. [`inspect_process`]: the process must be single-threaded (landlock below ABI 8 restricts only the
 //!    calling thread, and a thread started earlier would escape it); note whether the kernel has
 //!    seccomp at all. This reads `/proc/self/status`, which landlock will hide afterwards.
 //! 1. [`prctl::set_no_new_privs`]: `PR_SET_NO_NEW_PRIVS`, so no exec can gain privileges (set-uid,
@@ -91,7 +91,7 @@ pub struct ConfinePlan {
 #[derive(Debug)]
 pub enum ConfineError {
     /// Step 0: `/proc/self/status` could not be read.
-    Preflight(std::io::Error),
+    InspectProcess(std::io::Error),
     /// Step 0: the process already runs other threads, which landlock would not confine.
     NotSingleThreaded {
         /// Threads counted in `/proc/self/status`.
@@ -157,15 +157,15 @@ pub enum ConfineError {
 impl fmt::Display for ConfineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfineError::Preflight(e) => {
+            ConfineError::InspectProcess(e) => {
                 write!(
                     f,
-                    "confine step 0 (preflight): cannot read /proc/self/status: {e}"
+                    "confine step 0 (process check): cannot read /proc/self/status: {e}"
                 )
             }
             ConfineError::NotSingleThreaded { threads } => write!(
                 f,
-                "confine step 0 (preflight): the worker already runs {threads} threads; it must \
+                "confine step 0 (process check): the worker already runs {threads} threads; it must \
                  confine itself while single-threaded"
             ),
             ConfineError::NoNewPrivs(e) => {
@@ -240,7 +240,7 @@ impl std::error::Error for ConfineError {}
 /// Must be called while the process is single-threaded, before DuckDB is created. Returns what
 /// is actually in force; `duckdb_settings` and `bypassed_layers` are left for the caller.
 pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
-    let kernel = preflight()?;
+    let kernel = inspect_process()?;
     prctl::set_no_new_privs()?;
     prctl::die_with_parent(plan.parent_pid)?;
     prctl::set_not_dumpable()?;
@@ -274,26 +274,27 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
 }
 
 /// What step 0 learned about the process and the kernel.
-struct Preflight {
+struct ProcessInspection {
     /// `/proc/self/status` has a `Seccomp:` line, which the kernel prints only when built with
     /// seccomp support.
     has_seccomp: bool,
 }
 
 /// Step 0: single-threaded check, and whether the kernel has seccomp.
-fn preflight() -> Result<Preflight, ConfineError> {
-    let status = std::fs::read_to_string("/proc/self/status").map_err(ConfineError::Preflight)?;
+fn inspect_process() -> Result<ProcessInspection, ConfineError> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").map_err(ConfineError::InspectProcess)?;
     let threads = status_field(&status, "Threads")
         .and_then(|v| v.parse::<usize>().ok())
         .ok_or_else(|| {
-            ConfineError::Preflight(std::io::Error::other(
+            ConfineError::InspectProcess(std::io::Error::other(
                 "no Threads: line in /proc/self/status",
             ))
         })?;
     if threads != 1 {
         return Err(ConfineError::NotSingleThreaded { threads });
     }
-    Ok(Preflight {
+    Ok(ProcessInspection {
         has_seccomp: status_field(&status, "Seccomp").is_some(),
     })
 }

@@ -22,7 +22,7 @@ use sqlparser::ast::Ident;
 
 use super::refusals::policy_blocked;
 pub(crate) use super::refusals::unsupported;
-use super::{Catalog, Policy, Refusal};
+use super::{Catalog, Limits, Refusal};
 use crate::error::ErrorKind;
 
 mod expressions;
@@ -68,10 +68,10 @@ fn push_unique(list: &mut Vec<String>, item: String) {
 }
 
 impl<'a> Walker<'a> {
-    pub(crate) fn new(catalog: &'a Catalog, policy: &Policy) -> Walker<'a> {
+    pub(crate) fn new(catalog: &'a Catalog, limits: &Limits) -> Walker<'a> {
         Walker {
             catalog,
-            max_depth: policy.max_expression_depth,
+            max_depth: limits.max_expression_depth,
             depth: 0,
             ctes: Vec::new(),
             relations: Vec::new(),
