@@ -18,6 +18,8 @@ pub mod validate;
 #[cfg(feature = "engine")]
 pub mod audit;
 #[cfg(feature = "engine")]
+pub mod config_file;
+#[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
 pub mod gateway;
@@ -29,7 +31,5 @@ pub mod plot;
 pub mod protocol;
 #[cfg(feature = "engine")]
 pub mod sandbox;
-#[cfg(feature = "engine")]
-pub mod config_file;
 #[cfg(feature = "engine")]
 pub mod time_zone;
