@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "engine")]
 use crate::protocol::{MissingKind, MissingName, WorkerError};
 
 /// What a worker answers when DuckDB's plan for a query reads a hidden table, a hidden column
@@ -27,6 +28,7 @@ pub const PLAN_REFUSAL_HINT: &str =
 /// [`MissingName`] the engine read from DuckDB's message, never from the message. The worker
 /// rewords (the layer that holds alone) and the parent rewords again, with this one function;
 /// the result keeps only a missing column, so the parent's rewording gives the same words.
+#[cfg(feature = "engine")]
 pub fn unknown_name_refusal(missing: Option<&MissingName>) -> WorkerError {
     let column = missing.filter(|m| m.kind == MissingKind::Column);
     let refusal = match column {
