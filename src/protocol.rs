@@ -268,6 +268,26 @@ pub struct CatalogSnapshot {
     pub foreign_keys: Vec<ForeignKey>,
 }
 
+/// Whether a relation is a table or a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RelationKind {
+    /// A base table.
+    Table,
+    /// A view.
+    View,
+}
+
+impl RelationKind {
+    /// Its name on the wire: `table` or `view`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RelationKind::Table => "table",
+            RelationKind::View => "view",
+        }
+    }
+}
+
 /// One table or view.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableInfo {
@@ -275,8 +295,8 @@ pub struct TableInfo {
     pub schema: String,
     /// Table name.
     pub name: String,
-    /// `table` or `view`.
-    pub kind: String,
+    /// A table or a view.
+    pub kind: RelationKind,
     /// `COMMENT ON` text, or the operator's description.
     pub description: Option<String>,
     /// DuckDB's estimated row count (tables only).
@@ -333,11 +353,34 @@ pub struct ForeignKey {
     pub referenced_columns: Vec<String>,
 }
 
+/// Whether a worker's landlock ruleset is in force. Confinement never runs with a partly
+/// enforced ruleset: every right is a hard requirement, or there is no landlock at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandlockStatus {
+    /// Every right the ABI defines is handled and enforced.
+    FullyEnforced,
+    /// No landlock (the kernel lacks it and the operator allowed running without it), or the
+    /// process did not confine itself.
+    #[default]
+    NotEnforced,
+}
+
+impl LandlockStatus {
+    /// Its name on the wire and in text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LandlockStatus::FullyEnforced => "fully_enforced",
+            LandlockStatus::NotEnforced => "not_enforced",
+        }
+    }
+}
+
 /// What confinement was actually in force in a worker.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Posture {
-    /// `fully_enforced`, `partially_enforced`, `not_enforced` or `skipped (unconfined)`.
-    pub landlock: String,
+    /// Whether landlock is in force.
+    pub landlock: LandlockStatus,
     /// The landlock ABI the kernel offered.
     pub landlock_abi: Option<i32>,
     /// Whether the seccomp filter was installed.

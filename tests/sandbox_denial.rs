@@ -26,7 +26,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use duckgate::protocol::{Posture, ProbeReport, ProbeRequest, Request, Response};
+use duckgate::protocol::{LandlockStatus, Posture, ProbeReport, ProbeRequest, Request, Response};
 use duckgate::sandbox::frame::{read_frame, write_frame};
 use duckgate::sandbox::worker::{WorkerArgs, WorkerStart};
 
@@ -391,7 +391,11 @@ fn denial_suite(cap: Option<u8>) {
         "2",
         "2 = filter mode"
     );
-    assert_eq!(posture.landlock, "fully_enforced", "{posture:?}");
+    assert_eq!(
+        posture.landlock,
+        LandlockStatus::FullyEnforced,
+        "{posture:?}"
+    );
     match cap {
         Some(abi) => assert_eq!(posture.landlock_abi, Some(i32::from(abi)), "{posture:?}"),
         None => assert!(posture.landlock_abi.unwrap_or(0) >= 1, "{posture:?}"),
@@ -588,7 +592,7 @@ fn without_landlock_and_allowed_only_the_file_promises_are_lost() {
         None,
     );
     let posture = worker.ready();
-    assert_eq!(posture.landlock, "not_enforced", "{posture:?}");
+    assert_eq!(posture.landlock, LandlockStatus::NotEnforced, "{posture:?}");
     assert_eq!(posture.landlock_abi, None, "{posture:?}");
     assert!(posture.seccomp, "{posture:?}");
     for p in &posture.properties {
@@ -681,7 +685,11 @@ fn confined_worker_still_answers_a_query() {
     let scene = scene("query");
     let mut worker = Worker::spawn(&scene.db, "");
     let posture = worker.ready();
-    assert_eq!(posture.landlock, "fully_enforced", "{posture:?}");
+    assert_eq!(
+        posture.landlock,
+        LandlockStatus::FullyEnforced,
+        "{posture:?}"
+    );
     assert_eq!(status_field(worker.pid(), "Seccomp"), "2");
     let request = Request::Query {
         sql: "SELECT count(*) AS n, max(glucose) AS top FROM readings".into(),

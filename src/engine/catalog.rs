@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use duckdb::Connection;
 
 use super::errors::query_error;
-use crate::protocol::{CatalogSnapshot, ColumnInfo, ForeignKey, IndexInfo, TableInfo, WorkerError};
+use crate::protocol::{
+    CatalogSnapshot, ColumnInfo, ForeignKey, IndexInfo, RelationKind, TableInfo, WorkerError,
+};
 
 /// One constraint row of `duckdb_constraints()`.
 struct Constraint {
@@ -32,11 +34,11 @@ fn rows_for<T>(
 
 /// Read tables, views, columns, constraints and indexes of the database attached as `alias`.
 pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, WorkerError> {
-    let relation = |kind: &str, row: &duckdb::Row<'_>, estimated_rows| {
+    let relation = |kind: RelationKind, row: &duckdb::Row<'_>, estimated_rows| {
         Ok(TableInfo {
             schema: row.get(0)?,
             name: row.get(1)?,
-            kind: kind.into(),
+            kind,
             description: row.get(2)?,
             estimated_rows,
             columns: Vec::new(),
@@ -49,7 +51,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         "SELECT schema_name, table_name, comment, estimated_size FROM duckdb_tables() \
          WHERE database_name = ? AND NOT internal AND NOT temporary \
          ORDER BY schema_name, table_name",
-        |row| relation("table", row, row.get(3)?),
+        |row| relation(RelationKind::Table, row, row.get(3)?),
     )?;
     tables.extend(rows_for(
         conn,
@@ -57,7 +59,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         "SELECT schema_name, view_name, comment FROM duckdb_views() \
          WHERE database_name = ? AND NOT internal AND NOT temporary \
          ORDER BY schema_name, view_name",
-        |row| relation("view", row, None),
+        |row| relation(RelationKind::View, row, None),
     )?);
 
     let constraints = read_constraints(conn, alias)?;

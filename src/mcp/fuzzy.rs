@@ -332,7 +332,7 @@ mod tests {
             tables: vec![TableInfo {
                 schema: "main".into(),
                 name: "cgm_readings".into(),
-                kind: "table".into(),
+                kind: crate::protocol::RelationKind::Table,
                 description: None,
                 estimated_rows: None,
                 columns: vec![column("glucose_mg_dl"), column("ts")],

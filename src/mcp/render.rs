@@ -125,7 +125,9 @@ pub fn tables_text(tables: &[TableInfo]) -> String {
     for table in tables {
         out.push_str(&format!(
             "- {}.{} ({}",
-            table.schema, table.name, table.kind
+            table.schema,
+            table.name,
+            table.kind.as_str()
         ));
         if let Some(rows) = table.estimated_rows {
             out.push_str(&format!(", ~{rows} rows"));
@@ -170,7 +172,7 @@ fn column_line(column: &ColumnInfo) -> String {
 
 /// A table's columns, indexes and foreign keys.
 pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
-    let mut out = format!("{}.{} ({}", table.schema, table.name, table.kind);
+    let mut out = format!("{}.{} ({}", table.schema, table.name, table.kind.as_str());
     if let Some(rows) = table.estimated_rows {
         out.push_str(&format!(", ~{rows} rows"));
     }
@@ -249,7 +251,7 @@ pub fn spill_text(spill: Option<&SpillInfo>) -> String {
 pub fn posture_text(posture: &Posture) -> String {
     let mut text = format!(
         "Sandbox: landlock {} (ABI {}), seccomp {}, no_new_privs {}",
-        posture.landlock,
+        posture.landlock.as_str(),
         posture
             .landlock_abi
             .map_or("none".to_string(), |abi| abi.to_string()),

@@ -1125,7 +1125,9 @@ impl SchemaMatch<'_> {
             ),
             None => format!(
                 "table {}.{} ({})",
-                self.table.schema, self.table.name, self.table.kind
+                self.table.schema,
+                self.table.name,
+                self.table.kind.as_str()
             ),
         };
         if let Some(text) = self.text {

@@ -438,7 +438,7 @@ fn table_summary_schema() -> Value {
         "properties": {
             "schema": { "type": "string" },
             "name": { "type": "string" },
-            "kind": { "type": "string" },
+            "kind": { "type": "string", "enum": ["table", "view"] },
             "description": nullable("string"),
             "estimated_rows": nullable("integer"),
             "column_count": { "type": "integer", "minimum": 0 }
@@ -466,7 +466,7 @@ fn table_detail_schema() -> Value {
         "properties": {
             "schema": { "type": "string" },
             "name": { "type": "string" },
-            "kind": { "type": "string" },
+            "kind": { "type": "string", "enum": ["table", "view"] },
             "description": nullable("string"),
             "estimated_rows": nullable("integer"),
             "columns": {
@@ -609,7 +609,7 @@ fn server_info_schema() -> Value {
                     {
                         "type": "object",
                         "properties": {
-                            "landlock": { "type": "string" },
+                            "landlock": { "type": "string", "enum": ["fully_enforced", "not_enforced"] },
                             "landlock_abi": nullable("integer"),
                             "seccomp": { "type": "boolean" },
                             "no_new_privs": { "type": "boolean" },

@@ -49,7 +49,7 @@ mod seccomp;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::protocol::Posture;
+use crate::protocol::{LandlockStatus, Posture};
 
 /// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
 pub const MINIMUM_LANDLOCK_ABI: u8 = 1;
@@ -254,10 +254,9 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     let no_new_privs = prctl::no_new_privs_is_set();
     Ok(Posture {
         landlock: match landlock.abi {
-            Some(_) => "fully_enforced",
-            None => "not_enforced",
-        }
-        .to_string(),
+            Some(_) => LandlockStatus::FullyEnforced,
+            None => LandlockStatus::NotEnforced,
+        },
         landlock_abi: landlock.abi.map(i32::from),
         seccomp: seccomp.enforced,
         no_new_privs,
