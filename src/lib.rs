@@ -18,6 +18,8 @@ pub mod validate;
 #[cfg(feature = "engine")]
 pub mod audit;
 #[cfg(feature = "engine")]
+mod calendar;
+#[cfg(feature = "engine")]
 pub mod config_file;
 #[cfg(feature = "engine")]
 pub mod engine;

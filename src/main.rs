@@ -352,16 +352,8 @@ async fn plot(
     sql: String,
 ) -> ExitCode {
     use base64::Engine as _;
-    let config = match gateway_config(&args, "plot") {
-        Ok(c) => c,
-        Err(e) => return usage_error(&e),
-    };
-    let sql = match read_sql(sql) {
-        Ok(s) => s,
-        Err(e) => return usage_error(&e),
-    };
-    let gateway = match start_once(config).await {
-        Ok(g) => g,
+    let (gateway, sql) = match one_call(&args, "plot", sql).await {
+        Ok(started) => started,
         Err(code) => return code,
     };
     let outcome = gateway.plot(&sql, chart, CancellationToken::new()).await;
@@ -390,14 +382,7 @@ async fn plot(
             ));
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            let mut text = format!("{}: {}", e.kind, e.message);
-            if let Some(s) = &e.suggestion {
-                text.push_str(&format!("\nnext step: {s}"));
-            }
-            out::text(&text);
-            ExitCode::from(1)
-        }
+        Err(e) => call_failed(&e),
     }
 }
 
@@ -607,17 +592,32 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
     Ok(())
 }
 
+/// What `query` and `plot` do before their one call: the configuration, the SQL (or stdin), a
+/// started gateway; on failure, the exit code (already reported).
+async fn one_call(
+    args: &DbArgs,
+    purpose: &str,
+    sql: String,
+) -> Result<(Gateway, String), ExitCode> {
+    let config = gateway_config(args, purpose).map_err(|e| usage_error(&e))?;
+    let sql = read_sql(sql).map_err(|e| usage_error(&e))?;
+    let gateway = start_once(config).await?;
+    Ok((gateway, sql))
+}
+
+/// A failed call on stdout (`kind: message`, then the next step), exit 1.
+fn call_failed(e: &duckgate::gateway::GatewayError) -> ExitCode {
+    let mut text = format!("{}: {}", e.kind, e.message);
+    if let Some(s) = &e.suggestion {
+        text.push_str(&format!("\nnext step: {s}"));
+    }
+    out::text(&text);
+    ExitCode::from(1)
+}
+
 async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
-    let config = match gateway_config(&args, "query") {
-        Ok(c) => c,
-        Err(e) => return usage_error(&e),
-    };
-    let sql = match read_sql(sql) {
-        Ok(s) => s,
-        Err(e) => return usage_error(&e),
-    };
-    let gateway = match start_once(config).await {
-        Ok(g) => g,
+    let (gateway, sql) = match one_call(&args, "query", sql).await {
+        Ok(started) => started,
         Err(code) => return code,
     };
     let outcome = gateway.query(&sql, limit, CancellationToken::new()).await;
@@ -627,14 +627,7 @@ async fn query(args: DbArgs, limit: usize, sql: String) -> ExitCode {
             out::text(&duckgate::mcp::render::query_text(&result));
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            let mut text = format!("{}: {}", e.kind, e.message);
-            if let Some(s) = &e.suggestion {
-                text.push_str(&format!("\nnext step: {s}"));
-            }
-            out::text(&text);
-            ExitCode::from(1)
-        }
+        Err(e) => call_failed(&e),
     }
 }
 

@@ -64,6 +64,17 @@ fn server_dirs(root: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// Wait (at most 10 s: the pool removes a directory once it has reaped the worker) until no
+/// worker's directory is left under `root`; fail naming `after` otherwise.
+async fn all_removed(root: &Path, after: &str) {
+    let gone = wait_until(Duration::from_secs(10), || worker_dirs(root).is_empty()).await;
+    assert!(
+        gone.is_some(),
+        "left after {after}: {:?}",
+        worker_dirs(root)
+    );
+}
+
 /// Every worker's directory under `root`.
 fn worker_dirs(root: &Path) -> Vec<PathBuf> {
     server_dirs(root)
@@ -163,7 +174,6 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
     )
     .await;
     let server = client.server_pid().unwrap();
-    let gone = || worker_dirs(&root).is_empty();
 
     // After a reply (the spilling query: its worker wrote in its directory).
     let result = client
@@ -171,11 +181,7 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
         .await
         .unwrap();
     assert!(text_of(&result).contains("3000000"), "{}", text_of(&result));
-    assert!(
-        wait_until(Duration::from_secs(10), gone).await.is_some(),
-        "left after a reply: {:?}",
-        worker_dirs(&root)
-    );
+    all_removed(&root, "a reply").await;
 
     // After the deadline killed the worker.
     let result = client
@@ -183,11 +189,7 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
         .await
         .unwrap();
     assert_eq!(error_kind(&result), "timeout", "{}", text_of(&result));
-    assert!(
-        wait_until(Duration::from_secs(10), gone).await.is_some(),
-        "left after a timeout: {:?}",
-        worker_dirs(&root)
-    );
+    all_removed(&root, "a timeout").await;
 
     // After a SIGKILL from outside, while the query runs.
     let call = client
@@ -212,11 +214,7 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
         "{}",
         text_of(&result)
     );
-    assert!(
-        wait_until(Duration::from_secs(10), gone).await.is_some(),
-        "left after a SIGKILL: {:?}",
-        worker_dirs(&root)
-    );
+    all_removed(&root, "a SIGKILL").await;
     // And the server goes on.
     let result = client
         .call("query", json!({ "sql": "SELECT 1 AS one" }))

@@ -4,25 +4,13 @@ use std::fmt::Write as _;
 
 use duckdb::types::TimeUnit;
 
+use crate::calendar::civil_from_days;
+
 /// DuckDB's encodings of `infinity` and `-infinity` for DATE and TIMESTAMP.
 const DATE_INFINITY: i32 = i32::MAX;
 const DATE_NEG_INFINITY: i32 = -i32::MAX;
 const TIMESTAMP_INFINITY: i64 = i64::MAX;
 const TIMESTAMP_NEG_INFINITY: i64 = -i64::MAX;
-
-/// Days since 1970-01-01 to a proleptic Gregorian (year, month, day) (H. Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = (if mp < 10 { mp + 3 } else { mp - 9 }) as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
 
 /// ISO 8601 year: at least four digits, astronomical numbering (year 0 is 1 BC).
 ///
