@@ -57,6 +57,9 @@ pub struct GatewayConfig {
     pub warm_workers: usize,
     /// Workers running at once at most; further calls queue.
     pub max_concurrent: usize,
+    /// Fork workers from a warm template process (`crate::sandbox::zygote`); `false`
+    /// (`--spawn-workers`): spawn each one.
+    pub fork_workers: bool,
     /// Shown when the database file is missing.
     pub missing_db_hint: String,
     /// Run workers without landlock/seccomp where the kernel lacks them (loud).
@@ -86,6 +89,7 @@ impl GatewayConfig {
             max_result_bytes: 1024 * 1024,
             warm_workers: 1,
             max_concurrent: 4,
+            fork_workers: true,
             missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
             allow_unconfined: false,
             worker_exe: None,
@@ -257,6 +261,7 @@ impl Gateway {
     pub fn refusing(config: GatewayConfig, refusal: GatewayError) -> Result<Gateway, GatewayError> {
         let (mut spec, bypass) = worker_spec(&config)?;
         spec.temp_root = None;
+        spec.fork_workers = false;
         // Never refilled and never asked: every path to a worker checks the refusal first.
         let pool = Pool::new(spec, 0, 1);
         Ok(Gateway::with(config, pool, bypass, Err(refusal)))
@@ -313,6 +318,11 @@ impl Gateway {
             backing: root.backing(),
             max_bytes_per_worker: spec.worker.max_temp_bytes,
         })
+    }
+
+    /// Where workers come from now: forked from the template, or spawned and why.
+    pub async fn worker_origin(&self) -> crate::sandbox::pool::WorkerOrigin {
+        self.inner.pool.worker_origin().await
     }
 
     /// Test-only layers switched off (empty in production).
@@ -647,6 +657,7 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
         startup_timeout: Duration::from_secs(20),
         temp_root,
         memory,
+        fork_workers: config.fork_workers,
     };
     Ok((spec, bypass))
 }

@@ -165,6 +165,10 @@ struct DbArgs {
     /// Workers running at once at most; further calls wait their turn.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
     max_concurrent: u64,
+    /// Spawn each worker process from scratch instead of forking it from a warm, confined
+    /// template (slower back to back; the template is the default).
+    #[arg(long)]
+    spawn_workers: bool,
     /// What to tell the user when the database file is missing.
     #[arg(long, default_value = DEFAULT_MISSING_DB_HINT)]
     missing_db_hint: String,
@@ -248,6 +252,7 @@ fn main() -> ExitCode {
         let code = match args.start {
             WorkerStart::ConfineOnly => preflight::confine_only(&args),
             WorkerStart::Spare | WorkerStart::OnDemand => worker::run(args),
+            WorkerStart::Template => duckgate::sandbox::zygote::template::run(&args),
         };
         return ExitCode::from(code as u8);
     }
@@ -302,6 +307,7 @@ fn gateway_config(args: &DbArgs, purpose: &str) -> Result<GatewayConfig, String>
         max_result_bytes: args.max_result_bytes,
         warm_workers: args.warm_workers as usize,
         max_concurrent: args.max_concurrent as usize,
+        fork_workers: !args.spawn_workers,
         missing_db_hint: args.missing_db_hint.clone(),
         allow_unconfined: args.allow_unconfined,
         worker_exe: None,
@@ -401,10 +407,11 @@ async fn run(command: Command) -> ExitCode {
     match command {
         Command::Serve(args) => serve(args).await,
         Command::Query { mut db, limit, sql } => {
-            // One call: a warm spare would only be killed unused, and the one worker may have
-            // the whole memory budget.
+            // One call: a warm spare (or a template to fork from) would only be killed unused,
+            // and the one worker may have the whole memory budget.
             db.warm_workers = 0;
             db.max_concurrent = 1;
+            db.spawn_workers = true;
             query(db, limit as usize, sql).await
         }
         Command::Plot {
@@ -422,6 +429,7 @@ async fn run(command: Command) -> ExitCode {
         } => {
             db.warm_workers = 0;
             db.max_concurrent = 1;
+            db.spawn_workers = true;
             let chart = duckgate::protocol::ChartRequest {
                 kind: kind.into(),
                 x,
@@ -654,6 +662,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 max_result_bytes: 1024 * 1024,
                 warm_workers: 0,
                 max_concurrent: 1,
+                spawn_workers: true,
                 missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
                 allow_unconfined: false,
             };
@@ -765,6 +774,7 @@ async fn check_sandbox(db: Option<PathBuf>) -> ExitCode {
     });
     let mut config = GatewayConfig::new(db);
     config.warm_workers = 0;
+    config.fork_workers = false;
     config.allow_unconfined = true;
     let (spec, _) = match duckgate::gateway::worker_spec(&config) {
         Ok(spec) => spec,

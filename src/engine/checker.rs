@@ -45,9 +45,6 @@ pub(super) struct Checker {
     jobs: Sender<Job>,
     verdicts: Receiver<Result<TreeFacts, WorkerError>>,
     configured: Receiver<Result<(), WorkerError>>,
-    /// The process the thread runs in: a `fork()`ed copy of it (the zygote probe's children)
-    /// has the channels but not the thread, so a job sent there would wait forever.
-    owner_pid: u32,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -127,7 +124,6 @@ impl Checker {
             jobs,
             verdicts,
             configured,
-            owner_pid: std::process::id(),
         })
     }
 
@@ -144,7 +140,6 @@ impl Checker {
         sql: &str,
         rules: &TreeRules<'_>,
     ) -> Result<PendingCheck, WorkerError> {
-        self.ensure_thread_here()?;
         self.jobs
             .send(Job::Check {
                 sql: sql.to_owned(),
@@ -158,24 +153,10 @@ impl Checker {
     /// Hand statements that change only global settings to the checker thread (they run after
     /// any check submitted before); confirm them with [`Checker::collect_configured`].
     pub(super) fn submit_configure(&self, sql: String) -> Result<PendingConfigure, WorkerError> {
-        self.ensure_thread_here()?;
         self.jobs
             .send(Job::Configure(sql))
             .map_err(|_| checker_gone())?;
         Ok(PendingConfigure { _private: () })
-    }
-
-    /// Whether the checker thread runs in this process (not in a `fork()`ed copy of its owner).
-    pub(super) fn thread_is_here(&self) -> bool {
-        std::process::id() == self.owner_pid
-    }
-
-    fn ensure_thread_here(&self) -> Result<(), WorkerError> {
-        if self.thread_is_here() {
-            Ok(())
-        } else {
-            Err(checker_gone())
-        }
     }
 
     /// Wait until submitted settings are in force. A checker that died gives an error.
@@ -193,7 +174,6 @@ impl Checker {
 fn checker_gone() -> WorkerError {
     worker_error(
         ErrorKind::InternalError,
-        "DuckDB's statement check is not available (its thread has stopped or is in another \
-         process).",
+        "DuckDB's statement check is not available (its thread has stopped).",
     )
 }

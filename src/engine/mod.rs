@@ -89,8 +89,12 @@ const REPORTED_SETTINGS: [&str; 12] = [
 pub struct Engine {
     conn: Connection,
     /// DuckDB's parser on a second connection and thread, so the statement check runs while
-    /// the database is being attached (each takes about a millisecond).
-    checker: checker::Checker,
+    /// the database is being attached (each takes about a millisecond). `None` only inside a
+    /// [`Template`], which must stay single-threaded; every request path asks for it through
+    /// [`Engine::checker`], which fails closed.
+    checker: Option<checker::Checker>,
+    /// DuckDB worker threads once the engine serves ([`Template::into_worker`]).
+    threads: u32,
     harden: bool,
     /// DuckDB spills to the worker's temporary directory, so the local file system must stay
     /// enabled (see the hardening in `attach_now`).
@@ -169,35 +173,115 @@ pub fn database_alias(db_path: &Path) -> String {
     }
 }
 
+/// A warm DuckDB instance that runs no thread but its caller's: what the zygote's template
+/// holds and forks (see [`Engine::template`]). Its one way on is [`Template::into_worker`].
+pub struct Template {
+    engine: Engine,
+    full_warm_up: bool,
+}
+
+impl std::fmt::Debug for Template {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Template").finish_non_exhaustive()
+    }
+}
+
+impl Template {
+    /// Make this instance a worker's, in the process that will answer the request (a forked
+    /// child, after it has confined itself): its own temporary directory, its DuckDB threads,
+    /// external access off but for the database and its WAL, then the checker thread. Each
+    /// setting is in force before the worker reports ready.
+    pub fn into_worker(
+        self,
+        spill: Option<&Spill>,
+        db_path: &Path,
+        wal_path: &Path,
+    ) -> Result<Engine, WorkerError> {
+        let Template {
+            mut engine,
+            full_warm_up,
+        } = self;
+        let mut settings = String::new();
+        // With external access off (below), DuckDB adds its temp_directory to the directories
+        // SQL may name: the worker's checks and the plan check refuse COPY and file-reading
+        // functions, and landlock keeps every write inside this one private directory. It must
+        // be set first: DuckDB refuses to change it once external access is off.
+        if let Some(spill) = spill {
+            settings.push_str(&format!(
+                "SET temp_directory = {}; SET max_temp_directory_size = {};",
+                sql_string(&path_text(&spill.dir)?),
+                sql_string(&format!("{}B", spill.max_bytes))
+            ));
+        }
+        // Starts the scheduler's threads, in this process.
+        settings.push_str(&format!(" SET threads = {};", engine.threads.max(1)));
+        if engine.harden {
+            // allowed_paths must come first: once external access is off it cannot be widened.
+            settings.push_str(&format!(
+                " SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
+                sql_string(&path_text(db_path)?),
+                sql_string(&path_text(wal_path)?)
+            ));
+        }
+        engine.conn.execute_batch(&settings).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not harden DuckDB: {e}"),
+            )
+        })?;
+        engine.spills = spill.is_some();
+        engine.memory.max_temp_bytes = spill.map(|s| s.max_bytes);
+        engine.database = database_alias(db_path);
+        let checker = checker::Checker::start(&engine.conn)?;
+        if full_warm_up {
+            // The checker thread's path for the settings after an attach; this value is the
+            // default, so nothing changes.
+            let pending = checker.submit_configure("SET disabled_optimizers = '';".into())?;
+            checker.collect_configured(pending)?;
+        }
+        checker.ready()?;
+        engine.checker = Some(checker);
+        Ok(engine)
+    }
+}
+
 impl Engine {
-    /// Create the hardened in-memory instance and warm it up.
+    /// Create the hardened in-memory instance and warm it up: [`Engine::template`], then
+    /// [`Template::into_worker`] at once (a spawned worker; the zygote's children do the second
+    /// step after the fork).
     pub fn open(
         cfg: &EngineConfig,
         db_path: &Path,
         wal_path: &Path,
     ) -> Result<Engine, WorkerError> {
+        Engine::template(cfg)?.into_worker(cfg.spill.as_ref(), db_path, wal_path)
+    }
+
+    /// Create the in-memory instance, warm, and single-threaded: DuckDB runs no thread of its
+    /// own (`threads = 1`: no scheduler threads beside the caller's; `async_threads = 0`: none
+    /// of DuckDB 2.0's asynchronous-I/O pool, which otherwise starts eight) and no checker
+    /// thread exists yet, so the process may `fork()` (`crate::sandbox::zygote`). Settings that
+    /// differ per worker, or that would lock the template out of them, wait for
+    /// [`Template::into_worker`]: the temporary directory, the thread count, the allowed paths
+    /// and external access.
+    pub fn template(cfg: &EngineConfig) -> Result<Template, WorkerError> {
         let internal = |e: duckdb::Error| {
             worker_error(
                 ErrorKind::InternalError,
                 format!("Could not configure DuckDB: {e}"),
             )
         };
-        let (temp_directory, max_temp) = match &cfg.spill {
-            Some(spill) => (path_text(&spill.dir)?, format!("{}B", spill.max_bytes)),
-            // No spilling: a query that does not fit in memory_limit fails instead of writing.
-            None => (String::new(), "0B".to_string()),
-        };
-        // With external access off (below), DuckDB adds its temp_directory to the directories
-        // SQL may name: the worker's checks and the plan check refuse COPY and file-reading
-        // functions, and landlock keeps every write inside this one private directory.
         let mut config = Config::default()
             .with("memory_limit", format!("{}B", cfg.memory_limit_bytes))
             .map_err(internal)?
-            .with("threads", cfg.threads.to_string())
+            .with("threads", "1")
             .map_err(internal)?
-            .with("temp_directory", temp_directory)
+            .with("async_threads", "0")
             .map_err(internal)?
-            .with("max_temp_directory_size", max_temp)
+            // No spilling until the worker's own directory is set (`into_worker`).
+            .with("temp_directory", "")
+            .map_err(internal)?
+            .with("max_temp_directory_size", "0B")
             .map_err(internal)?
             // Persistent secrets would make DuckDB look in the home directory.
             .with("allow_persistent_secrets", "false")
@@ -219,7 +303,7 @@ impl Engine {
                 format!("Could not start DuckDB: {e}"),
             )
         })?;
-        // Global, so the checker's connection (opened below) has them too, and set before any
+        // Global, so the checker's connection (opened later) has them too, and set before any
         // lock. The arrow form `x -> x * 2` is what agents write; DuckDB 2.0 refuses it unless
         // told otherwise (`lambda x: …` works either way).
         conn.execute_batch(&format!(
@@ -243,37 +327,23 @@ impl Engine {
                     format!("Could not enable the arrow lambda syntax: {e}"),
                 )
             })?;
-        if cfg.harden {
-            // allowed_paths must come first: once external access is off it cannot be widened.
-            let paths = format!(
-                "SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
-                sql_string(&path_text(db_path)?),
-                sql_string(&path_text(wal_path)?)
-            );
-            conn.execute_batch(&paths).map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not harden DuckDB: {e}"),
-                )
-            })?;
-        }
-        let checker = checker::Checker::start(&conn)?;
         let mut engine = Engine {
             conn,
-            checker,
+            checker: None,
+            threads: cfg.threads,
             harden: cfg.harden,
-            spills: cfg.spill.is_some(),
+            spills: false,
             memory: errors::MemoryFacts {
                 limit_bytes: cfg.memory_limit_bytes,
                 cap_bytes: cfg.memory_cap_bytes,
-                max_temp_bytes: cfg.spill.as_ref().map(|s| s.max_bytes),
+                max_temp_bytes: None,
             },
             alias: None,
             attached_file: None,
             lock_released: false,
             pending_attach_ms: 0.0,
             privacy: None,
-            database: database_alias(db_path),
+            database: String::new(),
             shadow: None,
             checked: None,
         };
@@ -281,8 +351,20 @@ impl Engine {
         if cfg.full_warm_up {
             engine.warm_up_request_paths()?;
         }
-        engine.checker.ready()?;
-        Ok(engine)
+        Ok(Template {
+            engine,
+            full_warm_up: cfg.full_warm_up,
+        })
+    }
+
+    /// The checker thread, which only a [`Template`] lacks: fail closed without it.
+    fn checker(&self) -> Result<&checker::Checker, WorkerError> {
+        self.checker.as_ref().ok_or_else(|| {
+            worker_error(
+                ErrorKind::InternalError,
+                "DuckDB's statement check is not running in this process.",
+            )
+        })
     }
 
     /// Exercise the paths every request takes (parser, binder, a small scan) so their one-time
@@ -347,12 +429,6 @@ impl Engine {
             100,
             usize::MAX,
         )?;
-        // The checker thread's path for the settings after an attach; this value is the
-        // default, so nothing changes.
-        let pending = self
-            .checker
-            .submit_configure("SET disabled_optimizers = '';".into())?;
-        self.checker.collect_configured(pending)?;
         self.conn
             .execute_batch(&format!("USE memory; DETACH {WARM_UP_DATABASE};"))
             .map_err(warm)
@@ -373,12 +449,12 @@ impl Engine {
     ) -> Result<(), WorkerError> {
         let rules = self.tree_rules();
         let pending_check = match sql {
-            Some(sql) => Some(self.checker.submit(sql, &rules)?),
+            Some(sql) => Some(self.checker()?.submit(sql, &rules)?),
             None => None,
         };
         let attached = self.attach_now(db_path);
         let checked = match pending_check {
-            Some(pending) => self.checker.collect(pending).map(Some),
+            Some(pending) => self.checker()?.collect(pending).map(Some),
             None => Ok(None),
         };
         attached?;
@@ -465,17 +541,8 @@ impl Engine {
         }
         let pending = if hardening.is_empty() {
             None
-        } else if self.checker.thread_is_here() {
-            Some(self.checker.submit_configure(hardening)?)
         } else {
-            // A fork()ed copy of a worker (the zygote probe's children) has no checker thread.
-            self.conn.execute_batch(&hardening).map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not configure DuckDB for the query: {e}"),
-                )
-            })?;
-            None
+            Some(self.checker()?.submit_configure(hardening)?)
         };
         let selected = match (&shadow, &self.privacy) {
             (Some(shadow), Some(policy)) => shadow.build(&self.conn, policy),
@@ -490,7 +557,7 @@ impl Engine {
                 }),
         };
         if let Some(pending) = pending {
-            self.checker.collect_configured(pending)?;
+            self.checker()?.collect_configured(pending)?;
         }
         selected?;
         self.alias = Some(attached_as);
@@ -605,8 +672,9 @@ impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
     /// walk of its syntax tree (`validate::tree`) must pass it.
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
-        let pending = self.checker.submit(sql, &self.tree_rules())?;
-        self.checker.collect(pending).map(drop)
+        let checker = self.checker()?;
+        let pending = checker.submit(sql, &self.tree_rules())?;
+        checker.collect(pending).map(drop)
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.

@@ -366,3 +366,20 @@ mod tests {
         assert!(text.ends_with("0 rows returned."));
     }
 }
+
+/// Where workers come from, in a line of `server_info`'s text.
+pub(super) fn workers_text(origin: &crate::sandbox::pool::WorkerOrigin) -> String {
+    use crate::sandbox::pool::WorkerOrigin;
+    match origin {
+        WorkerOrigin::Template {
+            template_pid,
+            template_starts,
+        } => format!(
+            "one fresh confined process per query, forked from a warm template (pid \
+             {template_pid}, started {template_starts} time(s))"
+        ),
+        WorkerOrigin::Spawned { reason } => {
+            format!("one fresh confined process per query, spawned (slower start): {reason}")
+        }
+    }
+}

@@ -796,6 +796,7 @@ impl DuckgateServer {
         let posture = self.gateway.posture().await;
         let memory = self.gateway.memory();
         let spill = self.gateway.spill();
+        let workers = self.gateway.worker_origin().await;
         let limits = json!({
             "query_default_rows": tools::QUERY_DEFAULT_LIMIT,
             "query_max_rows": tools::QUERY_MAX_LIMIT,
@@ -826,6 +827,7 @@ impl DuckgateServer {
             render::spill_text(spill.as_ref()),
             config.time_zone,
         );
+        text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
         let (status, posture_value, posture_error) = match posture {
             Ok(posture) => {
                 text.push('\n');
@@ -876,6 +878,7 @@ impl DuckgateServer {
             "version": env!("CARGO_PKG_VERSION"),
             "database_path": config.db_path.display().to_string(),
             "time_zone": config.time_zone,
+            "workers": workers,
             "limits": limits,
             "posture": posture_value,
             "posture_error": posture_error,

@@ -553,6 +553,17 @@ fn server_info_schema() -> Value {
                 "type": "string",
                 "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it."
             },
+            "workers": {
+                "type": "object",
+                "description": "Where each query's fresh, confined worker process comes from: forked from a warm template (fast), or spawned (the fallback, with the reason).",
+                "properties": {
+                    "origin": { "type": "string", "enum": ["template", "spawned"] },
+                    "template_pid": { "type": "integer" },
+                    "template_starts": { "type": "integer" },
+                    "reason": { "type": "string" }
+                },
+                "required": ["origin"]
+            },
             "limits": {
                 "type": "object",
                 "properties": {

@@ -16,3 +16,4 @@ pub mod preflight;
 pub mod probe;
 pub mod temp_dir;
 pub mod worker;
+pub mod zygote;

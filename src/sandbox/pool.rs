@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
-use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ErrorKind;
@@ -25,6 +25,7 @@ use crate::sandbox::bypass::{self, Bypass};
 use crate::sandbox::frame;
 use crate::sandbox::temp_dir::{self, TempRoot, WorkerTempDir};
 use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
+use crate::sandbox::zygote::handle::{Exit, Zygote};
 
 /// How to start a worker.
 #[derive(Debug, Clone)]
@@ -43,6 +44,9 @@ pub struct WorkerSpec {
     pub temp_root: Option<Arc<TempRoot>>,
     /// How the memory budget is shared: `worker`'s memory flags come from it.
     pub memory: crate::sandbox::budget::WorkerMemory,
+    /// Fork workers from a template ([`crate::sandbox::zygote`]) rather than spawn each one;
+    /// spawning stays the fallback.
+    pub fork_workers: bool,
 }
 
 /// Why a request to a worker did not produce a reply.
@@ -195,26 +199,118 @@ impl Slots {
     }
 }
 
-/// A spawned, confined, DuckDB-warm worker waiting for its one request.
-#[derive(Debug)]
+/// A confined, DuckDB-warm worker waiting for its one request.
 struct ReadyWorker {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: ChildStdout,
+    process: WorkerProcess,
+    /// Its standard input: a pipe (spawned) or its socket (forked).
+    input: Box<dyn AsyncWrite + Unpin + Send>,
+    /// Its standard output, likewise.
+    output: Box<dyn AsyncRead + Unpin + Send>,
     /// The database's identity and WAL presence when the worker confined itself: its landlock
     /// rules name those inodes, so a replaced file or a new WAL needs a fresh worker.
     db_identity: Option<FileIdentity>,
-    /// Its private temporary directory. Declared after `child`, and dropped (removed) only
-    /// once the child has been reaped ([`ReadyWorker::finish`]).
+    /// Its private temporary directory, removed only once the process has been reaped
+    /// ([`ReadyWorker::finish`]).
     temp: Option<WorkerTempDir>,
     /// What that directory may hold.
     max_temp_bytes: u64,
 }
 
+impl std::fmt::Debug for ReadyWorker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadyWorker")
+            .field("process", &self.process)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A worker's process, and how to end it.
+#[derive(Debug)]
+enum WorkerProcess {
+    /// Our binary, spawned by the server, which reaps it.
+    Spawned(Child),
+    /// A child of the template, which kills it on the server's order and reaps it.
+    Forked {
+        pid: i32,
+        zygote: Arc<Zygote>,
+        /// Resolves once the template has reaped it.
+        exited: oneshot::Receiver<Exit>,
+        /// What `exited` said, once it has.
+        ended: Option<Exit>,
+    },
+}
+
+impl WorkerProcess {
+    /// Whether the process still runs (a spare may have been killed from outside).
+    fn is_alive(&mut self) -> bool {
+        match self {
+            WorkerProcess::Spawned(child) => matches!(child.try_wait(), Ok(None)),
+            WorkerProcess::Forked { exited, ended, .. } => {
+                if ended.is_some() {
+                    return false;
+                }
+                match exited.try_recv() {
+                    Err(oneshot::error::TryRecvError::Empty) => true,
+                    Ok(exit) => {
+                        *ended = Some(exit);
+                        false
+                    }
+                    Err(oneshot::error::TryRecvError::Closed) => {
+                        *ended = Some(Exit { signal: None });
+                        false
+                    }
+                }
+            }
+        }
+    }
+
+    /// SIGKILL the process and wait until it has been reaped.
+    async fn kill_and_reap(&mut self) {
+        match self {
+            WorkerProcess::Spawned(child) => kill_and_reap(child).await,
+            WorkerProcess::Forked {
+                pid,
+                zygote,
+                exited,
+                ended,
+            } => {
+                if ended.is_some() {
+                    return;
+                }
+                zygote.kill(*pid).await;
+                // The template reaps it within milliseconds; if the template is gone, so is
+                // the child (parent-death signal), and the sender is dropped.
+                let exit = tokio::time::timeout(REAP_WAIT, &mut *exited).await;
+                *ended = Some(match exit {
+                    Ok(Ok(exit)) => exit,
+                    _ => Exit { signal: None },
+                });
+            }
+        }
+    }
+
+    /// Wait briefly for the process to end on its own; the signal that ended it, if any.
+    async fn ended_by_signal(&mut self) -> Option<i32> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            WorkerProcess::Spawned(child) => wait_briefly(child).await.and_then(|s| s.signal()),
+            WorkerProcess::Forked { exited, ended, .. } => {
+                if ended.is_none()
+                    && let Ok(exit) =
+                        tokio::time::timeout(Duration::from_millis(500), &mut *exited).await
+                {
+                    *ended = Some(exit.unwrap_or(Exit { signal: None }));
+                }
+                ended.and_then(|e| e.signal)
+            }
+        }
+    }
+}
+
 impl ReadyWorker {
-    /// Kill the worker's process group, reap it, then remove its temporary directory.
+    /// Kill the worker, wait until it has been reaped, then remove its temporary directory.
     async fn finish(mut self) {
-        kill_and_reap(&mut self.child).await;
+        self.process.kill_and_reap().await;
         drop(self.temp.take());
     }
 }
@@ -249,19 +345,161 @@ pub struct Pool {
     warm_target: usize,
     running: Slots,
     last_posture: Mutex<Option<Posture>>,
+    /// The template workers are forked from ([`WorkerSpec::fork_workers`]).
+    template: Mutex<TemplateState>,
+    /// Templates started so far (at most [`MAX_TEMPLATE_STARTS`]).
+    template_starts: AtomicUsize,
+}
+
+/// How many times a template is started before the pool spawns workers for good. A template
+/// that keeps dying (killed from outside, out of memory) costs a start-up each time; a
+/// replaced database file does not count (its new inode needs a new template).
+const MAX_TEMPLATE_STARTS: usize = 3;
+
+/// Where the template stands.
+#[derive(Debug)]
+enum TemplateState {
+    /// Forking is on and no template has been started yet (or the last was retired because
+    /// the database file changed).
+    NotStarted,
+    /// A template is running; its landlock rules name the database as it was then.
+    Running {
+        zygote: Arc<Zygote>,
+        db_identity: Option<FileIdentity>,
+    },
+    /// Workers are spawned, and why.
+    Unavailable { reason: String },
+}
+
+/// Where workers come from now: `server_info`'s `workers`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "origin", rename_all = "snake_case")]
+pub enum WorkerOrigin {
+    /// Forked from a warm, confined template process.
+    Template {
+        /// The template's pid.
+        template_pid: u32,
+        /// Templates started since the server started (more than one: an earlier one died or
+        /// the database file was replaced).
+        template_starts: usize,
+    },
+    /// Spawned one by one (the slower start), and why.
+    Spawned {
+        /// Why no template is in use.
+        reason: String,
+    },
 }
 
 impl Pool {
     /// A pool that keeps `warm_target` spares and runs at most `max_concurrent` workers.
     pub fn new(spec: WorkerSpec, warm_target: usize, max_concurrent: usize) -> Arc<Pool> {
         Arc::new(Pool {
-            spec,
             spares: Mutex::new(Vec::new()),
             starting: AtomicUsize::new(0),
             warm_target,
             running: Slots::new(max_concurrent),
             last_posture: Mutex::new(None),
+            template: Mutex::new(if spec.fork_workers {
+                TemplateState::NotStarted
+            } else {
+                TemplateState::Unavailable {
+                    reason: "forking workers is switched off (--spawn-workers)".into(),
+                }
+            }),
+            template_starts: AtomicUsize::new(0),
+            spec,
         })
+    }
+
+    /// Where workers come from now (for `server_info`).
+    pub async fn worker_origin(&self) -> WorkerOrigin {
+        match &*self.template.lock().await {
+            TemplateState::Running { zygote, .. } => match zygote.death() {
+                None => WorkerOrigin::Template {
+                    template_pid: zygote.pid(),
+                    template_starts: self.template_starts.load(Ordering::SeqCst),
+                },
+                Some(reason) => WorkerOrigin::Spawned { reason },
+            },
+            TemplateState::NotStarted => WorkerOrigin::Spawned {
+                reason: "the template has not been started yet".into(),
+            },
+            TemplateState::Unavailable { reason } => WorkerOrigin::Spawned {
+                reason: reason.clone(),
+            },
+        }
+    }
+
+    /// The template to fork from, started (or replaced) as needed; `None`: spawn instead.
+    async fn usable_template(&self) -> Option<Arc<Zygote>> {
+        let mut state = self.template.lock().await;
+        let current = file_identity(&self.spec.worker.db);
+        if let TemplateState::Running {
+            zygote,
+            db_identity,
+        } = &*state
+        {
+            match zygote.death() {
+                None if *db_identity == current => return Some(Arc::clone(zygote)),
+                None => {
+                    // Its landlock rules name the old file: retire it (its spares die with it
+                    // and are skipped when taken).
+                    zygote.stop().await;
+                    self.template_starts.fetch_sub(1, Ordering::SeqCst);
+                    *state = TemplateState::NotStarted;
+                }
+                Some(reason) => *state = TemplateState::Unavailable { reason },
+            }
+        }
+        if let TemplateState::Unavailable { .. } = &*state
+            && (!self.spec.fork_workers
+                || self.template_starts.load(Ordering::SeqCst) >= MAX_TEMPLATE_STARTS)
+        {
+            return None;
+        }
+        self.template_starts.fetch_add(1, Ordering::SeqCst);
+        let mut args = self.spec.worker.clone();
+        args.temp_dir = self
+            .spec
+            .temp_root
+            .as_ref()
+            .map(|root| root.instance().to_path_buf());
+        match Zygote::start(
+            &self.spec.exe,
+            &args,
+            &self.spec.bypass,
+            self.spec.startup_timeout,
+        )
+        .await
+        {
+            Ok(zygote) => {
+                *state = TemplateState::Running {
+                    zygote: Arc::clone(&zygote),
+                    db_identity: current,
+                };
+                Some(zygote)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e.message, "could not start the template; spawning workers");
+                *state = TemplateState::Unavailable {
+                    reason: format!("the template could not start: {}", e.message),
+                };
+                None
+            }
+        }
+    }
+
+    /// A new ready worker: forked from the template when there is one, else spawned.
+    async fn start_worker(&self, start: WorkerStart) -> Result<ReadyWorker, WorkerError> {
+        if let Some(zygote) = self.usable_template().await {
+            match fork_worker(&self.spec, &zygote).await {
+                Ok(worker) => return Ok(worker),
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "could not fork a worker; spawning one");
+                }
+            }
+        }
+        launch(&self.spec, start).await.map(|(w, _)| w)
     }
 
     /// The spec workers are started with.
@@ -281,7 +519,7 @@ impl Pool {
                     }
                     pool.starting.fetch_add(1, Ordering::SeqCst);
                 }
-                let started = launch(&pool.spec, WorkerStart::Spare).await.map(|(w, _)| w);
+                let started = pool.start_worker(WorkerStart::Spare).await;
                 let mut spares = pool.spares.lock().await;
                 pool.starting.fetch_sub(1, Ordering::SeqCst);
                 match started {
@@ -383,11 +621,11 @@ impl Pool {
             }
             Some(Err(read_error)) => {
                 // The worker broke its side of the protocol or died: find out how, for the message.
-                let status = wait_briefly(&mut worker.child).await;
+                let signal = worker.process.ended_by_signal().await;
                 worker.finish().await;
                 drop(permit);
                 self.refill();
-                Err(RunError::Worker(describe_death(read_error, status)))
+                Err(RunError::Worker(describe_death(read_error, signal)))
             }
             None => {
                 worker.finish().await;
@@ -431,7 +669,7 @@ impl Pool {
             let mut found = None;
             while let Some(mut w) = spares.pop() {
                 // A spare that died while waiting (killed from outside, OOM) is not handed out.
-                let alive = matches!(w.child.try_wait(), Ok(None));
+                let alive = w.process.is_alive();
                 if alive && w.db_identity == current {
                     found = Some(w);
                     break;
@@ -446,17 +684,18 @@ impl Pool {
         match taken {
             Some(w) => Ok(w),
             // Nobody waits for a spare's start-up, but this caller waits for this one's.
-            None => launch(&self.spec, WorkerStart::OnDemand)
-                .await
-                .map(|(w, _)| w),
+            None => self.start_worker(WorkerStart::OnDemand).await,
         }
     }
 
-    /// Kill every spare (shutdown).
+    /// Kill every spare, then the template (shutdown).
     pub async fn drain(&self) {
         let spares: Vec<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
         for w in spares {
             w.finish().await;
+        }
+        if let TemplateState::Running { zygote, .. } = &*self.template.lock().await {
+            zygote.stop().await;
         }
     }
 }
@@ -466,9 +705,29 @@ impl Pool {
 /// opening DuckDB or the database.
 pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
     let (mut worker, posture) = launch(spec, WorkerStart::ConfineOnly).await?;
-    wait_briefly(&mut worker.child).await;
+    worker.process.ended_by_signal().await;
     worker.finish().await;
     Ok(posture)
+}
+
+/// The private temporary directory for a new worker, and what it may hold: never more than
+/// the disk has free now (a tenth kept back for everyone else).
+fn worker_temp(spec: &WorkerSpec) -> Result<(Option<WorkerTempDir>, u64), WorkerError> {
+    match &spec.temp_root {
+        Some(root) => {
+            let dir = root.worker_dir().map_err(|e| {
+                internal(format!(
+                    "could not make a worker's temporary directory in {}: {e}",
+                    root.instance().display()
+                ))
+            })?;
+            Ok((
+                Some(dir),
+                spec.worker.max_temp_bytes.min(root.free_bytes() / 10 * 9),
+            ))
+        }
+        None => Ok((None, 0)),
+    }
 }
 
 /// Spawn a worker and wait for its ready report (for the preflight: its only report).
@@ -477,23 +736,11 @@ async fn launch(
     start: WorkerStart,
 ) -> Result<(ReadyWorker, Posture), WorkerError> {
     let db_identity = file_identity(&spec.worker.db);
-    let temp = match &spec.temp_root {
-        Some(root) => Some(root.worker_dir().map_err(|e| {
-            internal(format!(
-                "could not make a worker's temporary directory in {}: {e}",
-                root.instance().display()
-            ))
-        })?),
-        None => None,
-    };
+    let (temp, max_temp_bytes) = worker_temp(spec)?;
     let args = WorkerArgs {
         start,
         temp_dir: temp.as_ref().map(|t| t.path().to_path_buf()),
-        // Never more than the disk has free now (a tenth kept back for everyone else).
-        max_temp_bytes: match &spec.temp_root {
-            Some(root) => spec.worker.max_temp_bytes.min(root.free_bytes() / 10 * 9),
-            None => 0,
-        },
+        max_temp_bytes,
         ..spec.worker.clone()
     };
     let mut cmd = Command::new(&spec.exe);
@@ -519,53 +766,79 @@ async fn launch(
     if let Some(stderr) = child.stderr.take() {
         forward_stderr(stderr, child.id().unwrap_or(0));
     }
-    let (Some(stdin), Some(mut stdout)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         kill_and_reap(&mut child).await;
         return Err(internal("worker pipes were not set up".into()));
     };
+    let worker = ReadyWorker {
+        process: WorkerProcess::Spawned(child),
+        input: Box::new(stdin),
+        output: Box::new(stdout),
+        db_identity,
+        temp,
+        max_temp_bytes,
+    };
+    await_ready(worker, spec.startup_timeout).await
+}
+
+/// Have the template fork a worker, and wait for its ready report.
+async fn fork_worker(spec: &WorkerSpec, zygote: &Arc<Zygote>) -> Result<ReadyWorker, WorkerError> {
+    let db_identity = file_identity(&spec.worker.db);
+    let (temp, max_temp_bytes) = worker_temp(spec)?;
+    let child = zygote
+        .fork(
+            temp.as_ref().map(|t| t.path().to_path_buf()),
+            max_temp_bytes,
+            spec.startup_timeout,
+        )
+        .await
+        .map_err(|e| internal(format!("the template could not fork a worker: {e}")))?;
+    let (output, input) = child.stream.into_split();
+    let worker = ReadyWorker {
+        process: WorkerProcess::Forked {
+            pid: child.pid,
+            zygote: Arc::clone(zygote),
+            exited: child.exited,
+            ended: None,
+        },
+        input: Box::new(input),
+        output: Box::new(output),
+        db_identity,
+        temp,
+        max_temp_bytes,
+    };
+    await_ready(worker, spec.startup_timeout)
+        .await
+        .map(|(w, _)| w)
+}
+
+/// Wait for a new worker's ready report; on anything else, end it and say why.
+async fn await_ready(
+    mut worker: ReadyWorker,
+    startup_timeout: Duration,
+) -> Result<(ReadyWorker, Posture), WorkerError> {
     let ready = tokio::time::timeout(
-        spec.startup_timeout,
-        read_frame_async(&mut stdout, 1024 * 1024),
+        startup_timeout,
+        read_frame_async(&mut worker.output, 1024 * 1024),
     )
     .await;
     // The ready frame carries the posture at spawn time; `server_info` asks for the posture at
     // request time instead (see `probe_posture`), so for a worker this one only says "ready".
-    let posture = match ready {
-        Ok(Ok(Response::Posture(posture))) => posture,
-        Ok(Ok(Response::Error(e))) => {
-            kill_and_reap(&mut child).await;
-            return Err(e);
-        }
-        Ok(Ok(other)) => {
-            kill_and_reap(&mut child).await;
-            return Err(internal(format!(
-                "worker sent {other:?} instead of its ready report"
-            )));
-        }
+    let failure = match ready {
+        Ok(Ok(Response::Posture(posture))) => return Ok((worker, posture)),
+        Ok(Ok(Response::Error(e))) => e,
+        Ok(Ok(other)) => internal(format!("worker sent {other:?} instead of its ready report")),
         Ok(Err(e)) => {
-            let status = wait_briefly(&mut child).await;
-            kill_and_reap(&mut child).await;
-            return Err(describe_death(e, status));
+            let signal = worker.process.ended_by_signal().await;
+            describe_death(e, signal)
         }
-        Err(_) => {
-            kill_and_reap(&mut child).await;
-            return Err(internal(format!(
-                "worker did not become ready within {} s",
-                spec.startup_timeout.as_secs()
-            )));
-        }
+        Err(_) => internal(format!(
+            "worker did not become ready within {} s",
+            startup_timeout.as_secs()
+        )),
     };
-    Ok((
-        ReadyWorker {
-            child,
-            stdin,
-            stdout,
-            db_identity,
-            temp,
-            max_temp_bytes: args.max_temp_bytes,
-        },
-        posture,
-    ))
+    worker.finish().await;
+    Err(failure)
 }
 
 /// How often a running worker's temporary directory is measured.
@@ -587,9 +860,9 @@ async fn spill_overflow(spill: Option<(PathBuf, u64)>) -> u64 {
     }
 }
 
-/// Drain a worker's stderr into the server's log until the worker exits. Reads in bounded
-/// chunks: a compromised worker must not make the parent buffer without limit.
-fn forward_stderr(mut stderr: tokio::process::ChildStderr, pid: u32) {
+/// Drain a worker's (or the template's) stderr into the server's log until it exits. Reads in
+/// bounded chunks: a compromised worker must not make the parent buffer without limit.
+pub(crate) fn forward_stderr(mut stderr: tokio::process::ChildStderr, pid: u32) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 4096];
         while let Ok(n) = stderr.read(&mut buf).await {
@@ -610,16 +883,16 @@ async fn exchange(
     max_reply_bytes: usize,
 ) -> Result<Response, frame::FrameError> {
     worker
-        .stdin
+        .input
         .write_all(&frame::encode(request))
         .await
         .map_err(frame::FrameError::Io)?;
-    worker.stdin.flush().await.map_err(frame::FrameError::Io)?;
-    read_frame_async(&mut worker.stdout, max_reply_bytes).await
+    worker.input.flush().await.map_err(frame::FrameError::Io)?;
+    read_frame_async(&mut worker.output, max_reply_bytes).await
 }
 
 async fn read_frame_async(
-    out: &mut ChildStdout,
+    out: &mut (impl AsyncRead + Unpin),
     cap: usize,
 ) -> Result<Response, frame::FrameError> {
     let mut prefix = [0u8; 4];
@@ -630,7 +903,10 @@ async fn read_frame_async(
     frame::decode(&body)
 }
 
-async fn read_exact_async(out: &mut ChildStdout, buf: &mut [u8]) -> Result<(), frame::FrameError> {
+async fn read_exact_async(
+    out: &mut (impl AsyncRead + Unpin),
+    buf: &mut [u8],
+) -> Result<(), frame::FrameError> {
     out.read_exact(buf)
         .await
         .map(|_| ())
@@ -657,9 +933,7 @@ async fn wait_briefly(child: &mut Child) -> Option<ExitStatus> {
         .and_then(Result::ok)
 }
 
-fn describe_death(read_error: frame::FrameError, status: Option<ExitStatus>) -> WorkerError {
-    use std::os::unix::process::ExitStatusExt;
-    let signal = status.and_then(|s| s.signal());
+fn describe_death(read_error: frame::FrameError, signal: Option<i32>) -> WorkerError {
     match (&read_error, signal) {
         (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => WorkerError::new(
             ErrorKind::ResourceLimit,

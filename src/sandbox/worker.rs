@@ -23,7 +23,7 @@ use crate::engine::{Engine, EngineConfig, Spill};
 use crate::error::ErrorKind;
 use crate::protocol::{ChartReply, ChartRequest, Posture, Request, Response, WorkerError};
 use crate::sandbox::bypass::{Bypass, Layer};
-use crate::sandbox::confine::{ConfinePlan, confine};
+use crate::sandbox::confine::{ConfinePlan, Role, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
 use crate::sandbox::probe;
 
@@ -36,6 +36,11 @@ pub enum WorkerStart {
     OnDemand,
     /// The start-up preflight: confine, report the posture, exit (no DuckDB, no request).
     ConfineOnly,
+    /// The zygote's template: confine as [`crate::sandbox::confine::Role::Template`], hold a warm
+    /// single-threaded DuckDB, and fork workers on the server's orders
+    /// ([`crate::sandbox::zygote::template`]). Its `--temp-dir` is the server's directory the
+    /// workers' own directories are made in.
+    Template,
 }
 
 /// The worker's command line (`duckgate __worker …`): the one definition the parent writes
@@ -98,6 +103,7 @@ impl WorkerArgs {
             WorkerStart::Spare => "spare",
             WorkerStart::OnDemand => "on-demand",
             WorkerStart::ConfineOnly => "confine-only",
+            WorkerStart::Template => "template",
         };
         let mut argv: Vec<std::ffi::OsString> = vec![
             "__worker".into(),
@@ -160,6 +166,28 @@ impl WorkerArgs {
             max_open_files: MAX_OPEN_FILES,
             allow_unconfined: self.allow_unconfined,
             landlock_abi_cap: bypass.landlock_abi_cap(),
+            role: match self.start {
+                WorkerStart::Spare | WorkerStart::OnDemand | WorkerStart::ConfineOnly => {
+                    Role::Worker
+                }
+                WorkerStart::Template => Role::Template,
+            },
+        }
+    }
+
+    /// DuckDB's configuration for this worker (or template).
+    pub fn engine_config(&self, bypass: &Bypass) -> EngineConfig {
+        EngineConfig {
+            memory_limit_bytes: self.memory_limit_bytes,
+            memory_cap_bytes: Some(self.memory_cap_bytes),
+            spill: self.temp_dir.clone().map(|dir| Spill {
+                dir,
+                max_bytes: self.max_temp_bytes,
+            }),
+            threads: self.threads,
+            time_zone: self.time_zone.clone(),
+            harden: !bypass.is_off(Layer::DuckdbHardening),
+            full_warm_up: matches!(self.start, WorkerStart::Spare | WorkerStart::Template),
         }
     }
 }
@@ -188,22 +216,21 @@ pub fn run(args: WorkerArgs) -> i32 {
 fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let wal = wal_path(&args.db);
-    let mut posture: Posture = confine(&args.confine_plan(&bypass))
+    let posture: Posture = confine(&args.confine_plan(&bypass))
         .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
+    let engine = Engine::open(&args.engine_config(&bypass), &args.db, &wal)?;
+    serve_ready(engine, posture, args, &bypass, out)
+}
 
-    let config = EngineConfig {
-        memory_limit_bytes: args.memory_limit_bytes,
-        memory_cap_bytes: Some(args.memory_cap_bytes),
-        spill: args.temp_dir.clone().map(|dir| Spill {
-            dir,
-            max_bytes: args.max_temp_bytes,
-        }),
-        threads: args.threads,
-        time_zone: args.time_zone.clone(),
-        harden: !bypass.is_off(Layer::DuckdbHardening),
-        full_warm_up: args.start == WorkerStart::Spare,
-    };
-    let mut engine = Engine::open(&config, &args.db, &wal)?;
+/// Steps 4 to 6, for a spawned worker and a forked one alike: report ready, read one request,
+/// answer it.
+pub(crate) fn serve_ready(
+    mut engine: Engine,
+    mut posture: Posture,
+    args: &WorkerArgs,
+    bypass: &Bypass,
+    out: &mut impl Write,
+) -> Result<(), WorkerError> {
     // The ready report leaves DuckDB's settings out: reading them back costs ~7 ms of every
     // worker's start-up, and `server_info` reads them after the attach instead (Request::Posture).
     posture.bypassed_layers = bypass.names();
@@ -216,7 +243,7 @@ fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError>
 
     // An error is answered like any reply: after the lock is released.
     let response =
-        answer(&mut engine, request, args, &bypass, posture).unwrap_or_else(Response::Error);
+        answer(&mut engine, request, args, bypass, posture).unwrap_or_else(Response::Error);
     // Release the database's file lock before answering, so "the call has returned" means
     // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
     // DuckDB's teardown (the detach's work) happens after the reply, off the caller's clock.

@@ -23,7 +23,10 @@ use landlock::{
     Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetError, RulesetStatus, Scope,
 };
 
-use super::{ConfineError, ConfinePlan};
+use super::{ConfineError, ConfinePlan, Role};
+
+/// The template's thread list ([`Role::Template`]).
+const PROC_SELF_TASK: &str = "/proc/self/task";
 
 /// The oldest ABI accepted without `--allow-unconfined`. ABI 1 (Linux 5.13) already has what
 /// only landlock can give: the filesystem allowlist (read-only grants, no write, no execute
@@ -119,6 +122,22 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, temp_dir_access(abi)))
             .map_err(ConfineError::Landlock)?;
+    }
+    match plan.role {
+        Role::Worker => {}
+        Role::Template => {
+            // The thread census before each fork (`zygote_fork::fork_single_threaded`). The
+            // path resolves to the template's own `/proc/<pid>/task` now; its children's
+            // `/proc/self` is another directory, which this rule does not reach.
+            let fd = PathFd::new(PROC_SELF_TASK).map_err(|error| ConfineError::LandlockPath {
+                path: PROC_SELF_TASK.into(),
+                purpose: "the template counts its threads before each fork",
+                error,
+            })?;
+            ruleset = ruleset
+                .add_rule(PathBeneath::new(fd, AccessFs::ReadDir))
+                .map_err(ConfineError::Landlock)?;
+        }
     }
     let status = ruleset.restrict_self().map_err(ConfineError::Landlock)?;
     if status.ruleset != RulesetStatus::FullyEnforced || !status.no_new_privs {

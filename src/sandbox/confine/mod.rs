@@ -85,6 +85,23 @@ pub struct ConfinePlan {
     /// Test-only (`landlock_abi_N` in the test bypass): confine as if the kernel offered this
     /// landlock ABI at most.
     pub landlock_abi_cap: Option<u8>,
+    /// A worker, or the zygote's template that forks workers.
+    pub role: Role,
+}
+
+/// Which process is confined: the difference is exactly what forking workers needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A process that answers one request: everything below, nothing loosened.
+    Worker,
+    /// The zygote's template ([`crate::sandbox::zygote`]): it runs no request and no SQL of the
+    /// agent's, only the server's fork and kill orders. The same steps as a worker, except that
+    /// its filter lets it create processes, SIGKILL them, and lets its children set their own
+    /// parent-death signal and lower their limits (each child then confines itself as a
+    /// [`Role::Worker`] on top, [`confine_forked_child`]); landlock also lets it list
+    /// `/proc/self/task`, to count its threads before each fork; and it has no CPU-time limit
+    /// (it lives as long as the server; each child gets the worker's).
+    Template,
 }
 
 /// Which confinement step failed, and why. Each `Display` names the step.
@@ -241,6 +258,27 @@ impl std::error::Error for ConfineError {}
 /// is actually in force; `duckdb_settings` and `bypassed_layers` are left for the caller.
 pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     let kernel = inspect_process()?;
+    confine_with(plan, kernel)
+}
+
+/// [`confine`] for a child the template has just forked: the same steps 1 to 6 with the plan of
+/// a worker (so the child's rules are the worker's, stacked on the template's looser ones), and
+/// step 0's findings taken from the template, which inspected itself before its own landlock
+/// hid `/proc`. The child is single-threaded by construction: it was forked
+/// (`zygote_fork::fork_single_threaded`) and has started nothing yet.
+pub fn confine_forked_child(
+    plan: &ConfinePlan,
+    template: ProcessInspection,
+) -> Result<Posture, ConfineError> {
+    confine_with(plan, template)
+}
+
+/// Steps 1 to 6, with step 0's findings made by the caller ([`inspect_process`]): the template
+/// inspects itself once and keeps the result for its children.
+pub fn confine_with(
+    plan: &ConfinePlan,
+    kernel: ProcessInspection,
+) -> Result<Posture, ConfineError> {
     prctl::set_no_new_privs()?;
     prctl::die_with_parent(plan.parent_pid)?;
     prctl::set_not_dumpable()?;
@@ -249,6 +287,7 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     let scope = seccomp::FilterScope {
         own_pid: std::process::id() as i32,
         landlock_abi: landlock.abi,
+        role: plan.role,
     };
     let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined, &scope)?;
     let no_new_privs = prctl::no_new_privs_is_set();
@@ -273,14 +312,15 @@ pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
 }
 
 /// What step 0 learned about the process and the kernel.
-struct ProcessInspection {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessInspection {
     /// `/proc/self/status` has a `Seccomp:` line, which the kernel prints only when built with
     /// seccomp support.
     has_seccomp: bool,
 }
 
 /// Step 0: single-threaded check, and whether the kernel has seccomp.
-fn inspect_process() -> Result<ProcessInspection, ConfineError> {
+pub fn inspect_process() -> Result<ProcessInspection, ConfineError> {
     let status =
         std::fs::read_to_string("/proc/self/status").map_err(ConfineError::InspectProcess)?;
     let threads = status_field(&status, "Threads")

@@ -13,7 +13,7 @@
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 
-use super::{ConfineError, ConfinePlan};
+use super::{ConfineError, ConfinePlan, Role};
 
 /// The limits, in the order they are set: (resource, name in the posture, requested value).
 fn limits(plan: &ConfinePlan) -> [(Resource, &'static str, u64); 6] {
@@ -32,8 +32,17 @@ fn limits(plan: &ConfinePlan) -> [(Resource, &'static str, u64); 6] {
         // A backstop on address space (not a memory bound: reservations count, resident pages
         // are what RLIMIT_DATA bounds).
         (Resource::RLIMIT_AS, "RLIMIT_AS", plan.address_space_bytes),
-        // Bounds CPU time even if the server's deadline were lost (SIGKILL at the limit).
-        (Resource::RLIMIT_CPU, "RLIMIT_CPU", plan.cpu_seconds),
+        // Bounds CPU time even if the server's deadline were lost (SIGKILL at the limit). The
+        // template lives as long as the server and is not limited; each child it forks starts
+        // with a CPU time of zero and sets the worker's limit.
+        (
+            Resource::RLIMIT_CPU,
+            "RLIMIT_CPU",
+            match plan.role {
+                Role::Worker => plan.cpu_seconds,
+                Role::Template => u64::MAX,
+            },
+        ),
         // Bounds open files.
         (
             Resource::RLIMIT_NOFILE,

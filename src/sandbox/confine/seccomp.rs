@@ -29,7 +29,7 @@ use seccompiler::{
     SeccompFilter, SeccompRule, TargetArch,
 };
 
-use super::ConfineError;
+use super::{ConfineError, Role};
 
 /// Calls denied whatever their arguments, each with the reason.
 fn always_denied() -> Vec<(i64, &'static str)> {
@@ -236,6 +236,19 @@ pub(super) struct FilterScope {
     /// The landlock ABI step 5 enforced (`None`: none). Below ABI 3 the filter also takes over
     /// truncation, which landlock then cannot see.
     pub(super) landlock_abi: Option<u8>,
+    /// A worker, or the template whose filter lets it fork workers.
+    pub(super) role: Role,
+}
+
+/// Calls of [`always_denied`] the template needs: creating its children, and letting each
+/// child lower its own limits before it installs the worker's filter (glibc's `setrlimit` is
+/// `prlimit64(0, …)`, see [`denied_with_arguments`]).
+fn template_needs(nr: i64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if nr == libc::SYS_fork || nr == libc::SYS_vfork {
+        return true;
+    }
+    nr == libc::SYS_setrlimit
 }
 
 impl FilterScope {
@@ -253,22 +266,41 @@ fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, 
         SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
         0,
     )?])?;
-    let mut denials = vec![
-        // A thread is `clone` with CLONE_THREAD (glibc's pthread_create, after `clone3` got
-        // ENOSYS); without it, `clone` creates a process. Namespace flags need a new process
-        // or CLONE_NEWUSER, which the kernel refuses together with CLONE_THREAD.
-        (
-            libc::SYS_clone,
-            vec![clone_without_thread],
-            "create a process or namespace",
+    // A thread is `clone` with CLONE_THREAD (glibc's pthread_create, after `clone3` got ENOSYS);
+    // without it, `clone` creates a process. Namespace flags need a new process or
+    // CLONE_NEWUSER, which the kernel refuses together with CLONE_THREAD. The template forks,
+    // but a namespace flag is denied to it too.
+    let (clone_rules, clone_why) = match scope.role {
+        Role::Worker => (vec![clone_without_thread], "create a process or namespace"),
+        Role::Template => (
+            NAMESPACE_FLAGS
+                .iter()
+                .map(|&flag| flag_set(0, flag))
+                .collect::<Result<Vec<_>, _>>()?,
+            "create a namespace",
         ),
+    };
+    // A forked child sets its own parent-death signal (fork clears it) and its dumpable flag
+    // before its worker filter takes both away.
+    let prctl_rules = match scope.role {
+        Role::Worker => vec![
+            arg_eq(0, libc::PR_SET_DUMPABLE as u64)?,
+            arg_eq(0, libc::PR_SET_PDEATHSIG as u64)?,
+            arg_eq(0, PR_SET_PTRACER)?,
+        ],
+        Role::Template => vec![arg_eq(0, PR_SET_PTRACER)?],
+    };
+    // Another pid: same-user processes may change each other's limits, and the server's must
+    // stay. A new limit of our own: see `setrlimit` above; the template's children lower theirs.
+    let prlimit_rules = match scope.role {
+        Role::Worker => vec![arg_ne(0, 0)?, ptr_not_null(2)?],
+        Role::Template => vec![arg_ne(0, 0)?],
+    };
+    let mut denials = vec![
+        (libc::SYS_clone, clone_rules, clone_why),
         (
             libc::SYS_prctl,
-            vec![
-                arg_eq(0, libc::PR_SET_DUMPABLE as u64)?,
-                arg_eq(0, libc::PR_SET_PDEATHSIG as u64)?,
-                arg_eq(0, PR_SET_PTRACER)?,
-            ],
+            prctl_rules,
             "undo confinement steps 2 and 3, or invite a tracer",
         ),
         (
@@ -288,9 +320,7 @@ fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, 
         (
             libc::SYS_prlimit64,
             // Reading our own limits (pid 0, no new limit) is what glibc's getrlimit does.
-            // Another pid: same-user processes may change each other's limits, and the
-            // server's must stay; a new limit: see `setrlimit` above.
-            vec![arg_ne(0, 0)?, ptr_not_null(2)?],
+            prlimit_rules,
             "change resource limits",
         ),
         (
@@ -306,7 +336,7 @@ fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, 
             "change the execution domain",
         ),
     ];
-    denials.extend(signals_only_to(scope.own_pid)?);
+    denials.extend(signals_only_to(scope.own_pid, scope.role)?);
     if !scope.landlock_handles_truncate() {
         denials.extend(read_only_truncating_opens()?);
     }
@@ -319,9 +349,39 @@ fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, 
 /// each call: a pid for `kill` (0, -1 and negative process groups are other processes too, so
 /// only the exact pid passes), a thread-group id for `tgkill` and both sigqueue calls, and a
 /// thread id for `tkill` (only our main thread's, which equals our pid, passes).
-fn signals_only_to(own_pid: i32) -> Result<Vec<ConditionalDenial>, BackendError> {
+///
+/// The template also kills its own children, and only with SIGKILL: `kill(pid, SIGKILL)` passes
+/// for a positive pid up to the kernel's largest (`PID_MAX_LIMIT`), never for 0 or a negative
+/// target (a process group, or every process of the user). Which pids are its children the
+/// filter cannot know; the template kills only children it has not reaped
+/// (`crate::sandbox::zygote`), and every child replaces this rule with the worker's.
+fn signals_only_to(own_pid: i32, role: Role) -> Result<Vec<ConditionalDenial>, BackendError> {
     let pid = own_pid as u32 as u64;
     let mut denials = Vec::new();
+    if role == Role::Template {
+        denials.push((
+            libc::SYS_kill,
+            vec![
+                SeccompRule::new(vec![
+                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, pid)?,
+                    SeccompCondition::new(
+                        1,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Ne,
+                        libc::SIGKILL as u64,
+                    )?,
+                ])?,
+                arg_eq(0, 0)?,
+                SeccompRule::new(vec![SeccompCondition::new(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Gt,
+                    PID_MAX_LIMIT,
+                )?])?,
+            ],
+            "signal a process other than the template itself, except to kill a child",
+        ));
+    }
     for nr in [
         libc::SYS_kill,
         libc::SYS_tkill,
@@ -329,6 +389,9 @@ fn signals_only_to(own_pid: i32) -> Result<Vec<ConditionalDenial>, BackendError>
         libc::SYS_rt_sigqueueinfo,
         libc::SYS_rt_tgsigqueueinfo,
     ] {
+        if role == Role::Template && nr == libc::SYS_kill {
+            continue;
+        }
         denials.push((
             nr,
             vec![arg_ne(0, pid)?],
@@ -405,10 +468,40 @@ const X32_ONLY_WITH_RULES: [(i64, i64); 3] = [
     (536, libc::SYS_rt_tgsigqueueinfo),
 ];
 
+/// The kernel's largest pid (`PID_MAX_LIMIT` on 64-bit, 2^22): a `kill` target above it, as a
+/// 32-bit unsigned value, is a negative pid.
+const PID_MAX_LIMIT: u64 = 1 << 22;
+
+/// `clone` flags that create namespaces (`CLONE_NEWNS` … `CLONE_NEWNET`, and `CLONE_NEWTIME`,
+/// 0x80, too new for the libc crate's constants): denied to the template too.
+const NAMESPACE_FLAGS: [u64; 8] = [
+    libc::CLONE_NEWNS as u64,
+    libc::CLONE_NEWCGROUP as u64,
+    libc::CLONE_NEWUTS as u64,
+    libc::CLONE_NEWIPC as u64,
+    libc::CLONE_NEWUSER as u64,
+    libc::CLONE_NEWPID as u64,
+    libc::CLONE_NEWNET as u64,
+    0x80,
+];
+
+/// A rule matching when `flag` is set in argument `index`.
+fn flag_set(index: u8, flag: u64) -> Result<SeccompRule, BackendError> {
+    SeccompRule::new(vec![SeccompCondition::new(
+        index,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(flag),
+        flag,
+    )?])
+}
+
 /// The rule map of the `EPERM` filter: syscall number → rules (empty: always).
 fn eperm_rules(scope: &FilterScope) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for (nr, _why) in always_denied() {
+        if scope.role == Role::Template && template_needs(nr) {
+            continue;
+        }
         rules.insert(nr, Vec::new());
     }
     for (nr, conditional, _why) in denied_with_arguments(scope)? {
