@@ -1,8 +1,10 @@
 //! MCP round trips against the real `duckgate serve` binary, through the same client as the tests.
 //!
 //! Measures: spawn → initialized; `tools/call query` for `SELECT 1` and for 1,000 rows × 4
-//! columns, both back to back and with a 150 ms pause before each call (the warm spare ready).
-//! Targets: initialize ≤ 50 ms; `SELECT 1` ≤ 5 ms p50; 1,000 rows ≤ 15 ms p50.
+//! columns in three regimes (back to back, bursts of 4 parallel calls, a 150 ms pause before
+//! each call), with workers forked from the template (the default) and spawned
+//! (`--spawn-workers`), each against in-process DuckDB under the same regime.
+//! Targets: initialize ≤ 50 ms; `SELECT 1` ≤ 5 ms p50 with think time.
 //!
 //! Run: `cargo bench --bench mcp_roundtrip` (release profile). `MCP_BENCH_ROUNDS` sets the
 //! number of calls per series (default 40).
@@ -17,6 +19,13 @@ use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use serde_json::json;
+use support::{Regime, percentile as percentile_ms, time_regime, time_regime_in_process};
+
+#[allow(
+    dead_code,
+    reason = "the latency benches share it; this one uses the regimes only"
+)]
+mod support;
 
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -61,9 +70,9 @@ fn make_db(dir: &Path) -> PathBuf {
     db
 }
 
-async fn spawn(exe: &Path, db: &Path) -> McpClient {
+async fn spawn(exe: &Path, db: &Path, extra: &[&str]) -> McpClient {
     let mut command = tokio::process::Command::new(exe);
-    command.arg("serve").arg("--db").arg(db);
+    command.arg("serve").arg("--db").arg(db).args(extra);
     McpClient::spawn_command(command, Stdio::null())
         .await
         .expect("spawn duckgate serve")
@@ -131,13 +140,13 @@ async fn run() {
     let mut startups = Vec::new();
     for _ in 0..10 {
         let start = Instant::now();
-        let client = spawn(&exe, &db).await;
+        let client = spawn(&exe, &db, &[]).await;
         startups.push(start.elapsed());
         client.close().await.expect("close");
     }
     report("spawn → initialized", startups);
 
-    let client = spawn(&exe, &db).await;
+    let client = spawn(&exe, &db, &[]).await;
     // Warm-up: the first calls pay for the catalog read and page-cache misses.
     call_series(&client, "SELECT 1", 1, 5, Duration::from_millis(100)).await;
     call_series(
@@ -162,21 +171,49 @@ async fn run() {
         "tools/call 1,000 rows × 4 cols (warm spare)",
         call_series(&client, "SELECT * FROM readings", 1000, rounds, pause).await,
     );
-    report_series(
-        "tools/call SELECT 1 (back to back)",
-        call_series(&client, "SELECT 1", 1, rounds, Duration::ZERO).await,
-    );
-    report_series(
-        "tools/call 1,000 rows × 4 cols (back to back)",
-        call_series(
-            &client,
-            "SELECT * FROM readings",
-            1000,
-            rounds,
-            Duration::ZERO,
-        )
-        .await,
-    );
     client.close().await.expect("close");
+
+    println!();
+    println!(
+        "regimes: p50 / p90 ms, and the ratio of p50 to in-process DuckDB's in the same regime"
+    );
+    let conn = duckdb::Connection::open_with_flags(
+        &db,
+        duckdb::Config::default()
+            .access_mode(duckdb::AccessMode::ReadOnly)
+            .expect("config"),
+    )
+    .expect("open read-only");
+    for regime in Regime::ALL {
+        for (name, sql, rows) in [
+            ("SELECT 1", "SELECT 1", 1),
+            ("1,000 rows × 4 cols", "SELECT * FROM readings", 1000),
+        ] {
+            let mut direct = time_regime_in_process(&conn, sql, regime, rounds);
+            let d50 = percentile_ms(&mut direct, 0.5);
+            for (workers, extra) in [("forked", &[][..]), ("spawned", &["--spawn-workers"][..])] {
+                let client = spawn(&exe, &db, extra).await;
+                call_series(&client, "SELECT 1", 1, 5, Duration::from_millis(100)).await;
+                let mut gated = time_regime(regime, rounds, || async {
+                    let result = client
+                        .call("query", json!({ "sql": sql, "limit": 10_000 }))
+                        .await
+                        .expect("tools/call");
+                    assert_eq!(envelope_of(&result)["data"]["row_count"], rows);
+                })
+                .await;
+                client.close().await.expect("close");
+                let (g50, g90) = (
+                    percentile_ms(&mut gated, 0.5),
+                    percentile_ms(&mut gated, 0.9),
+                );
+                println!(
+                    "{:<58} {g50:>7.2} / {g90:>7.2}   in-process {d50:>6.2}   {:>5.1}x",
+                    format!("{}, {name}, {workers} workers", regime.label()),
+                    g50 / d50.max(1e-6)
+                );
+            }
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

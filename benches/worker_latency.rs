@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::gateway::{Gateway, GatewayConfig};
 use duckgate::validate::tree::{TreeRules, check_tree};
-use support::{QUERIES, build_database, percentile};
+use support::{QUERIES, Regime, build_database, percentile, time_regime, time_regime_in_process};
 use tokio_util::sync::CancellationToken;
 
 mod support;
@@ -135,7 +135,9 @@ async fn main() {
     // Spawn + confine + DuckDB open + warm-up of one worker, cold (no spare).
     let mut spawn_times = Vec::new();
     for _ in 0..rounds.min(20) {
-        let gateway = Gateway::start(config(&db, 0)).await.expect("gateway");
+        let mut cold = config(&db, 0);
+        cold.fork_workers = false;
+        let gateway = Gateway::start(cold).await.expect("gateway");
         let start = Instant::now();
         gateway.posture().await.expect("posture");
         spawn_times.push(start.elapsed().as_secs_f64() * 1000.0);
@@ -186,7 +188,7 @@ async fn main() {
     );
     let think = Duration::from_millis(150);
     let gateway = Gateway::start(config(&db, 1)).await.expect("gateway");
-    // Let the first spare come up and the catalog cache fill.
+    // Let the spare come up and the catalog cache fill.
     gateway.catalog().await.expect("catalog");
     for (name, sql) in QUERIES {
         row(name, &db, sql, &gateway, rounds, think).await;
@@ -206,29 +208,53 @@ async fn main() {
 
     worker_checks(&db, rounds * 5);
 
-    // Back-to-back: no think time, so the spare cannot keep up and calls pay the spawn.
-    println!();
-    back_to_back(&gateway, "1 spare (default)", rounds).await;
     gateway.shutdown().await;
-    let two = Gateway::start(config(&db, 2)).await.expect("gateway");
-    two.catalog().await.expect("catalog");
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    back_to_back(&two, "2 spares (--warm-workers 2)", rounds).await;
-    two.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
-}
 
-/// SELECT 1 with no pause between calls: throughput and latency once the spares run out.
-async fn back_to_back(gateway: &Gateway, label: &str, n: usize) {
-    let start = Instant::now();
-    let (mut b2b, _) = through_gateway(gateway, "SELECT 1", n, Duration::ZERO).await;
-    let elapsed = start.elapsed().as_secs_f64();
+    // How calls arrive changes what a fresh worker per query costs: back to back and in bursts
+    // the spares run out, and each call pays for its worker's start. Workers forked from the
+    // template (the default) against spawned ones (`--spawn-workers`), each regime against
+    // in-process DuckDB under the same regime.
+    println!();
     println!(
-        "back-to-back SELECT 1, {label}: {:.1} queries/s, p50 {:.2} ms, p90 {:.2} ms",
-        n as f64 / elapsed,
-        percentile(&mut b2b.clone(), 0.5),
-        percentile(&mut b2b, 0.9)
+        "{:<40} {:>11} {:>11} {:>11} {:>11} {:>7}",
+        "regime, query, workers",
+        "in-proc p50",
+        "gateway p50",
+        "gateway p90",
+        "in-proc p90",
+        "ratio"
     );
+    let conn = in_process(&db);
+    for regime in Regime::ALL {
+        for (name, sql) in &QUERIES[..2] {
+            let mut direct = time_regime_in_process(&conn, sql, regime, rounds);
+            for fork in [true, false] {
+                let mut cfg = config(&db, duckgate::gateway::DEFAULT_WARM_WORKERS);
+                cfg.fork_workers = fork;
+                let gateway = Gateway::start(cfg).await.expect("gateway");
+                gateway.catalog().await.expect("catalog");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let mut gated = time_regime(regime, rounds, || async {
+                    let result = gateway
+                        .query(sql, 1000, CancellationToken::new())
+                        .await
+                        .expect("gateway query");
+                    std::hint::black_box(result.row_count);
+                })
+                .await;
+                gateway.shutdown().await;
+                let (d50, d90) = (percentile(&mut direct, 0.5), percentile(&mut direct, 0.9));
+                let (g50, g90) = (percentile(&mut gated, 0.5), percentile(&mut gated, 0.9));
+                let workers = if fork { "forked" } else { "spawned" };
+                println!(
+                    "{:<40} {d50:>11.2} {g50:>11.2} {g90:>11.2} {d90:>11.2} {:>6.1}x",
+                    format!("{}, {name}, {workers}", regime.label()),
+                    g50 / d50.max(1e-6)
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// What the worker's checks of each query cost, on an engine hardened and attached as a worker's

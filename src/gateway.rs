@@ -73,6 +73,11 @@ pub struct GatewayConfig {
     pub audit: Option<Arc<AuditLog>>,
 }
 
+/// Warm spares by default: enough to absorb a burst of four parallel calls (agents send
+/// parallel tool calls) without any of them waiting for a worker to start. Forked spares are
+/// cheap: ~2.4 MB of their own each (see `crate::sandbox::budget::IDLE_PROCESS_BYTES`).
+pub const DEFAULT_WARM_WORKERS: usize = 4;
+
 impl GatewayConfig {
     /// Defaults for everything but the database path.
     pub fn new(db_path: PathBuf) -> GatewayConfig {
@@ -87,7 +92,7 @@ impl GatewayConfig {
             threads: 2,
             time_zone: crate::time_zone::local(),
             max_result_bytes: 1024 * 1024,
-            warm_workers: 1,
+            warm_workers: DEFAULT_WARM_WORKERS,
             max_concurrent: 4,
             fork_workers: true,
             missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),

@@ -159,8 +159,9 @@ struct DbArgs {
     /// Bytes of result rows (as JSON) a query returns at most.
     #[arg(long, default_value_t = 1024 * 1024)]
     max_result_bytes: usize,
-    /// Workers kept spawned, confined and warm ahead of need.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(0..=16))]
+    /// Workers kept confined and warm ahead of need (default: enough for a burst of four
+    /// parallel calls).
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_WARM_WORKERS as u64, value_parser = clap::value_parser!(u64).range(0..=16))]
     warm_workers: u64,
     /// Workers running at once at most; further calls wait their turn.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]

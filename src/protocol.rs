@@ -80,6 +80,13 @@ pub struct ProbeRequest {
 pub struct ProbeReport {
     /// (what was tried, Ok(()) if it succeeded, Err(errno text) if denied)
     pub attempts: Vec<(String, Result<(), String>)>,
+    /// The pid of the process that ran the probe.
+    #[serde(default)]
+    pub pid: i32,
+    /// Its parent's pid (`getppid`): the server for a spawned worker, the zygote's template for
+    /// a forked one, so a test can tell which kind answered.
+    #[serde(default)]
+    pub parent_pid: i32,
 }
 
 /// A worker's one reply.

@@ -165,11 +165,13 @@ fn only_the_gateway_and_the_worker_read_the_switch() {
         }
     }
     assert!(files.len() > 10, "found only {} source files", files.len());
-    // The confine-only worker of the start-up preflight reads it for the landlock ABI cap.
+    // The confine-only worker of the start-up preflight reads it for the landlock ABI cap; the
+    // template reads it once and hands it to every worker it forks (a worker process too).
     let readers = [
         "src/gateway.rs",
         "src/sandbox/preflight.rs",
         "src/sandbox/worker.rs",
+        "src/sandbox/zygote/template.rs",
     ];
     let mut found_readers = Vec::new();
     for file in &files {

@@ -27,8 +27,9 @@ struct Citation {
 }
 
 /// The first path segments that mark a backticked span as a repository path.
-const REPO_DIRS: [&str; 9] = [
+const REPO_DIRS: [&str; 10] = [
     "src/",
+    "crates/",
     "tests/",
     "fuzz/",
     "benches/",

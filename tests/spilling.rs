@@ -201,6 +201,9 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
     })
     .await;
     assert!(running.is_some(), "the worker never started");
+    // Past its start-up and into the query: a worker killed before it is ready is replaced by
+    // the pool, and the call would go on to its deadline.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     for worker in workers_of(server) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(worker as i32),
@@ -326,7 +329,11 @@ async fn untracked_memory_bombs_at_full_concurrency_stay_under_the_budget() {
     let memory = envelope_of(&info)["data"]["limits"]["memory"].clone();
     assert_eq!(memory["budget_bytes"], BUDGET, "{memory}");
     assert_eq!(memory["budget_source"], "flag", "{memory}");
-    assert_eq!(memory["slots"], 3, "{memory}");
+    assert_eq!(memory["slots"], 2, "{memory}");
+    assert_eq!(
+        memory["idle_processes"], 2,
+        "one spare and the template: {memory}"
+    );
     let cap = memory["cap_bytes"].as_u64().unwrap();
     assert!(
         text_of(&info).contains("each capped at"),

@@ -68,9 +68,9 @@ fn every_locked_crate_comes_from_crates_io() {
             .iter()
             .map(|(name, _, _)| name.as_str())
             .collect::<Vec<_>>(),
-        ["duckdb-oracle", "duckgate", "libduckdb-sys", "zygote-probe"],
-        "only duckgate itself, its test- and bench-only helpers (devtools/duckdb-oracle, \
-         devtools/zygote-probe) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
+        ["duckdb-oracle", "duckgate", "libduckdb-sys", "zygote-fork"],
+        "only duckgate itself, its fork helper (crates/zygote-fork), its test-only oracle \
+         (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
          path packages"
     );
 }

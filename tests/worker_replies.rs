@@ -52,6 +52,9 @@ async fn a_broken_reply_fails_only_its_own_call_and_the_next_call_is_answered() 
     let (_dir, db) = cgm_db("rogue");
     let mut config = GatewayConfig::new(db.clone());
     config.worker_exe = Some(rogue_worker().to_path_buf());
+    // The relay stands in for a spawned worker's binary: forked workers' replies take the same
+    // path through the pool (`exchange`), and tests/zygote.rs covers their deaths.
+    config.fork_workers = false;
     // Well above a normal call, well below what a wait for a body that never comes would take
     // to be noticed: an oversized reply must be refused on its prefix, not time out.
     config.timeout = Duration::from_secs(20);

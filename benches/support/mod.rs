@@ -37,3 +37,101 @@ pub(crate) const QUERIES: [(&str, &str); 3] = [
         "SELECT device, avg(glucose) AS mean_glucose, count(*) AS n FROM readings GROUP BY device ORDER BY device",
     ),
 ];
+
+/// How calls arrive: the three regimes the latency benches report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Regime {
+    /// One call, then 150 ms of nothing, as an agent thinking between calls.
+    ThinkTime,
+    /// One call after the other, no pause.
+    BackToBack,
+    /// Four calls at once (an agent's parallel tool calls), then 150 ms of nothing.
+    BurstsOf4,
+}
+
+impl Regime {
+    pub(crate) const ALL: [Regime; 3] = [Regime::BackToBack, Regime::BurstsOf4, Regime::ThinkTime];
+
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Regime::ThinkTime => "150 ms think time",
+            Regime::BackToBack => "back to back",
+            Regime::BurstsOf4 => "bursts of 4 parallel",
+        }
+    }
+
+    /// Calls at once: 1, or 4 for [`Regime::BurstsOf4`] (`time_regime` joins four).
+    fn parallel(self) -> usize {
+        match self {
+            Regime::ThinkTime | Regime::BackToBack => 1,
+            Regime::BurstsOf4 => 4,
+        }
+    }
+
+    fn pause(self) -> std::time::Duration {
+        match self {
+            Regime::ThinkTime | Regime::BurstsOf4 => std::time::Duration::from_millis(150),
+            Regime::BackToBack => std::time::Duration::ZERO,
+        }
+    }
+}
+
+/// Per-call latencies in milliseconds of `rounds` rounds of `call` arriving as `regime` says.
+pub(crate) async fn time_regime<F, Fut>(regime: Regime, rounds: usize, call: F) -> Vec<f64>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut samples = Vec::with_capacity(rounds * regime.parallel());
+    for _ in 0..rounds {
+        if !regime.pause().is_zero() {
+            tokio::time::sleep(regime.pause()).await;
+        }
+        let timed = || async {
+            let start = std::time::Instant::now();
+            call().await;
+            start.elapsed().as_secs_f64() * 1000.0
+        };
+        match regime.parallel() {
+            1 => samples.push(timed().await),
+            _ => {
+                let (a, b, c, d) = tokio::join!(timed(), timed(), timed(), timed());
+                samples.extend([a, b, c, d]);
+            }
+        }
+    }
+    samples
+}
+
+/// The same regime against in-process DuckDB: one read-only connection per parallel caller
+/// (clones of one instance), every row stepped through.
+pub(crate) fn time_regime_in_process(
+    conn: &duckdb::Connection,
+    sql: &str,
+    regime: Regime,
+    rounds: usize,
+) -> Vec<f64> {
+    let mut conns: Vec<duckdb::Connection> = (0..regime.parallel())
+        .map(|_| conn.try_clone().expect("clone connection"))
+        .collect();
+    let mut samples = Vec::with_capacity(rounds * regime.parallel());
+    for _ in 0..rounds {
+        std::thread::sleep(regime.pause());
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = conns
+                .iter_mut()
+                .map(|conn| {
+                    scope.spawn(move || {
+                        let start = std::time::Instant::now();
+                        let mut stmt = conn.prepare(sql).expect("prepare");
+                        let mut rows = stmt.query([]).expect("query");
+                        while rows.next().expect("row").is_some() {}
+                        start.elapsed().as_secs_f64() * 1000.0
+                    })
+                })
+                .collect();
+            samples.extend(handles.into_iter().map(|h| h.join().expect("thread")));
+        });
+    }
+    samples
+}

@@ -212,17 +212,20 @@ pub fn foreign_key_text(key: &ForeignKey) -> String {
     )
 }
 
-/// The memory budget in one line: `12.0 GiB budget (half of this machine's memory) for 5
-/// workers: each capped at 2.3 GiB, DuckDB memory_limit 1.8 GiB`.
+/// The memory budget in one line: `12.0 GiB budget (half of this machine's memory) for 4
+/// running workers and 5 idle ones: each running one capped at 2.8 GiB, DuckDB memory_limit
+/// 2.2 GiB`.
 pub fn memory_text(memory: &WorkerMemory) -> String {
     let source = match memory.budget_source {
         BudgetSource::Flag => "--memory-budget",
         BudgetSource::HalfOfMemory => "half of this machine's memory",
     };
     format!(
-        "{} budget ({source}) for {} workers: each capped at {}, DuckDB memory_limit {}",
+        "{} budget ({source}) for {} running workers and {} idle ones (spares, template): each \
+         capped at {}, DuckDB memory_limit {}",
         format_size(memory.budget_bytes),
         memory.slots,
+        memory.idle_processes,
         format_size(memory.cap_bytes),
         format_size(memory.duckdb_limit_bytes)
     )
@@ -304,6 +307,23 @@ pub fn sandbox_report(posture: &Posture, confined: bool) -> String {
     text
 }
 
+/// Where workers come from, in a line of `server_info`'s text.
+pub(super) fn workers_text(origin: &crate::sandbox::pool::WorkerOrigin) -> String {
+    use crate::sandbox::pool::WorkerOrigin;
+    match origin {
+        WorkerOrigin::Template {
+            template_pid,
+            template_starts,
+        } => format!(
+            "one fresh confined process per query, forked from a warm template (pid \
+             {template_pid}, started {template_starts} time(s))"
+        ),
+        WorkerOrigin::Spawned { reason } => {
+            format!("one fresh confined process per query, spawned (slower start): {reason}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,22 +384,5 @@ mod tests {
         let text = query_text(&result(vec![], false));
         assert!(text.starts_with("id | note\n"));
         assert!(text.ends_with("0 rows returned."));
-    }
-}
-
-/// Where workers come from, in a line of `server_info`'s text.
-pub(super) fn workers_text(origin: &crate::sandbox::pool::WorkerOrigin) -> String {
-    use crate::sandbox::pool::WorkerOrigin;
-    match origin {
-        WorkerOrigin::Template {
-            template_pid,
-            template_starts,
-        } => format!(
-            "one fresh confined process per query, forked from a warm template (pid \
-             {template_pid}, started {template_starts} time(s))"
-        ),
-        WorkerOrigin::Spawned { reason } => {
-            format!("one fresh confined process per query, spawned (slower start): {reason}")
-        }
     }
 }

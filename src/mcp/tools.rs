@@ -583,7 +583,8 @@ fn server_info_schema() -> Value {
                         "properties": {
                             "budget_bytes": { "type": "integer" },
                             "budget_source": { "type": "string", "enum": ["flag", "half_of_memory"] },
-                            "slots": { "type": "integer" },
+                            "slots": { "type": "integer", "description": "Workers that may run queries at once, each with a full share." },
+                            "idle_processes": { "type": "integer", "description": "Warm spares and the template: they run no query and are charged a small fixed amount each." },
                             "cap_bytes": { "type": "integer" },
                             "duckdb_limit_bytes": { "type": "integer" },
                             "overhead_bytes": { "type": "integer" }

@@ -349,6 +349,8 @@ pub struct Pool {
     template: Mutex<TemplateState>,
     /// Templates started so far (at most [`MAX_TEMPLATE_STARTS`]).
     template_starts: AtomicUsize,
+    /// Woken when a template start has ended, either way.
+    template_started: tokio::sync::Notify,
 }
 
 /// How many times a template is started before the pool spawns workers for good. A template
@@ -362,6 +364,8 @@ enum TemplateState {
     /// Forking is on and no template has been started yet (or the last was retired because
     /// the database file changed).
     NotStarted,
+    /// A template is being started in the background ([`Pool::start_template`]).
+    Starting,
     /// A template is running; its landlock rules name the database as it was then.
     Running {
         zygote: Arc<Zygote>,
@@ -407,6 +411,7 @@ impl Pool {
                 }
             }),
             template_starts: AtomicUsize::new(0),
+            template_started: tokio::sync::Notify::new(),
             spec,
         })
     }
@@ -424,16 +429,22 @@ impl Pool {
             TemplateState::NotStarted => WorkerOrigin::Spawned {
                 reason: "the template has not been started yet".into(),
             },
+            TemplateState::Starting => WorkerOrigin::Spawned {
+                reason: "the template is starting".into(),
+            },
             TemplateState::Unavailable { reason } => WorkerOrigin::Spawned {
                 reason: reason.clone(),
             },
         }
     }
 
-    /// The template to fork from, started (or replaced) as needed; `None`: spawn instead.
-    async fn usable_template(&self) -> Option<Arc<Zygote>> {
-        let mut state = self.template.lock().await;
+    /// The template to fork from; `None`: spawn instead. A template that is needed and not
+    /// running (none yet, it died, or the database file was replaced) is started in the
+    /// background, at most [`MAX_TEMPLATE_STARTS`] times; meanwhile a spare waits for it
+    /// (`for_spare`, off every caller's clock) and a caller's worker is spawned.
+    async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<Arc<Zygote>> {
         let current = file_identity(&self.spec.worker.db);
+        let mut state = self.template.lock().await;
         if let TemplateState::Running {
             zygote,
             db_identity,
@@ -443,7 +454,7 @@ impl Pool {
                 None if *db_identity == current => return Some(Arc::clone(zygote)),
                 None => {
                     // Its landlock rules name the old file: retire it (its spares die with it
-                    // and are skipped when taken).
+                    // and are skipped when taken). A replacement does not count as a restart.
                     zygote.stop().await;
                     self.template_starts.fetch_sub(1, Ordering::SeqCst);
                     *state = TemplateState::NotStarted;
@@ -451,47 +462,70 @@ impl Pool {
                 Some(reason) => *state = TemplateState::Unavailable { reason },
             }
         }
-        if let TemplateState::Unavailable { .. } = &*state
-            && (!self.spec.fork_workers
-                || self.template_starts.load(Ordering::SeqCst) >= MAX_TEMPLATE_STARTS)
-        {
+        let may_start = self.spec.fork_workers
+            && self.template_starts.load(Ordering::SeqCst) < MAX_TEMPLATE_STARTS;
+        match &*state {
+            TemplateState::Running { zygote, .. } => return Some(Arc::clone(zygote)),
+            TemplateState::Starting => {}
+            TemplateState::NotStarted | TemplateState::Unavailable { .. } if may_start => {
+                *state = TemplateState::Starting;
+                self.template_starts.fetch_add(1, Ordering::SeqCst);
+                tokio::spawn(Arc::clone(self).start_template(current));
+            }
+            TemplateState::NotStarted | TemplateState::Unavailable { .. } => return None,
+        }
+        if !for_spare {
             return None;
         }
-        self.template_starts.fetch_add(1, Ordering::SeqCst);
+        let started = self.template_started.notified();
+        tokio::pin!(started);
+        started.as_mut().enable();
+        drop(state);
+        started.await;
+        match &*self.template.lock().await {
+            TemplateState::Running { zygote, .. } => Some(Arc::clone(zygote)),
+            TemplateState::NotStarted
+            | TemplateState::Starting
+            | TemplateState::Unavailable { .. } => None,
+        }
+    }
+
+    /// Start a template, record how that went, and wake the spares waiting for it.
+    async fn start_template(self: Arc<Self>, db_identity: Option<FileIdentity>) {
         let mut args = self.spec.worker.clone();
         args.temp_dir = self
             .spec
             .temp_root
             .as_ref()
             .map(|root| root.instance().to_path_buf());
-        match Zygote::start(
+        let started = Zygote::start(
             &self.spec.exe,
             &args,
             &self.spec.bypass,
             self.spec.startup_timeout,
         )
-        .await
-        {
-            Ok(zygote) => {
-                *state = TemplateState::Running {
-                    zygote: Arc::clone(&zygote),
-                    db_identity: current,
-                };
-                Some(zygote)
-            }
+        .await;
+        *self.template.lock().await = match started {
+            Ok(zygote) => TemplateState::Running {
+                zygote,
+                db_identity,
+            },
             Err(e) => {
                 tracing::warn!(error = %e.message, "could not start the template; spawning workers");
-                *state = TemplateState::Unavailable {
+                TemplateState::Unavailable {
                     reason: format!("the template could not start: {}", e.message),
-                };
-                None
+                }
             }
-        }
+        };
+        self.template_started.notify_waiters();
     }
 
     /// A new ready worker: forked from the template when there is one, else spawned.
-    async fn start_worker(&self, start: WorkerStart) -> Result<ReadyWorker, WorkerError> {
-        if let Some(zygote) = self.usable_template().await {
+    async fn start_worker(
+        self: &Arc<Self>,
+        start: WorkerStart,
+    ) -> Result<ReadyWorker, WorkerError> {
+        if let Some(zygote) = self.usable_template(start == WorkerStart::Spare).await {
             match fork_worker(&self.spec, &zygote).await {
                 Ok(worker) => return Ok(worker),
                 Err(e) => {
@@ -661,7 +695,7 @@ impl Pool {
         });
     }
 
-    async fn take_worker(&self) -> Result<ReadyWorker, WorkerError> {
+    async fn take_worker(self: &Arc<Self>) -> Result<ReadyWorker, WorkerError> {
         let current = file_identity(&self.spec.worker.db);
         let mut stale = Vec::new();
         let taken = {

@@ -65,7 +65,11 @@ pub fn run(req: &ProbeRequest) -> ProbeReport {
     if let Some(pid) = req.ptrace_pid {
         attempts.push((format!("ptrace attach to pid {pid}"), ptrace_attach(pid)));
     }
-    ProbeReport { attempts }
+    ProbeReport {
+        attempts,
+        pid: std::process::id() as i32,
+        parent_pid: nix::unistd::getppid().as_raw(),
+    }
 }
 
 fn read_file(path: &str) -> Result<(), String> {

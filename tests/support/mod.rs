@@ -260,12 +260,52 @@ pub fn cmdline(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-/// Worker processes (`duckgate __worker …`) under the server.
+/// Worker processes under the server: spawned ones (`duckgate __worker …`, children of the
+/// server) and forked ones (children of the template, whose command line they share), never the
+/// template itself.
 pub fn workers_of(server: u32) -> Vec<u32> {
+    let template = template_of(server);
     descendants(server)
         .into_iter()
-        .filter(|pid| cmdline(*pid).contains("__worker"))
+        .filter(|pid| cmdline(*pid).contains("__worker") && Some(*pid) != template)
         .collect()
+}
+
+/// The zygote's template process under the server (`__worker … --start template`, a direct
+/// child of the server), if one runs.
+pub fn template_of(server: u32) -> Option<u32> {
+    process_table().into_iter().find_map(|(pid, ppid)| {
+        (ppid == server && cmdline(pid).contains("--start template")).then_some(pid)
+    })
+}
+
+/// A process's parent pid, while it exists.
+pub fn parent_of(pid: u32) -> Option<u32> {
+    stat_field(pid, 1).and_then(|f| f.parse().ok())
+}
+
+/// The direct children of `parent`.
+pub fn children_of(parent: u32) -> Vec<u32> {
+    process_table()
+        .into_iter()
+        .filter_map(|(pid, ppid)| (ppid == parent).then_some(pid))
+        .collect()
+}
+
+/// The value of a `Name:\tvalue` line of `/proc/<pid>/status`, while the process exists.
+pub fn status_field(pid: u32, name: &str) -> Option<String> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key == name).then(|| value.trim().to_string())
+    })
+}
+
+/// Open descriptors of a process (`/proc/<pid>/fd`), while it exists.
+pub fn fd_count(pid: u32) -> Option<usize> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .ok()
+        .map(|d| d.count())
 }
 
 /// User + system CPU clock ticks a process has used.

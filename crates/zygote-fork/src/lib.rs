@@ -130,3 +130,36 @@ pub fn exit_now(code: i32) -> ! {
     // SAFETY: `_exit` takes no pointer, touches no memory of ours and never returns.
     unsafe { nix::libc::_exit(code) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With a second thread alive (started here and parked on a channel, so it is certainly
+    /// running while the call is made), the fork is refused before `fork()` is reached, and the
+    /// refusal counts both threads.
+    #[test]
+    fn fork_single_threaded_refuses_while_another_thread_runs() {
+        let (release, parked) = std::sync::mpsc::channel::<()>();
+        let (started, running) = std::sync::mpsc::channel::<()>();
+        let other = std::thread::spawn(move || {
+            started.send(()).unwrap();
+            let _ = parked.recv();
+        });
+        running.recv().unwrap();
+        assert!(thread_count().unwrap() >= 2, "the second thread is listed");
+        let outcome = fork_single_threaded();
+        match outcome {
+            Err(ForkError::Threads { count }) => assert!(count >= 2, "counted {count}"),
+            // Only reached if the check failed to refuse: the copy must not run the harness.
+            Ok(Forked::Child) => exit_now(101),
+            Ok(Forked::Parent { child }) => {
+                let _ = nix::sys::wait::waitpid(child, None);
+                panic!("forked pid {child} while another thread was running");
+            }
+            Err(e) => panic!("refused for the wrong reason: {e}"),
+        }
+        drop(release);
+        other.join().unwrap();
+    }
+}

@@ -651,7 +651,66 @@ mod tests {
         FilterScope {
             own_pid: 4242,
             landlock_abi: abi,
+            role: Role::Worker,
         }
+    }
+
+    /// The template's filter for pid 4242 on a kernel with landlock ABI 6.
+    fn template_scope() -> FilterScope {
+        FilterScope {
+            role: Role::Template,
+            ..scope(Some(6))
+        }
+    }
+
+    #[test]
+    fn the_template_may_fork_but_never_exec_or_enter_namespaces() {
+        let template = eperm_rules(&template_scope()).unwrap();
+        let worker = eperm_rules(&scope(Some(6))).unwrap();
+        for nr in [libc::SYS_fork, libc::SYS_vfork, libc::SYS_setrlimit] {
+            assert!(worker.contains_key(&nr), "the worker is denied {nr}");
+            assert!(!template.contains_key(&nr), "the template needs {nr}");
+        }
+        for nr in [
+            libc::SYS_execve,
+            libc::SYS_execveat,
+            libc::SYS_ptrace,
+            libc::SYS_socket,
+            libc::SYS_unshare,
+            libc::SYS_setns,
+        ] {
+            assert_eq!(template.get(&nr), Some(&Vec::new()), "{nr} stays denied");
+        }
+        // clone: no rule for "no CLONE_THREAD" any more, one per namespace flag instead.
+        assert_eq!(template[&libc::SYS_clone].len(), NAMESPACE_FLAGS.len());
+        assert_eq!(worker[&libc::SYS_clone].len(), 1);
+    }
+
+    #[test]
+    fn every_call_the_template_is_denied_the_worker_is_denied_too() {
+        // The child stacks the worker's filter on the template's: the result is the worker's
+        // exactly only if the template's denies nothing the worker's allows outright.
+        let template = eperm_rules(&template_scope()).unwrap();
+        let worker = eperm_rules(&scope(Some(6))).unwrap();
+        for nr in template.keys() {
+            assert!(
+                worker.contains_key(nr),
+                "{nr} is denied to the template only"
+            );
+        }
+    }
+
+    #[test]
+    fn the_template_may_kill_children_but_not_groups_or_everyone() {
+        let template = eperm_rules(&template_scope()).unwrap();
+        // kill(pid != own && sig != SIGKILL), kill(0, …), kill(pid > PID_MAX_LIMIT, …).
+        assert_eq!(template[&libc::SYS_kill].len(), 3);
+        // The other signal calls stay limited to the template itself.
+        for nr in [libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo] {
+            assert_eq!(template[&nr].len(), 1, "{nr}");
+        }
+        // -1 (every process of the user) as the 32-bit value the filter compares.
+        assert!(u64::from(-1i32 as u32) > PID_MAX_LIMIT);
     }
 
     #[test]

@@ -68,6 +68,9 @@ pub struct Zygote {
     /// Held from queueing a fork's reply slot until its order is sent, so replies and orders
     /// stay in the same order.
     order_lock: tokio::sync::Mutex<()>,
+    /// The server is stopping it on purpose (shutdown, or a replaced database file): its end is
+    /// not news.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 impl Zygote {
@@ -125,6 +128,7 @@ impl Zygote {
             posture: Posture::default(),
             shared: Mutex::new(Shared::default()),
             order_lock: tokio::sync::Mutex::new(()),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         };
         let first = tokio::time::timeout(startup_timeout, zygote.receive()).await;
         let posture = match first {
@@ -234,6 +238,8 @@ impl Zygote {
 
     /// Kill the template (its children die with it) and reap it.
     pub async fn stop(&self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         let mut process = self.process.lock().await;
         if let Some(pid) = process.id() {
             let _ = nix::sys::signal::killpg(

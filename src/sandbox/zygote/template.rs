@@ -48,8 +48,9 @@ struct State {
     /// The warm instance each child takes over. Always `Some` in the template: a child takes
     /// its own copy, after the fork.
     engine: Option<Template>,
-    /// SIGCHLD, as a descriptor the loop polls.
-    children_signal: SignalFd,
+    /// SIGCHLD, as a descriptor the loop polls. Always `Some` in the template; a child closes
+    /// its copy.
+    children_signal: Option<SignalFd>,
     /// Children forked and not yet reaped: the only pids [`Order::Kill`] may signal.
     live: BTreeSet<i32>,
 }
@@ -78,7 +79,7 @@ fn start(args: &WorkerArgs) -> Result<State, WorkerError> {
         bypass,
         inspection,
         engine: Some(engine),
-        children_signal,
+        children_signal: Some(children_signal),
         live: BTreeSet::new(),
     })
 }
@@ -90,9 +91,12 @@ impl State {
         loop {
             let (control_ready, children_ready) = {
                 let control = io::stdin();
+                let Some(children_signal) = &self.children_signal else {
+                    return Err("the SIGCHLD descriptor is gone".into());
+                };
                 let mut fds = [
                     PollFd::new(control.as_fd(), PollFlags::POLLIN),
-                    PollFd::new(self.children_signal.as_fd(), PollFlags::POLLIN),
+                    PollFd::new(children_signal.as_fd(), PollFlags::POLLIN),
                 ];
                 match poll(&mut fds, PollTimeout::NONE) {
                     Ok(_) => {}
@@ -179,7 +183,9 @@ impl State {
 
     /// Reap every child that has exited, and tell the server.
     fn reap(&mut self) -> Result<(), String> {
-        while let Ok(Some(_)) = self.children_signal.read_signal() {}
+        if let Some(children_signal) = &self.children_signal {
+            while let Ok(Some(_)) = children_signal.read_signal() {}
+        }
         loop {
             match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(pid, _)) => self.exited(pid, None)?,
@@ -213,7 +219,9 @@ fn become_worker(
     template_pid: i32,
 ) -> Result<(), WorkerError> {
     // The order's socket replaces the control socket (descriptor 0) and the template's null
-    // standard output: the child can neither read the server's orders nor forge events.
+    // standard output: the child can neither read the server's orders nor forge events. The
+    // template's SIGCHLD descriptor is closed too: the child has no children.
+    drop(state.children_signal.take());
     nix::unistd::dup2_stdin(&socket).map_err(|e| internal(format!("dup2 failed: {e}")))?;
     nix::unistd::dup2_stdout(&socket).map_err(|e| internal(format!("dup2 failed: {e}")))?;
     drop(socket);
