@@ -250,6 +250,10 @@ fn main() -> ExitCode {
     if let Command::Worker(args) = command {
         // No tokio and no logging set-up here: the worker must stay single-threaded until it has
         // confined itself.
+        if let Err(e) = worker::close_inherited_descriptors() {
+            eprintln!("duckgate worker: cannot close inherited descriptors: {e}");
+            return ExitCode::from(3);
+        }
         let code = match args.start {
             WorkerStart::ConfineOnly => preflight::confine_only(&args),
             WorkerStart::Spare | WorkerStart::OnDemand => worker::run(args),

@@ -192,6 +192,25 @@ impl WorkerArgs {
     }
 }
 
+/// Close every descriptor above standard error that this process inherited. The server's own
+/// descriptors are close-on-exec, but whatever started the server (an MCP client, a shell, a
+/// lock held by `flock(1)`) may have leaked some to it, and every worker would inherit them:
+/// landlock does not cover a file that is already open. Called first thing in a worker or
+/// template process, single-threaded, before the process has opened anything of its own, so no
+/// descriptor closed here belongs to anything in it. Returns how many were closed.
+pub fn close_inherited_descriptors() -> io::Result<usize> {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")?
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    // The listing's own descriptor is among them and already closed: EBADF, not counted.
+    Ok(listed
+        .into_iter()
+        .filter(|fd| nix::unistd::close(*fd).is_ok())
+        .count())
+}
+
 /// The `.wal` file DuckDB keeps beside a database.
 pub fn wal_path(db: &std::path::Path) -> PathBuf {
     let mut os = db.as_os_str().to_owned();

@@ -283,6 +283,10 @@ impl Zygote {
                 }
                 Ok(Some(Event::Ready(_) | Event::StartFailed(_))) => {}
                 Ok(None) => break "the template process exited".to_string(),
+                // A template that dies with an order unread resets the socket.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    break "the template process exited".to_string();
+                }
                 Err(e) => break format!("the template's control socket failed: {e}"),
             }
         };
