@@ -89,6 +89,19 @@ pub struct WorkerArgs {
     pub start: WorkerStart,
 }
 
+/// How long a forked spare waits for its request before it warms up in its own process.
+const WARM_UP_GRACE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Whether the request starts arriving on standard input within `grace`.
+fn request_within(grace: std::time::Duration) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    let timeout = PollTimeout::try_from(grace).unwrap_or(PollTimeout::ZERO);
+    matches!(poll(&mut fds, timeout), Ok(n) if n > 0)
+}
+
 /// How far RLIMIT_FSIZE sits above `max_temp_bytes`: DuckDB writes spill files in blocks of at
 /// most a few MiB.
 pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
@@ -256,6 +269,7 @@ pub(crate) fn serve_ready(
 
     frame::write_frame(out, &Response::Posture(posture.clone()))
         .map_err(|e| internal(format!("worker could not report ready: {e}")))?;
+    engine.warm_up_while_idle(|| !request_within(WARM_UP_GRACE))?;
 
     let request: Request = frame::read_frame(&mut io::stdin().lock(), MAX_REQUEST_BYTES)
         .map_err(|e| internal(format!("worker could not read its request: {e}")))?;

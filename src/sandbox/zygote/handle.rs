@@ -298,10 +298,14 @@ impl Zygote {
             Ok(Ok(status)) => format!("{why} ({status})"),
             _ => why,
         };
-        tracing::warn!(
-            template = self.pid,
-            "{why}; workers are spawned from now on"
-        );
+        if self.stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            tracing::debug!(template = self.pid, "{why}: stopped by the server");
+        } else {
+            tracing::warn!(
+                template = self.pid,
+                "{why}; workers are spawned until a new template is up"
+            );
+        }
         if let Ok(mut shared) = self.shared.lock() {
             shared.dead = Some(why.clone());
             for waiter in shared.pending_forks.drain(..) {
