@@ -1,9 +1,11 @@
-//! The status envelope every tool returns as `structuredContent`, and its JSON Schema.
+//! The status envelope every tool returns as `structuredContent`, its JSON Schema, and a tool's
+//! whole answer ([`Reply`]: the envelope, its text and a picture) as the `tools/call` result.
 //!
 //! `{status, data, error: {kind, message, construct, recovery} | null, follow_up_hints | null}`.
 //! The schema is written by hand (not derived) so that it says exactly what the wire carries,
 //! including each tool's own `data` shape.
 
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -146,6 +148,90 @@ impl Envelope {
     }
 }
 
+/// One tool's answer before it becomes a `CallToolResult`.
+pub(crate) struct Reply {
+    /// The `structuredContent`.
+    pub(crate) envelope: Envelope,
+    /// The text content, for a reader.
+    pub(crate) text: String,
+    /// A PNG (base64) shown before the text: the `plot` tool's picture.
+    pub(crate) image: Option<String>,
+}
+
+impl Reply {
+    /// A successful answer of `status` with `data`, the tools to try next, and its text.
+    pub(crate) fn ok(status: Status, data: Value, hints: &[&str], text: String) -> Reply {
+        Reply {
+            envelope: Envelope::ok(status, data, hints),
+            text,
+            image: None,
+        }
+    }
+
+    /// A failed call: the envelope carries the error, the text says it in words.
+    pub(crate) fn failed(error: ErrorBody) -> Reply {
+        let text = error_text(&error);
+        Reply {
+            envelope: Envelope::failed(error),
+            text,
+            image: None,
+        }
+    }
+
+    /// The `tools/call` result: `structuredContent`, the image if any, the text, `isError`.
+    pub(crate) fn into_result(self) -> CallToolResult {
+        let is_error = self.envelope.status.is_error();
+        let structured = serde_json::to_value(&self.envelope).unwrap_or_else(|error| {
+            json!({
+                "status": "error", "data": null, "follow_up_hints": null,
+                "error": { "kind": "internal_error", "message": format!("envelope did not serialise: {error}"),
+                           "construct": null,
+                           "recovery": { "suggested_tool": null, "suggested_args": null, "fuzzy_matches": [], "hint": null } }
+            })
+        });
+        let mut result = CallToolResult::structured(structured);
+        result.content = match self.image {
+            Some(png) => vec![
+                ContentBlock::image(png, "image/png"),
+                ContentBlock::text(self.text),
+            ],
+            None => vec![ContentBlock::text(self.text)],
+        };
+        result.is_error = Some(is_error);
+        result
+    }
+}
+
+/// The message first (seed messages stay word for word at the start), then what to do.
+fn error_text(error: &ErrorBody) -> String {
+    let mut text = error.message.clone();
+    let label = match Status::for_error(error.kind) {
+        Status::Refused => "refused",
+        Status::Success | Status::Empty | Status::Partial | Status::Error => "error",
+    };
+    text.push_str(&format!("\n({label}: {}", error.kind));
+    if let Some(construct) = &error.construct {
+        text.push_str(&format!("; construct: {construct}"));
+    }
+    text.push(')');
+    if let Some(hint) = &error.recovery.hint {
+        text.push_str(&format!("\nHint: {hint}"));
+    }
+    if !error.recovery.fuzzy_matches.is_empty() {
+        text.push_str(&format!(
+            "\nDid you mean: {}?",
+            error.recovery.fuzzy_matches.join(", ")
+        ));
+    }
+    if let Some(tool) = &error.recovery.suggested_tool {
+        match &error.recovery.suggested_args {
+            Some(args) => text.push_str(&format!("\nNext: call {tool} with {args}")),
+            None => text.push_str(&format!("\nNext: call {tool}")),
+        }
+    }
+    text
+}
+
 fn hints(tools: &[&str]) -> Option<Vec<String>> {
     if tools.is_empty() {
         None
@@ -280,5 +366,18 @@ mod tests {
         assert_eq!(value["error"]["kind"], "unknown_name");
         assert_eq!(value["error"]["recovery"]["fuzzy_matches"], json!([]));
         assert_eq!(value["follow_up_hints"], json!(["list_tables"]));
+    }
+
+    #[test]
+    fn error_text_starts_with_the_message_word_for_word() {
+        let body = ErrorBody::new(
+            ErrorKind::PolicyBlocked,
+            crate::error::messages::WRITE_REFUSED,
+        )
+        .construct("DELETE")
+        .suggest("query", None);
+        let text = error_text(&body);
+        assert!(text.starts_with(crate::error::messages::WRITE_REFUSED));
+        assert!(text.contains("(refused: policy_blocked; construct: DELETE)"));
     }
 }

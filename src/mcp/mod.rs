@@ -10,6 +10,7 @@ use rmcp::ServiceExt;
 
 use crate::gateway::Gateway;
 
+mod catalog_lookup;
 pub mod client;
 pub mod demo;
 pub mod envelope;

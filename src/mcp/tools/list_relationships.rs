@@ -1,0 +1,89 @@
+//! `list_relationships`: the foreign keys across the database.
+
+use serde_json::{Value, json};
+
+use super::{ToolSpec, arguments_schema};
+use crate::mcp::envelope::{ErrorBody, Reply, Status};
+use crate::mcp::render;
+use crate::mcp::server::DuckgateServer;
+
+/// `list_relationships` in `tools/list`.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "list_relationships",
+    title: "List foreign keys",
+    description,
+    input_schema,
+    data_schema,
+    signature,
+    long_text: None,
+};
+
+fn description(_time_zone: &str) -> String {
+    "Use this when you join tables and need the right join columns: lists the \
+     foreign keys across the database as table(columns) → referenced \
+     table(columns). \
+     Use describe_table instead when you care about one table only. \
+     Common compositions: list_tables → list_relationships → query with JOIN."
+        .to_owned()
+}
+
+fn input_schema() -> Value {
+    arguments_schema(json!({}), json!([]))
+}
+
+fn data_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "foreign_keys": { "type": "array", "items": foreign_key_schema() } },
+        "required": ["foreign_keys"]
+    })
+}
+
+/// One foreign key as the catalog gives it (here, and in `describe_table`'s data).
+pub(crate) fn foreign_key_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "table": { "type": "string" },
+            "columns": { "type": "array", "items": { "type": "string" } },
+            "referenced_table": { "type": "string" },
+            "referenced_columns": { "type": "array", "items": { "type": "string" } }
+        },
+        "required": ["table", "columns", "referenced_table", "referenced_columns"]
+    })
+}
+
+fn signature() -> String {
+    "list_relationships() — no arguments".to_owned()
+}
+
+/// Every declared foreign key, one line each.
+pub(crate) async fn run(server: &DuckgateServer) -> Result<Reply, ErrorBody> {
+    let catalog = server.catalog().await?;
+    let keys = &catalog.foreign_keys;
+    let text = if keys.is_empty() {
+        "No foreign keys are declared in this database.".to_string()
+    } else {
+        let lines: Vec<String> = keys
+            .iter()
+            .map(|k| format!("- {}", render::foreign_key_text(k)))
+            .collect();
+        format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
+    };
+    let status = if keys.is_empty() {
+        Status::Empty
+    } else {
+        Status::Success
+    };
+    let hints: &[&str] = if keys.is_empty() {
+        &["describe_table"]
+    } else {
+        &["query"]
+    };
+    Ok(Reply::ok(
+        status,
+        json!({ "foreign_keys": keys }),
+        hints,
+        text,
+    ))
+}

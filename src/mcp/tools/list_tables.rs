@@ -1,0 +1,136 @@
+//! `list_tables`: the tables and views, with descriptions and estimated row counts.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{ToolName, ToolSpec, arguments_schema};
+use crate::error::ErrorKind;
+use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
+use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
+use crate::mcp::fuzzy;
+use crate::mcp::render;
+use crate::mcp::server::DuckgateServer;
+use crate::protocol::TableInfo;
+
+/// `list_tables` in `tools/list`.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "list_tables",
+    title: "List tables",
+    description,
+    input_schema,
+    data_schema,
+    signature,
+    long_text: None,
+};
+
+fn description(_time_zone: &str) -> String {
+    "Use this when you start exploring or need exact table names: lists the tables \
+     and views with their descriptions and estimated row counts. \
+     Use search_schema instead when you look for a column or topic by keyword. \
+     Common compositions: list_tables → describe_table → query; \
+     list_tables → list_relationships to plan joins."
+        .to_owned()
+}
+
+fn input_schema() -> Value {
+    arguments_schema(
+        json!({ "schema": { "type": "string", "minLength": 1, "description": "Only tables of this schema." } }),
+        json!([]),
+    )
+}
+
+fn data_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": { "tables": { "type": "array", "items": table_summary_schema() } },
+        "required": ["tables"]
+    })
+}
+
+fn table_summary_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "schema": { "type": "string" },
+            "name": { "type": "string" },
+            "kind": { "type": "string", "enum": ["table", "view"] },
+            "description": nullable("string"),
+            "estimated_rows": nullable("integer"),
+            "column_count": { "type": "integer", "minimum": 0 }
+        },
+        "required": ["schema", "name", "kind", "description", "estimated_rows", "column_count"]
+    })
+}
+
+fn signature() -> String {
+    "list_tables(schema?: string)".to_owned()
+}
+
+/// `list_tables` arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListTablesArgs {
+    /// Only this schema.
+    pub schema: Option<String>,
+}
+
+/// The tables and views, of one schema if `args.schema` names one that exists.
+pub(crate) async fn run(server: &DuckgateServer, args: ListTablesArgs) -> Result<Reply, ErrorBody> {
+    let catalog = server.catalog().await?;
+    if let Some(schema) = &args.schema {
+        let schemas = schema_names(&catalog);
+        if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
+            let mut error = ErrorBody::new(
+                ErrorKind::UnknownName,
+                format!(
+                    "Schema '{schema}' does not exist. Schemas: {}.",
+                    schemas.join(", ")
+                ),
+            )
+            .construct(schema.clone())
+            .suggest(ToolName::ListTables.as_str(), Some(json!({})));
+            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                schema,
+                schemas.iter().map(String::as_str),
+                MAX_FUZZY_MATCHES,
+            )
+            .await;
+            return Err(error);
+        }
+    }
+    let tables: Vec<TableInfo> = catalog
+        .tables
+        .iter()
+        .filter(|t| {
+            args.schema
+                .as_ref()
+                .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+        })
+        .cloned()
+        .collect();
+    let summaries: Vec<Value> = tables
+        .iter()
+        .map(|t| {
+            json!({
+                "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
+                "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
+            })
+        })
+        .collect();
+    let status = if tables.is_empty() {
+        Status::Empty
+    } else {
+        Status::Success
+    };
+    let hints: &[&str] = if tables.is_empty() {
+        &[]
+    } else {
+        &["describe_table", "search_schema"]
+    };
+    Ok(Reply::ok(
+        status,
+        json!({ "tables": summaries }),
+        hints,
+        render::tables_text(&tables),
+    ))
+}

@@ -1,0 +1,748 @@
+//! What the nine tools share: the registry ([`ToolName`], one [`ToolSpec`] each) and the
+//! dispatch, the read-only annotations, argument parsing, and the size caps of every string a
+//! client sends. Every tool answers with a [`Reply`] (`envelope.rs`).
+//!
+//! Everything about one tool lives in its own module: its arguments, description, input and data
+//! schemas, handler and text. Schemas are written out by hand so that the limits an agent sees
+//! (`minimum`, `maximum`) are the ones the server enforces, and so that `outputSchema` describes
+//! every field the wire carries; descriptions take their numbers from the same constants.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::error::ErrorKind;
+use crate::mcp::envelope::{ErrorBody, Reply, output_schema};
+use crate::mcp::server::DuckgateServer;
+
+pub mod describe_table;
+pub mod explain_query;
+pub mod list_relationships;
+pub mod list_tables;
+pub mod plot;
+pub mod query;
+pub mod sample_rows;
+pub mod search_schema;
+pub mod server_info;
+
+// Size caps of the client's strings, checked before any work (no catalog fetch, no fuzzy
+// matching): an over-long argument is `invalid_argument` naming it and its cap. This is the one
+// place they are defined; the SQL cap is the validator's own. Which argument may be longer than
+// a name is each tool's [`ToolSpec::long_text`].
+
+/// Longest table, schema, column, tool, method or argument name accepted, in bytes (DuckDB
+/// identifiers can be long, but the validator caps them at 255 bytes).
+pub const MAX_NAME_BYTES: usize = 256;
+/// Longest `search_schema` text, in bytes.
+pub const MAX_SEARCH_BYTES: usize = 1024;
+/// Longest resource URI, in bytes: `schema://table/` and a percent-encoded name.
+pub const MAX_URI_BYTES: usize = 1024;
+/// Most items of an array argument (`sample_rows`'s `columns`).
+pub const MAX_ARRAY_ITEMS: usize = 1024;
+
+/// Longest SQL accepted, in bytes: the validator's cap, checked here first.
+pub fn max_sql_bytes() -> usize {
+    crate::validate::Limits::default().max_sql_bytes
+}
+
+/// The one string argument of a tool allowed past [`MAX_NAME_BYTES`], and its cap.
+#[derive(Debug, Clone, Copy)]
+pub struct LongText {
+    /// The argument's name.
+    pub name: &'static str,
+    /// Its cap in bytes.
+    pub cap: fn() -> usize,
+}
+
+/// The `sql` argument of `query`, `explain_query` and `plot`: up to [`max_sql_bytes`].
+pub const SQL_TEXT: LongText = LongText {
+    name: "sql",
+    cap: max_sql_bytes,
+};
+
+/// What a tool publishes in `tools/list`, and the line its argument errors quote. Each tool's
+/// module holds its own, beside its handler.
+#[derive(Debug)]
+pub struct ToolSpec {
+    /// The wire name.
+    pub name: &'static str,
+    /// A short title (also the annotations' title).
+    pub title: &'static str,
+    /// "Use this when …" first (that first sentence steers an agent's choice of tool), then
+    /// "Use X instead when …" and "Common compositions", under 500 characters. The argument is
+    /// the workers' DuckDB `TimeZone`, which the query tool states.
+    pub description: fn(time_zone: &str) -> String,
+    /// The JSON Schema of the tool's arguments.
+    pub input_schema: fn() -> Value,
+    /// The JSON Schema of the envelope's `data` for this tool.
+    pub data_schema: fn() -> Value,
+    /// One line naming the arguments, for argument errors.
+    pub signature: fn() -> String,
+    /// The string argument capped above [`MAX_NAME_BYTES`], if any: every other string gets the
+    /// name cap.
+    pub long_text: Option<LongText>,
+}
+
+/// One of the nine tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    /// Tables and views.
+    ListTables,
+    /// One table's columns and indexes.
+    DescribeTable,
+    /// Run SQL.
+    Query,
+    /// First rows of a table.
+    SampleRows,
+    /// A plan.
+    ExplainQuery,
+    /// Find tables and columns by text.
+    SearchSchema,
+    /// Foreign keys.
+    ListRelationships,
+    /// Server, limits, sandbox posture.
+    ServerInfo,
+    /// A chart of a query's result.
+    Plot,
+}
+
+impl ToolName {
+    /// All tools, in the order `tools/list` gives them.
+    pub const ALL: [ToolName; 9] = [
+        ToolName::ListTables,
+        ToolName::DescribeTable,
+        ToolName::Query,
+        ToolName::Plot,
+        ToolName::SampleRows,
+        ToolName::ExplainQuery,
+        ToolName::SearchSchema,
+        ToolName::ListRelationships,
+        ToolName::ServerInfo,
+    ];
+
+    /// The registry: everything this tool publishes, from its own module.
+    pub fn spec(self) -> &'static ToolSpec {
+        match self {
+            ToolName::ListTables => &list_tables::SPEC,
+            ToolName::DescribeTable => &describe_table::SPEC,
+            ToolName::Query => &query::SPEC,
+            ToolName::SampleRows => &sample_rows::SPEC,
+            ToolName::ExplainQuery => &explain_query::SPEC,
+            ToolName::SearchSchema => &search_schema::SPEC,
+            ToolName::ListRelationships => &list_relationships::SPEC,
+            ToolName::ServerInfo => &server_info::SPEC,
+            ToolName::Plot => &plot::SPEC,
+        }
+    }
+
+    /// Parse `arguments` as this tool's and run it. A wrong type, a missing or an unknown field
+    /// is `invalid_argument` before the handler sees anything.
+    pub(crate) async fn call(
+        self,
+        server: &DuckgateServer,
+        arguments: Option<JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        match self {
+            ToolName::ListTables => list_tables::run(server, parse_args(self, arguments)?).await,
+            ToolName::DescribeTable => {
+                describe_table::run(server, parse_args(self, arguments)?).await
+            }
+            ToolName::Query => query::run(server, parse_args(self, arguments)?, context).await,
+            ToolName::SampleRows => {
+                sample_rows::run(server, parse_args(self, arguments)?, context).await
+            }
+            ToolName::Plot => plot::run(server, parse_args(self, arguments)?, context).await,
+            ToolName::ExplainQuery => {
+                explain_query::run(server, parse_args(self, arguments)?, context).await
+            }
+            ToolName::SearchSchema => {
+                search_schema::run(server, parse_args(self, arguments)?).await
+            }
+            ToolName::ListRelationships => {
+                let NoArgs {} = parse_args(self, arguments)?;
+                list_relationships::run(server).await
+            }
+            ToolName::ServerInfo => {
+                let NoArgs {} = parse_args(self, arguments)?;
+                Ok(server_info::run(server).await)
+            }
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The tool of that wire name.
+    pub fn parse(name: &str) -> Option<ToolName> {
+        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
+    /// A short title.
+    pub fn title(self) -> &'static str {
+        self.spec().title
+    }
+
+    /// See [`ToolSpec::description`]; `time_zone` is the workers' DuckDB `TimeZone`.
+    pub fn description(self, time_zone: &str) -> String {
+        (self.spec().description)(time_zone)
+    }
+
+    /// The JSON Schema of the tool's arguments.
+    pub fn input_schema(self) -> Value {
+        (self.spec().input_schema)()
+    }
+
+    /// The JSON Schema of the envelope's `data` for this tool.
+    pub fn data_schema(self) -> Value {
+        (self.spec().data_schema)()
+    }
+
+    /// The tool as `tools/list` publishes it; `time_zone` as in [`ToolName::description`].
+    pub fn to_tool(self, time_zone: &str) -> Tool {
+        Tool::new(
+            self.as_str(),
+            self.description(time_zone),
+            as_object(self.input_schema()),
+        )
+        .with_title(self.title())
+        .with_raw_output_schema(as_object(output_schema(self.data_schema())))
+        .with_annotations(
+            ToolAnnotations::with_title(self.title())
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
+        )
+    }
+
+    /// One line naming the arguments, for argument errors.
+    pub fn signature(self) -> String {
+        (self.spec().signature)()
+    }
+}
+
+fn as_object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
+            unreachable!("tool schemas are objects")
+        }
+    }
+}
+
+/// The input schema of a tool: these arguments and no others.
+pub(crate) fn arguments_schema(properties: Value, required: Value) -> Value {
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
+}
+
+/// The `table_name` argument of the tools that read one table.
+pub(crate) fn table_name_argument() -> Value {
+    json!({
+        "type": "string", "minLength": 1,
+        "description": "Table or view name as list_tables shows it."
+    })
+}
+
+/// The `schema` argument beside a `table_name`.
+pub(crate) fn schema_argument() -> Value {
+    json!({
+        "type": "string", "minLength": 1,
+        "description": "Schema name (default: the only schema that has the table, else main)."
+    })
+}
+
+/// The `sql` argument of the tools that run or plan a query.
+pub(crate) fn sql_argument() -> Value {
+    json!({
+        "type": "string", "minLength": 1,
+        "description": "One read-only SQL statement in DuckDB's dialect."
+    })
+}
+
+/// Arguments of the tools that take none.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+/// Parse a tool's arguments; a wrong type, a missing or an unknown field is `invalid_argument`.
+pub fn parse_args<T: DeserializeOwned>(
+    tool: ToolName,
+    arguments: Option<JsonObject>,
+) -> Result<T, ErrorBody> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|error| {
+        ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "Invalid arguments for {}: {error}. Expected {}.",
+                tool.as_str(),
+                tool.signature()
+            ),
+        )
+        .hint(format!(
+            "Call {} again with arguments of the documented types.",
+            tool.signature()
+        ))
+    })
+}
+
+/// `limit` defaulted and checked against `1..=max`; out of range is `invalid_argument` naming it.
+pub fn check_limit(
+    tool: ToolName,
+    limit: Option<i64>,
+    default: i64,
+    max: i64,
+    retry_args: impl FnOnce(i64) -> Value,
+) -> Result<usize, ErrorBody> {
+    let limit = limit.unwrap_or(default);
+    if (1..=max).contains(&limit) {
+        // In range, so it fits in usize.
+        Ok(usize::try_from(limit).unwrap_or(1))
+    } else {
+        let clamped = limit.clamp(1, max);
+        Err(ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!("limit must be between 1 and {max} (got {limit})."),
+        )
+        .construct("limit")
+        .suggest(tool.as_str(), Some(retry_args(clamped)))
+        .hint(format!(
+            "Use a limit from 1 to {max}; for more data, aggregate or filter in SQL."
+        )))
+    }
+}
+
+/// The size cap of string argument `name` of `tool`, in bytes. Strings anywhere else (an
+/// argument of the wrong type, one the parser will refuse as unknown) get the name cap, so no
+/// error message can quote a huge value.
+pub fn argument_cap(tool: ToolName, name: &str) -> usize {
+    match tool.spec().long_text {
+        Some(long) if long.name == name => (long.cap)(),
+        Some(_) | None => MAX_NAME_BYTES,
+    }
+}
+
+/// `invalid_argument`: `what` is `got` bytes, past `cap`.
+pub fn too_long(what: &str, cap: usize, got: usize) -> ErrorBody {
+    ErrorBody::new(
+        ErrorKind::InvalidArgument,
+        format!("{what} must be at most {cap} bytes; got {got}."),
+    )
+    .construct(what)
+    .hint(format!("Send a {what} of at most {cap} bytes."))
+}
+
+/// Check every string of a tool call's arguments against its cap, and every array against
+/// [`MAX_ARRAY_ITEMS`], before anything else looks at them. Linear in the arguments' size.
+pub fn check_argument_sizes(
+    tool: ToolName,
+    arguments: Option<&JsonObject>,
+) -> Result<(), ErrorBody> {
+    fn check(label: &str, value: &Value, cap: usize) -> Result<(), ErrorBody> {
+        match value {
+            Value::String(text) if text.len() > cap => Err(too_long(label, cap, text.len())),
+            Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => Err(ErrorBody::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "{label} must have at most {MAX_ARRAY_ITEMS} items; got {}.",
+                    items.len()
+                ),
+            )
+            .construct(label)),
+            Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .try_for_each(|(index, item)| check(&format!("{label}[{index}]"), item, cap)),
+            Value::Object(map) => map.iter().try_for_each(|(key, item)| {
+                if key.len() > MAX_NAME_BYTES {
+                    Err(too_long("argument name", MAX_NAME_BYTES, key.len()))
+                } else {
+                    check(label, item, cap)
+                }
+            }),
+            Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
+        }
+    }
+    let Some(arguments) = arguments else {
+        return Ok(());
+    };
+    for (name, value) in arguments {
+        if name.len() > MAX_NAME_BYTES {
+            return Err(too_long("argument name", MAX_NAME_BYTES, name.len()));
+        }
+        check(name, value, argument_cap(tool, name))?;
+    }
+    Ok(())
+}
+
+/// Check a resource URI, and the table name it carries once decoded, against their caps.
+pub fn check_resource_uri(
+    uri: &str,
+    decoded_name: impl FnOnce() -> Option<String>,
+) -> Result<(), ErrorBody> {
+    if uri.len() > MAX_URI_BYTES {
+        return Err(too_long("uri", MAX_URI_BYTES, uri.len()));
+    }
+    match decoded_name() {
+        Some(name) if name.len() > MAX_NAME_BYTES => {
+            Err(too_long("table name", MAX_NAME_BYTES, name.len()))
+        }
+        Some(_) | None => Ok(()),
+    }
+}
+
+/// The message for a `tools/call` of no tool of this server; a name past the cap is not quoted.
+pub fn unknown_tool_message(name: &str) -> String {
+    let available: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+    if name.len() > MAX_NAME_BYTES {
+        format!(
+            "Unknown tool: tool names are at most {MAX_NAME_BYTES} bytes; got {}. Available tools: {}.",
+            name.len(),
+            available.join(", ")
+        )
+    } else {
+        format!(
+            "Unknown tool '{name}'. Available tools: {}.",
+            available.join(", ")
+        )
+    }
+}
+
+/// Reject empty or whitespace-only text arguments.
+pub fn check_not_blank(tool: ToolName, field: &str, value: &str) -> Result<(), ErrorBody> {
+    if value.trim().is_empty() {
+        Err(ErrorBody::new(
+            ErrorKind::InvalidArgument,
+            format!("{field} must not be empty. Expected {}.", tool.signature()),
+        )
+        .construct(field))
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query::QueryArgs;
+    use super::*;
+
+    #[test]
+    fn every_tool_description_has_the_three_parts_and_stays_under_500_characters() {
+        for tool in ToolName::ALL {
+            let description = tool.description("America/Argentina/ComodRivadavia");
+            let length = description.chars().count();
+            assert!(
+                length < 500,
+                "{} description is {length} characters",
+                tool.as_str()
+            );
+            assert!(
+                description.contains("Use this when "),
+                "{}: no 'Use this when'",
+                tool.as_str()
+            );
+            let instead = description
+                .split("Use ")
+                .skip(1)
+                .find(|part| part.contains(" instead when "))
+                .unwrap_or_else(|| panic!("{}: no 'Use X instead when'", tool.as_str()));
+            let alternative = instead.split(' ').next().unwrap_or_default();
+            assert!(
+                ToolName::parse(alternative).is_some(),
+                "{}: 'Use {alternative} instead' names no tool",
+                tool.as_str()
+            );
+            let compositions = description
+                .split("Common compositions: ")
+                .nth(1)
+                .unwrap_or_else(|| panic!("{}: no 'Common compositions'", tool.as_str()));
+            assert!(
+                compositions.contains('→'),
+                "{}: compositions show no chain",
+                tool.as_str()
+            );
+            assert!(
+                !description.contains("  "),
+                "{}: double space",
+                tool.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn tool_names_round_trip_and_are_unique() {
+        for tool in ToolName::ALL {
+            assert_eq!(ToolName::parse(tool.as_str()), Some(tool));
+        }
+        assert_eq!(ToolName::parse("drop_table"), None);
+    }
+
+    #[test]
+    fn every_tool_is_annotated_read_only_and_closed_world_with_an_envelope_output_schema() {
+        for tool in ToolName::ALL {
+            let published = tool.to_tool("UTC");
+            let annotations = published.annotations.expect("annotations");
+            assert_eq!(annotations.read_only_hint, Some(true));
+            assert_eq!(annotations.destructive_hint, Some(false));
+            assert_eq!(annotations.idempotent_hint, Some(true));
+            assert_eq!(annotations.open_world_hint, Some(false));
+            let output = published.output_schema.expect("output schema");
+            assert_eq!(
+                output["required"],
+                json!(["status", "data", "error", "follow_up_hints"])
+            );
+            assert_eq!(published.input_schema["type"], "object");
+            assert_eq!(published.input_schema["additionalProperties"], false);
+        }
+    }
+
+    #[test]
+    fn limits_outside_the_range_name_the_range_and_suggest_a_clamped_retry() {
+        let error = check_limit(
+            ToolName::Query,
+            Some(0),
+            1000,
+            10_000,
+            |l| json!({ "limit": l }),
+        )
+        .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidArgument);
+        assert_eq!(error.message, "limit must be between 1 and 10000 (got 0).");
+        assert_eq!(error.recovery.suggested_args, Some(json!({ "limit": 1 })));
+        let error = check_limit(
+            ToolName::Query,
+            Some(10_001),
+            1000,
+            10_000,
+            |l| json!({ "limit": l }),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.recovery.suggested_args,
+            Some(json!({ "limit": 10_000 }))
+        );
+        assert_eq!(
+            check_limit(ToolName::Query, None, 1000, 10_000, |_| json!({})).unwrap(),
+            1000
+        );
+        assert_eq!(
+            check_limit(ToolName::Query, Some(10_000), 1000, 10_000, |_| json!({})).unwrap(),
+            10_000
+        );
+    }
+
+    #[test]
+    fn wrong_types_missing_and_unknown_fields_are_invalid_arguments() {
+        let object = |v: Value| match v {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let wrong_type =
+            parse_args::<QueryArgs>(ToolName::Query, object(json!({ "sql": 5 }))).unwrap_err();
+        assert_eq!(wrong_type.kind, ErrorKind::InvalidArgument);
+        assert!(
+            wrong_type.message.contains("invalid type"),
+            "{}",
+            wrong_type.message
+        );
+        let missing = parse_args::<QueryArgs>(ToolName::Query, None).unwrap_err();
+        assert!(
+            missing.message.contains("missing field `sql`"),
+            "{}",
+            missing.message
+        );
+        let unknown = parse_args::<QueryArgs>(
+            ToolName::Query,
+            object(json!({ "sql": "SELECT 1", "rows": 5 })),
+        )
+        .unwrap_err();
+        assert!(
+            unknown.message.contains("unknown field `rows`"),
+            "{}",
+            unknown.message
+        );
+        let fine = parse_args::<QueryArgs>(
+            ToolName::Query,
+            object(json!({ "sql": "SELECT 1", "limit": null })),
+        )
+        .unwrap();
+        assert_eq!(fine.limit, None);
+    }
+
+    fn arguments(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    #[test]
+    fn every_string_argument_past_its_cap_is_invalid_argument_naming_it_and_the_cap() {
+        let huge = "x".repeat(15 << 20);
+        let cases = [
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": huge }),
+                "table_name must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": "t", "schema": huge }),
+                "schema must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::SearchSchema,
+                json!({ "query": huge }),
+                "query must be at most 1024 bytes; got 15728640.",
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": huge }),
+                "sql must be at most 102400 bytes; got 15728640.",
+            ),
+            (
+                ToolName::ExplainQuery,
+                json!({ "sql": huge }),
+                "sql must be at most 102400 bytes; got 15728640.",
+            ),
+            (
+                ToolName::SampleRows,
+                json!({ "table_name": "t", "columns": ["a", huge] }),
+                "columns[1] must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": "SELECT 1", "limit": huge }),
+                "limit must be at most 256 bytes; got 15728640.",
+            ),
+            (
+                ToolName::ServerInfo,
+                json!({ "extra": { "deep": [huge] } }),
+                "extra[0] must be at most 256 bytes; got 15728640.",
+            ),
+        ];
+        for (tool, args, message) in cases {
+            let error = check_argument_sizes(tool, Some(&arguments(args))).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::InvalidArgument);
+            assert_eq!(error.message, message);
+        }
+        let long_key = arguments(json!({ "k".repeat(300): 1 }));
+        let error = check_argument_sizes(ToolName::Query, Some(&long_key)).unwrap_err();
+        assert_eq!(
+            error.message,
+            "argument name must be at most 256 bytes; got 300."
+        );
+        let many: Vec<Value> = (0..=MAX_ARRAY_ITEMS)
+            .map(|i| json!(format!("c{i}")))
+            .collect();
+        let error = check_argument_sizes(
+            ToolName::SampleRows,
+            Some(&arguments(json!({ "table_name": "t", "columns": many }))),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.message,
+            "columns must have at most 1024 items; got 1025."
+        );
+    }
+
+    #[test]
+    fn arguments_at_their_caps_pass() {
+        let at = |n: usize| "x".repeat(n);
+        for (tool, args) in [
+            (
+                ToolName::DescribeTable,
+                json!({ "table_name": at(MAX_NAME_BYTES), "schema": at(MAX_NAME_BYTES) }),
+            ),
+            (
+                ToolName::SearchSchema,
+                json!({ "query": at(MAX_SEARCH_BYTES) }),
+            ),
+            (
+                ToolName::Query,
+                json!({ "sql": at(max_sql_bytes()), "limit": 5 }),
+            ),
+        ] {
+            check_argument_sizes(tool, Some(&arguments(args))).unwrap();
+        }
+        check_argument_sizes(ToolName::ListTables, None).unwrap();
+    }
+
+    #[test]
+    fn only_sql_and_the_search_text_are_capped_above_a_name() {
+        for tool in ToolName::ALL {
+            let sql = match tool {
+                ToolName::Query | ToolName::ExplainQuery | ToolName::Plot => max_sql_bytes(),
+                ToolName::ListTables
+                | ToolName::DescribeTable
+                | ToolName::SampleRows
+                | ToolName::SearchSchema
+                | ToolName::ListRelationships
+                | ToolName::ServerInfo => MAX_NAME_BYTES,
+            };
+            assert_eq!(argument_cap(tool, "sql"), sql, "{}", tool.as_str());
+            let query = match tool {
+                ToolName::SearchSchema => MAX_SEARCH_BYTES,
+                ToolName::ListTables
+                | ToolName::DescribeTable
+                | ToolName::Query
+                | ToolName::SampleRows
+                | ToolName::ExplainQuery
+                | ToolName::ListRelationships
+                | ToolName::ServerInfo
+                | ToolName::Plot => MAX_NAME_BYTES,
+            };
+            assert_eq!(argument_cap(tool, "query"), query, "{}", tool.as_str());
+            for name in ["table_name", "schema", "columns", "kind", "limit"] {
+                assert_eq!(argument_cap(tool, name), MAX_NAME_BYTES);
+            }
+        }
+    }
+
+    #[test]
+    fn the_sql_cap_is_the_validators() {
+        assert_eq!(max_sql_bytes(), 100 * 1024);
+        assert_eq!(
+            max_sql_bytes(),
+            crate::validate::Limits::default().max_sql_bytes
+        );
+    }
+
+    #[test]
+    fn resource_uris_and_their_table_names_are_capped() {
+        let error = check_resource_uri(&"s".repeat(MAX_URI_BYTES + 1), || None).unwrap_err();
+        assert_eq!(error.message, "uri must be at most 1024 bytes; got 1025.");
+        let error = check_resource_uri("schema://table/x", || Some("n".repeat(300))).unwrap_err();
+        assert_eq!(
+            error.message,
+            "table name must be at most 256 bytes; got 300."
+        );
+        check_resource_uri("schema://table/cgm_readings", || {
+            Some("cgm_readings".into())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn an_unknown_tool_is_quoted_only_when_short() {
+        assert!(unknown_tool_message("drop_database").starts_with("Unknown tool 'drop_database'."));
+        let message = unknown_tool_message(&"d".repeat(1 << 20));
+        assert!(message.len() < 400, "{message}");
+        assert!(
+            message.contains("at most 256 bytes; got 1048576"),
+            "{message}"
+        );
+        assert!(message.contains("list_tables"));
+    }
+}

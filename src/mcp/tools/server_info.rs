@@ -1,0 +1,251 @@
+//! `server_info`: the server, its limits, and the sandbox actually in force.
+
+use serde_json::{Value, json};
+
+use super::{ToolSpec, arguments_schema, query, sample_rows, search_schema};
+use crate::mcp::envelope::{Reply, Status, nullable};
+use crate::mcp::render;
+use crate::mcp::server::DuckgateServer;
+use crate::sandbox::budget::format_size;
+
+/// `server_info` in `tools/list`.
+pub static SPEC: ToolSpec = ToolSpec {
+    name: "server_info",
+    title: "Server info and sandbox posture",
+    description,
+    input_schema,
+    data_schema,
+    signature,
+    long_text: None,
+};
+
+fn description(_time_zone: &str) -> String {
+    "Use this when a limit surprised you or the user asks how data is protected: \
+     reports the server name, version, database path, limits (rows, timeout, \
+     result size) and the sandbox actually in force (each promise and the \
+     mechanism that keeps it, landlock, seccomp, rlimits, DuckDB settings). \
+     Use list_tables instead when you want the data. \
+     Common compositions: server_info → query within the limits."
+        .to_owned()
+}
+
+fn input_schema() -> Value {
+    arguments_schema(json!({}), json!([]))
+}
+
+fn signature() -> String {
+    "server_info() — no arguments".to_owned()
+}
+
+fn data_schema() -> Value {
+    let pairs = json!({
+        "type": "array",
+        "items": { "type": "array", "items": { "type": "string" }, "minItems": 2, "maxItems": 2 }
+    });
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string" },
+            "version": { "type": "string" },
+            "database_path": { "type": "string" },
+            "time_zone": {
+                "type": "string",
+                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it."
+            },
+            "workers": {
+                "type": "object",
+                "description": "Where each query's fresh, confined worker process comes from: forked from a warm template (fast), or spawned (the fallback, with the reason).",
+                "properties": {
+                    "origin": { "type": "string", "enum": ["template", "spawned"] },
+                    "template_pid": { "type": "integer" },
+                    "template_starts": { "type": "integer" },
+                    "reason": { "type": "string" }
+                },
+                "required": ["origin"]
+            },
+            "limits": {
+                "type": "object",
+                "properties": {
+                    "query_default_rows": { "type": "integer" },
+                    "query_max_rows": { "type": "integer" },
+                    "sample_max_rows": { "type": "integer" },
+                    "search_max_matches": { "type": "integer" },
+                    "timeout_seconds": { "type": "number" },
+                    "max_result_bytes": { "type": "integer" },
+                    "memory_limit": {
+                        "type": "string",
+                        "description": "DuckDB's memory_limit in each worker: past it, DuckDB spills to disk."
+                    },
+                    "memory": {
+                        "type": "object",
+                        "description": "The memory budget all workers together stay under, and each worker's hard cap (RLIMIT_DATA).",
+                        "properties": {
+                            "budget_bytes": { "type": "integer" },
+                            "budget_source": { "type": "string", "enum": ["flag", "half_of_memory"] },
+                            "slots": { "type": "integer", "description": "Workers that may run queries at once, each with a full share." },
+                            "idle_processes": { "type": "integer", "description": "Warm spares and the template: they run no query and are charged a small fixed amount each." },
+                            "cap_bytes": { "type": "integer" },
+                            "duckdb_limit_bytes": { "type": "integer" },
+                            "overhead_bytes": { "type": "integer" }
+                        },
+                        "required": ["budget_bytes", "budget_source", "slots", "cap_bytes", "duckdb_limit_bytes", "overhead_bytes"]
+                    },
+                    "spill": {
+                        "anyOf": [
+                            {
+                                "type": "object",
+                                "description": "Where workers spill: a private directory per worker under root, removed when it ends.",
+                                "properties": {
+                                    "root": { "type": "string" },
+                                    "backing": { "type": "string", "enum": ["disk", "memory"] },
+                                    "max_bytes_per_worker": { "type": "integer" }
+                                },
+                                "required": ["root", "backing", "max_bytes_per_worker"]
+                            },
+                            { "type": "null" }
+                        ]
+                    },
+                    "threads": { "type": "integer" },
+                    "max_concurrent_queries": { "type": "integer" },
+                    "warm_workers": { "type": "integer" }
+                },
+                "required": [
+                    "query_default_rows", "query_max_rows", "sample_max_rows", "search_max_matches",
+                    "timeout_seconds", "max_result_bytes", "memory_limit", "memory", "spill", "threads",
+                    "max_concurrent_queries", "warm_workers"
+                ]
+            },
+            "posture": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "landlock": { "type": "string", "enum": ["fully_enforced", "not_enforced"] },
+                            "landlock_abi": nullable("integer"),
+                            "seccomp": { "type": "boolean" },
+                            "no_new_privs": { "type": "boolean" },
+                            "rlimits": pairs.clone(),
+                            "duckdb_settings": pairs,
+                            "bypassed_layers": { "type": "array", "items": { "type": "string" } },
+                            "unenforced": { "type": "array", "items": { "type": "string" } },
+                            "properties": {
+                                "type": "array",
+                                "items": {
+                                    "type": "object",
+                                    "properties": {
+                                        "property": { "type": "string" },
+                                        "promise": { "type": "string" },
+                                        "mechanism": { "type": "string" },
+                                        "enforced": { "type": "boolean" }
+                                    },
+                                    "required": ["property", "promise", "mechanism", "enforced"]
+                                }
+                            }
+                        },
+                        "required": ["landlock", "landlock_abi", "seccomp", "no_new_privs", "rlimits", "duckdb_settings", "bypassed_layers", "unenforced", "properties"]
+                    },
+                    { "type": "null" }
+                ]
+            },
+            "posture_error": nullable("string")
+        },
+        "required": ["name", "version", "database_path", "time_zone", "limits", "posture", "posture_error"]
+    })
+}
+
+/// The server, the limits of every tool and of the workers, and the posture the workers report;
+/// `partial` when the posture cannot be read.
+pub(crate) async fn run(server: &DuckgateServer) -> Reply {
+    let config = server.gateway().config();
+    let posture = server.gateway().posture().await;
+    let memory = server.gateway().memory();
+    let spill = server.gateway().spill();
+    let workers = server.gateway().worker_origin().await;
+    let limits = json!({
+        "query_default_rows": query::DEFAULT_LIMIT,
+        "query_max_rows": query::MAX_LIMIT,
+        "sample_max_rows": sample_rows::MAX_LIMIT,
+        "search_max_matches": search_schema::MAX_LIMIT,
+        "timeout_seconds": config.timeout.as_secs_f64(),
+        "max_result_bytes": config.max_result_bytes,
+        "memory_limit": format_size(memory.duckdb_limit_bytes),
+        "memory": memory,
+        "spill": spill,
+        "threads": config.threads,
+        "max_concurrent_queries": config.max_concurrent,
+        "warm_workers": config.warm_workers,
+    });
+    let mut text = format!(
+        "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
+             result ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
+             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it)",
+        env!("CARGO_PKG_VERSION"),
+        config.db_path.display(),
+        query::MAX_LIMIT,
+        query::DEFAULT_LIMIT,
+        config.timeout.as_secs_f64(),
+        config.max_result_bytes,
+        config.threads,
+        config.max_concurrent,
+        render::memory_text(&memory),
+        render::spill_text(spill.as_ref()),
+        config.time_zone,
+    );
+    text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
+    let (status, posture_value, posture_error) = match posture {
+        Ok(posture) => {
+            text.push('\n');
+            text.push_str(&render::posture_text(&posture));
+            if !posture.rlimits.is_empty() {
+                let rlimits: Vec<String> = posture
+                    .rlimits
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                text.push_str(&format!("\nrlimits: {}", rlimits.join(", ")));
+            }
+            if !posture.duckdb_settings.is_empty() {
+                let settings: Vec<String> = posture
+                    .duckdb_settings
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                text.push_str(&format!("\nDuckDB: {}", settings.join(", ")));
+            }
+            if !posture.bypassed_layers.is_empty() {
+                text.push_str(&format!(
+                    "\nWARNING: test bypasses in force: {}",
+                    posture.bypassed_layers.join(", ")
+                ));
+            }
+            for gap in &posture.unenforced {
+                text.push_str(&format!(
+                    "\nWARNING: NOT ENFORCED (--allow-unconfined): {gap}"
+                ));
+            }
+            (
+                Status::Success,
+                serde_json::to_value(posture).unwrap_or(Value::Null),
+                None,
+            )
+        }
+        Err(error) => {
+            text.push_str(&format!(
+                "\nSandbox posture unavailable: {} ({})",
+                error.message, error.kind
+            ));
+            (Status::Partial, Value::Null, Some(error.message))
+        }
+    };
+    let data = json!({
+        "name": "duckgate",
+        "version": env!("CARGO_PKG_VERSION"),
+        "database_path": config.db_path.display().to_string(),
+        "time_zone": config.time_zone,
+        "workers": workers,
+        "limits": limits,
+        "posture": posture_value,
+        "posture_error": posture_error,
+    });
+    Reply::ok(status, data, &["list_tables"], text)
+}
