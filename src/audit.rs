@@ -200,7 +200,7 @@ impl<'a> AuditEntry<'a> {
 
 impl AuditLog {
     /// Open (creating with mode 0600) `path` for appending, rotated at [`DEFAULT_MAX_BYTES`].
-    pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, String> {
+    pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, AuditError> {
         let file = open_append(path)?;
         let rotates = file.metadata().is_ok_and(|m| m.is_file());
         Ok(AuditLog {
@@ -280,7 +280,7 @@ impl AuditLog {
 
     /// Append one line, rotating the file first when the line would take it past the cap; the
     /// error says why it could not be written (or rotated, under `--audit-required`).
-    pub fn record(&self, entry: &AuditEntry<'_>) -> Result<(), String> {
+    pub fn record(&self, entry: &AuditEntry<'_>) -> Result<(), AuditError> {
         let mut line = self.line(entry);
         line.push('\n');
         let mut file = self
@@ -290,7 +290,10 @@ impl AuditLog {
         if self.rotates {
             let size = file
                 .metadata()
-                .map_err(|e| format!("cannot read the audit log {}: {e}", self.path.display()))?
+                .map_err(|error| AuditError::Inspect {
+                    path: self.path.clone(),
+                    error,
+                })?
                 .len();
             if size > 0 && size.saturating_add(line.len() as u64) > self.max_bytes {
                 match self.rotate() {
@@ -304,18 +307,19 @@ impl AuditLog {
         // One write of the whole line: with O_APPEND it lands after every earlier line.
         file.write_all(line.as_bytes())
             .and_then(|()| file.flush())
-            .map_err(|e| format!("cannot write the audit log {}: {e}", self.path.display()))
+            .map_err(|error| AuditError::Write {
+                path: self.path.clone(),
+                error,
+            })
     }
 
     /// Rename the file to `PATH.1` (replacing an older one) and open a fresh `PATH`, mode 0600.
-    fn rotate(&self) -> Result<File, String> {
+    fn rotate(&self) -> Result<File, AuditError> {
         let rotated = rotated_path(&self.path);
-        std::fs::rename(&self.path, &rotated).map_err(|e| {
-            format!(
-                "cannot rotate the audit log {} to {}: {e}",
-                self.path.display(),
-                rotated.display()
-            )
+        std::fs::rename(&self.path, &rotated).map_err(|error| AuditError::Rotate {
+            path: self.path.clone(),
+            rotated,
+            error,
         })?;
         open_append(&self.path)
     }
@@ -328,14 +332,80 @@ pub fn rotated_path(path: &Path) -> PathBuf {
     PathBuf::from(rotated)
 }
 
-fn open_append(path: &Path) -> Result<File, String> {
+fn open_append(path: &Path) -> Result<File, AuditError> {
     OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
         .open(path)
-        .map_err(|e| format!("cannot open the audit log {}: {e}", path.display()))
+        .map_err(|error| AuditError::Open {
+            path: path.to_path_buf(),
+            error,
+        })
 }
+
+/// Why a record could not be written, or the log opened; each says which file.
+#[derive(Debug)]
+pub enum AuditError {
+    /// Opening (creating) the log failed.
+    Open {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Reading the log's size, to decide on rotating, failed.
+    Inspect {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Renaming the log to `PATH.1` failed.
+    Rotate {
+        /// The log.
+        path: PathBuf,
+        /// Where it was to go.
+        rotated: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Appending the line failed.
+    Write {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+}
+
+impl std::fmt::Display for AuditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditError::Open { path, error } => {
+                write!(f, "cannot open the audit log {}: {error}", path.display())
+            }
+            AuditError::Inspect { path, error } => {
+                write!(f, "cannot read the audit log {}: {error}", path.display())
+            }
+            AuditError::Rotate {
+                path,
+                rotated,
+                error,
+            } => write!(
+                f,
+                "cannot rotate the audit log {} to {}: {error}",
+                path.display(),
+                rotated.display()
+            ),
+            AuditError::Write { path, error } => {
+                write!(f, "cannot write the audit log {}: {error}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for AuditError {}
 
 /// `value` as one line of JSON: serde_json's output with U+0085, U+2028 and U+2029 escaped
 /// (serde_json leaves them raw, and JavaScript, Python's `splitlines` and others end a line at
@@ -762,7 +832,8 @@ mod tests {
             .with_max_bytes(600);
         required.record(&entry_with(&arguments)).unwrap();
         let error = required.record(&entry_with(&arguments)).unwrap_err();
-        assert!(error.contains("cannot rotate"), "{error}");
+        assert!(matches!(error, AuditError::Rotate { .. }), "{error}");
+        assert!(error.to_string().contains("cannot rotate"), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
         let lenient = AuditLog::open(&path, false, false)
             .unwrap()

@@ -14,7 +14,8 @@
 //!
 //! Flags add to what the file says: `--hide-*` patterns are appended, `--audit-*` switches on.
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -35,12 +36,51 @@ pub struct ConfigFile {
 
 impl ConfigFile {
     /// Read and parse `path`; unknown keys are an error (a typo must not silently unhide data).
-    pub fn load(path: &Path) -> Result<ConfigFile, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read --config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("--config {}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigFileError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigFileError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        toml::from_str(&text).map_err(|error| ConfigFileError::Parse {
+            path: path.to_path_buf(),
+            error,
+        })
     }
 }
+
+/// Why `--config` could not be used.
+#[derive(Debug)]
+pub enum ConfigFileError {
+    /// The file could not be read.
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// It is not TOML of this shape (a typo in a key is one).
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What `toml` found.
+        error: toml::de::Error,
+    },
+}
+
+impl fmt::Display for ConfigFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigFileError::Read { path, error } => {
+                write!(f, "cannot read --config {}: {error}", path.display())
+            }
+            ConfigFileError::Parse { path, error } => {
+                write!(f, "--config {}: {error}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigFileError {}
 
 #[cfg(test)]
 mod tests {

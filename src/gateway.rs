@@ -303,7 +303,7 @@ impl Gateway {
 
     /// What the kernel cannot enforce, accepted by `--allow-unconfined` (empty when workers are
     /// fully confined, or when the server refuses); the caller announces it.
-    pub fn unenforced(&self) -> Vec<String> {
+    pub fn unenforced(&self) -> Vec<preflight::Gap> {
         match &self.inner.confinement {
             Ok(posture) => preflight::gaps(posture),
             Err(_) => Vec::new(),
@@ -612,7 +612,8 @@ const ADDRESS_SPACE_SLACK_BYTES: u64 = 4 << 30;
 /// The workers' command line and limits from the operator's configuration, and the test bypass.
 /// Opens the workers' temporary root (sweeping what dead servers left) unless spilling is off.
 pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
-    let bypass = Bypass::from_env().map_err(|e| GatewayError::new(ErrorKind::InternalError, e))?;
+    let bypass = Bypass::from_env()
+        .map_err(|e| GatewayError::new(ErrorKind::InternalError, e.to_string()))?;
     let exe = match &config.worker_exe {
         Some(exe) => exe.clone(),
         None => std::env::current_exe().map_err(|e| {
@@ -668,10 +669,10 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
 }
 
 /// The start-up refusal as the error every call is answered with.
-fn sandbox_unavailable(refusal: String) -> GatewayError {
+fn sandbox_unavailable(refusal: preflight::StartRefusal) -> GatewayError {
     GatewayError {
         kind: ErrorKind::SandboxUnavailable,
-        message: refusal,
+        message: refusal.to_string(),
         construct: None,
         suggestion: Some(preflight::FIX.to_string()),
         missing: None,
@@ -761,11 +762,8 @@ pub fn without_hidden(
     let mut dangling_references = Vec::new();
     for table in &snapshot.tables {
         for column in &table.columns {
-            if let Some((target, target_column)) = column
-                .references
-                .as_deref()
-                .and_then(|r| r.rsplit_once('.'))
-                && column_hidden(target, target_column)
+            if let Some(target) = &column.references
+                && column_hidden(&target.table, &target.column)
             {
                 dangling_references.push((
                     table.schema.clone(),

@@ -575,7 +575,7 @@ async fn serve(args: ServeArgs) -> ExitCode {
 /// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration.
 fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(), String> {
     let mut file = match &args.config {
-        Some(path) => duckgate::config_file::ConfigFile::load(path)?,
+        Some(path) => duckgate::config_file::ConfigFile::load(path).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
     file.privacy
@@ -595,8 +595,9 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
         if max_bytes == 0 {
             return Err("[audit] max_bytes must be at least 1".into());
         }
-        let log =
-            duckgate::audit::AuditLog::open(path, redact, required)?.with_max_bytes(max_bytes);
+        let log = duckgate::audit::AuditLog::open(path, redact, required)
+            .map_err(|e| e.to_string())?
+            .with_max_bytes(max_bytes);
         config.audit = Some(std::sync::Arc::new(log));
     } else if args.audit_required || audit.required {
         return Err("--audit-required needs --audit-log PATH (or [audit] log in --config)".into());
@@ -737,7 +738,7 @@ async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
 fn import(out: PathBuf, inputs: Vec<PathBuf>) -> ExitCode {
     let files = match duckgate::engine::import::csv_files(&inputs) {
         Ok(files) => files,
-        Err(e) => return usage_error(&e),
+        Err(e) => return usage_error(&e.to_string()),
     };
     match duckgate::engine::import::import_csv(&out, &files) {
         Ok(tables) => {
@@ -788,7 +789,7 @@ async fn check_sandbox(db: Option<PathBuf>) -> ExitCode {
     let posture = match preflight::posture(&spec).await {
         Ok(posture) => posture,
         Err(failure) => {
-            out::text(&failure);
+            out::text(&failure.to_string());
             return ExitCode::from(1);
         }
     };

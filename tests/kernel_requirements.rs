@@ -21,6 +21,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::protocol::{LandlockAbsence, SeccompAbsence, UnenforcedLayer};
 use serde_json::{Value, json};
 use support::{OutputSchemas, cgm_db, example, exe, status};
 
@@ -123,13 +124,10 @@ async fn query_and_posture(client: &McpClient) -> (Value, String) {
     )
 }
 
-fn unenforced(posture: &Value) -> Vec<String> {
-    posture["unenforced"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no unenforced list: {posture}"))
-        .iter()
-        .map(|v| v.as_str().unwrap().to_string())
-        .collect()
+/// The posture's `unenforced` list, read back as the layers it names.
+fn unenforced(posture: &Value) -> Vec<UnenforcedLayer> {
+    serde_json::from_value(posture["unenforced"].clone())
+        .unwrap_or_else(|e| panic!("no unenforced list ({e}): {posture}"))
 }
 
 /// The wrapper works at the kernel level: its child runs under a seccomp filter with
@@ -219,8 +217,9 @@ async fn allow_unconfined_serves_without_landlock_warns_and_reports_it() {
     assert_eq!(posture["no_new_privs"], true, "{posture}");
     let gaps = unenforced(&posture);
     assert_eq!(gaps.len(), 1, "{gaps:?}");
-    assert!(
-        gaps[0].starts_with("landlock: the kernel does not implement landlock"),
+    assert_eq!(
+        gaps[0],
+        UnenforcedLayer::Landlock(LandlockAbsence::NotImplemented),
         "{gaps:?}"
     );
     assert!(
@@ -247,8 +246,9 @@ async fn allow_unconfined_serves_without_seccomp_warns_and_reports_it() {
     assert_eq!(posture["landlock"], "fully_enforced", "{posture}");
     let gaps = unenforced(&posture);
     assert_eq!(gaps.len(), 1, "{gaps:?}");
-    assert!(
-        gaps[0].starts_with("seccomp: the kernel has no seccomp system call"),
+    assert_eq!(
+        gaps[0],
+        UnenforcedLayer::Seccomp(SeccompAbsence::NoSystemCall),
         "{gaps:?}"
     );
     assert!(text.contains("seccomp off"), "{text}");

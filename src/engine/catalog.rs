@@ -6,7 +6,8 @@ use duckdb::Connection;
 
 use super::errors::query_error;
 use crate::protocol::{
-    CatalogSnapshot, ColumnInfo, ForeignKey, IndexInfo, RelationKind, TableInfo, WorkerError,
+    CatalogSnapshot, ColumnInfo, ColumnReference, ForeignKey, IndexInfo, RelationKind, TableInfo,
+    WorkerError,
 };
 
 /// One constraint row of `duckdb_constraints()`.
@@ -195,7 +196,10 @@ fn annotate(column: &mut ColumnInfo, schema: &str, table: &str, constraints: &[C
                 if let (Some(target), Some(target_column)) =
                     (&c.referenced_table, c.referenced_columns.get(pos))
                 {
-                    column.references = Some(format!("{target}.{target_column}"));
+                    column.references = Some(ColumnReference {
+                        table: target.clone(),
+                        column: target_column.clone(),
+                    });
                 }
             }
             _ => {}

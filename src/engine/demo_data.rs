@@ -5,6 +5,7 @@
 //! `range()` and a seeded `random()` on one thread, so it takes about a second and gives the
 //! same data every time.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use duckdb::{AccessMode, Config, Connection};
@@ -260,12 +261,9 @@ COMMENT ON VIEW daily_glucose IS 'Per-day glucose mean, range and time in range 
 pub fn write_demo_database(
     path: &Path,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<DemoSummary, String> {
+) -> Result<DemoSummary, DemoBuildError> {
     if path.exists() {
-        return Err(format!(
-            "{} already exists; remove it or choose another path.",
-            path.display()
-        ));
+        return Err(DemoBuildError::Exists(path.to_path_buf()));
     }
     // Build beside the target and rename at the end, so a failure never leaves a half file
     // where a reader would take it for the real one.
@@ -275,8 +273,7 @@ pub fn write_demo_database(
     let _ = std::fs::remove_file(&partial);
     let built = build(&partial, progress);
     let result = built.and_then(|tables| {
-        std::fs::rename(&partial, path)
-            .map_err(|e| format!("could not move the database into place: {e}"))?;
+        std::fs::rename(&partial, path).map_err(DemoBuildError::MoveIntoPlace)?;
         let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         Ok(DemoSummary {
             path: path.to_path_buf(),
@@ -293,61 +290,172 @@ pub fn write_demo_database(
     result
 }
 
+/// Why the demo database could not be built: the step that failed.
+#[derive(Debug)]
+pub enum DemoBuildError {
+    /// Something is at the path already.
+    Exists(PathBuf),
+    /// DuckDB's configuration was refused.
+    Configure(duckdb::Error),
+    /// The file could not be created.
+    Create {
+        /// The file (the `.partial` one beside the target).
+        path: PathBuf,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// Seeding `random()` failed.
+    Seed(duckdb::Error),
+    /// Setting the first day of the year of data failed.
+    FirstDay(duckdb::Error),
+    /// One step of the build (`STEPS`) failed.
+    Step {
+        /// The step's name.
+        step: &'static str,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// The final checkpoint failed.
+    Checkpoint(duckdb::Error),
+    /// Counting a table's rows failed.
+    Count {
+        /// The table.
+        table: &'static str,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// The readings are not a year's worth (a bug in the generator).
+    WrongReadings {
+        /// The rows found.
+        rows: u64,
+    },
+    /// Closing the database failed.
+    Close(duckdb::Error),
+    /// Renaming the built file into place failed.
+    MoveIntoPlace(std::io::Error),
+}
+
+impl fmt::Display for DemoBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DemoBuildError::Exists(path) => write!(
+                f,
+                "{} already exists; remove it or choose another path.",
+                path.display()
+            ),
+            DemoBuildError::Configure(e) => write!(f, "could not configure DuckDB: {e}"),
+            DemoBuildError::Create { path, error } => {
+                write!(f, "could not create {}: {error}", path.display())
+            }
+            DemoBuildError::Seed(e) => write!(f, "setseed: {e}"),
+            DemoBuildError::FirstDay(e) => write!(f, "the demo's first day: {e}"),
+            DemoBuildError::Step { step, error } => write!(f, "building {step}: {error}"),
+            DemoBuildError::Checkpoint(e) => write!(f, "checkpoint: {e}"),
+            DemoBuildError::Count { table, error } => write!(f, "counting {table}: {error}"),
+            DemoBuildError::WrongReadings { rows } => write!(
+                f,
+                "cgm_readings has {rows} rows, expected {} to {READINGS}",
+                READINGS - 288
+            ),
+            DemoBuildError::Close(e) => write!(f, "closing the database: {e}"),
+            DemoBuildError::MoveIntoPlace(e) => {
+                write!(f, "could not move the database into place: {e}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DemoBuildError {}
+
 /// Whether the existing file at `path` is a demo database `duckgate demo` can run its session
 /// against: every table and column the demo's schema creates is there. Opened read-only, so
 /// the file is left as it is; `Err` says why it is not one (or why it cannot be read).
-pub fn check_demo_database(path: &Path) -> Result<(), String> {
+pub fn check_demo_database(path: &Path) -> Result<(), NotADemoDatabase> {
     let expected = demo_columns()?;
     let config = Config::default()
         .access_mode(AccessMode::ReadOnly)
         .and_then(|c| c.with("autoinstall_known_extensions", "false"))
         .and_then(|c| c.with("autoload_known_extensions", "false"))
-        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
-    let conn = Connection::open_with_flags(path, config)
-        .map_err(|e| format!("DuckDB cannot open it read-only: {e}"))?;
+        .map_err(NotADemoDatabase::Configure)?;
+    let conn = Connection::open_with_flags(path, config).map_err(NotADemoDatabase::Open)?;
     let found = main_columns(&conn)?;
     let _ = conn.close();
-    let mut missing_tables: Vec<&str> = Vec::new();
+    let mut missing_tables: Vec<String> = Vec::new();
     let mut missing_columns: Vec<String> = Vec::new();
     for (table, column) in &expected {
         if !found.iter().any(|(t, _)| t == table) {
-            if !missing_tables.contains(&table.as_str()) {
-                missing_tables.push(table);
+            if !missing_tables.contains(table) {
+                missing_tables.push(table.clone());
             }
         } else if !found.contains(&(table.clone(), column.clone())) {
             missing_columns.push(format!("{table}.{column}"));
         }
     }
     if !missing_tables.is_empty() {
-        return Err(format!(
-            "it has no table {} of the demo's",
-            missing_tables.join(", ")
-        ));
+        return Err(NotADemoDatabase::MissingTables(missing_tables));
     }
     if !missing_columns.is_empty() {
-        return Err(format!(
-            "its tables lack the demo's columns {}",
-            missing_columns.join(", ")
-        ));
+        return Err(NotADemoDatabase::MissingColumns(missing_columns));
     }
     Ok(())
 }
 
+/// Why a file is not a demo database (or cannot be checked).
+#[derive(Debug)]
+pub enum NotADemoDatabase {
+    /// DuckDB's configuration was refused.
+    Configure(duckdb::Error),
+    /// The in-memory database the demo's schema is read from could not be opened.
+    OpenInMemory(duckdb::Error),
+    /// The demo's own schema failed (a bug).
+    DemoSchema(duckdb::Error),
+    /// DuckDB cannot open the file read-only (not a DuckDB file, or unreadable).
+    Open(duckdb::Error),
+    /// Listing a database's tables failed.
+    ListTables(duckdb::Error),
+    /// Tables of the demo's that the file lacks.
+    MissingTables(Vec<String>),
+    /// Columns (`table.column`) of the demo's that the file's tables lack.
+    MissingColumns(Vec<String>),
+}
+
+impl fmt::Display for NotADemoDatabase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotADemoDatabase::Configure(e) => write!(f, "could not configure DuckDB: {e}"),
+            NotADemoDatabase::OpenInMemory(e) => write!(f, "could not open DuckDB: {e}"),
+            NotADemoDatabase::DemoSchema(e) => write!(f, "the demo's schema: {e}"),
+            NotADemoDatabase::Open(e) => write!(f, "DuckDB cannot open it read-only: {e}"),
+            NotADemoDatabase::ListTables(e) => write!(f, "cannot list its tables: {e}"),
+            NotADemoDatabase::MissingTables(tables) => {
+                write!(f, "it has no table {} of the demo's", tables.join(", "))
+            }
+            NotADemoDatabase::MissingColumns(columns) => write!(
+                f,
+                "its tables lack the demo's columns {}",
+                columns.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for NotADemoDatabase {}
+
 /// (table, column) of every table the demo's schema creates, read from DuckDB itself.
-fn demo_columns() -> Result<Vec<(String, String)>, String> {
+fn demo_columns() -> Result<Vec<(String, String)>, NotADemoDatabase> {
     let config = Config::default()
         .with("autoinstall_known_extensions", "false")
         .and_then(|c| c.with("autoload_known_extensions", "false"))
-        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
-    let conn = Connection::open_in_memory_with_flags(config)
-        .map_err(|e| format!("could not open DuckDB: {e}"))?;
+        .map_err(NotADemoDatabase::Configure)?;
+    let conn =
+        Connection::open_in_memory_with_flags(config).map_err(NotADemoDatabase::OpenInMemory)?;
     conn.execute_batch(SCHEMA)
-        .map_err(|e| format!("the demo's schema: {e}"))?;
+        .map_err(NotADemoDatabase::DemoSchema)?;
     main_columns(&conn)
 }
 
 /// (table, column) of the base tables in the `main` schema of the connection's database.
-fn main_columns(conn: &Connection) -> Result<Vec<(String, String)>, String> {
+fn main_columns(conn: &Connection) -> Result<Vec<(String, String)>, NotADemoDatabase> {
     let mut statement = conn
         .prepare(
             "SELECT c.table_name, c.column_name FROM duckdb_columns() c \
@@ -355,36 +463,42 @@ fn main_columns(conn: &Connection) -> Result<Vec<(String, String)>, String> {
              WHERE c.database_name = current_database() AND c.schema_name = 'main' \
              ORDER BY c.table_name, c.column_index",
         )
-        .map_err(|e| format!("cannot list its tables: {e}"))?;
+        .map_err(NotADemoDatabase::ListTables)?;
     let rows = statement
         .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-        .map_err(|e| format!("cannot list its tables: {e}"))?;
+        .map_err(NotADemoDatabase::ListTables)?;
     rows.collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("cannot list its tables: {e}"))
+        .map_err(NotADemoDatabase::ListTables)
 }
 
-fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String, u64)>, String> {
+fn build(
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Vec<(String, u64)>, DemoBuildError> {
     let config = Config::default()
         // One thread keeps the seeded random() sequence, and so the data, reproducible.
         .with("threads", "1")
         .and_then(|c| c.with("autoinstall_known_extensions", "false"))
         .and_then(|c| c.with("autoload_known_extensions", "false"))
-        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
-    let conn = Connection::open_with_flags(path, config)
-        .map_err(|e| format!("could not create {}: {e}", path.display()))?;
+        .map_err(DemoBuildError::Configure)?;
+    let conn =
+        Connection::open_with_flags(path, config).map_err(|error| DemoBuildError::Create {
+            path: path.to_path_buf(),
+            error,
+        })?;
     conn.execute_batch("SELECT setseed(0.42)")
-        .map_err(|e| format!("setseed: {e}"))?;
+        .map_err(DemoBuildError::Seed)?;
     // The year of data ends today in the local time zone (DuckDB's ICU reads the machine's).
     conn.execute_batch("SET VARIABLE demo_start = (current_date - INTERVAL 364 DAY)::TIMESTAMP")
-        .map_err(|e| format!("the demo's first day: {e}"))?;
+        .map_err(DemoBuildError::FirstDay)?;
     let total = STEPS.len() as u64;
-    for (done, (name, sql)) in STEPS.iter().enumerate() {
+    for (done, (step, sql)) in STEPS.iter().enumerate() {
         conn.execute_batch(sql)
-            .map_err(|e| format!("building {name}: {e}"))?;
+            .map_err(|error| DemoBuildError::Step { step: *step, error })?;
         progress(done as u64 + 1, total);
     }
     conn.execute_batch("CHECKPOINT")
-        .map_err(|e| format!("checkpoint: {e}"))?;
+        .map_err(DemoBuildError::Checkpoint)?;
     let mut tables = Vec::new();
     for table in [
         "devices",
@@ -395,19 +509,15 @@ fn build(path: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Vec<(String,
     ] {
         let rows: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .map_err(|e| format!("counting {table}: {e}"))?;
+            .map_err(|error| DemoBuildError::Count { table, error })?;
         tables.push((table.to_string(), rows.max(0) as u64));
     }
     // A year of 5-minute readings, less what today has not reached yet.
     let readings = tables[1].1;
     if !(READINGS - 288..=READINGS).contains(&readings) {
-        return Err(format!(
-            "cgm_readings has {readings} rows, expected {} to {READINGS}",
-            READINGS - 288
-        ));
+        return Err(DemoBuildError::WrongReadings { rows: readings });
     }
-    conn.close()
-        .map_err(|(_, e)| format!("closing the database: {e}"))?;
+    conn.close().map_err(|(_, e)| DemoBuildError::Close(e))?;
     Ok(tables)
 }
 
@@ -512,7 +622,12 @@ mod tests {
         conn.close().map_err(|(_, e)| e).unwrap();
         let before = std::fs::read(&path).unwrap();
         let reason = check_demo_database(&path).unwrap_err();
-        assert!(reason.contains("cgm_readings"), "{reason}");
+        assert!(
+            matches!(&reason, NotADemoDatabase::MissingTables(tables)
+                if tables.iter().any(|t| t == "cgm_readings")),
+            "{reason}"
+        );
+        assert!(reason.to_string().contains("cgm_readings"), "{reason}");
         assert_eq!(std::fs::read(&path).unwrap(), before, "the file changed");
         assert!(!dir.path().join("mine.duckdb.wal").exists());
 
@@ -527,13 +642,22 @@ mod tests {
         .unwrap();
         conn.close().map_err(|(_, e)| e).unwrap();
         let reason = check_demo_database(&other).unwrap_err();
-        assert!(reason.contains("cgm_readings.glucose_mg_dl"), "{reason}");
+        assert!(
+            matches!(&reason, NotADemoDatabase::MissingColumns(columns)
+                if columns.iter().any(|c| c == "cgm_readings.glucose_mg_dl")),
+            "{reason}"
+        );
+        assert!(
+            reason.to_string().contains("cgm_readings.glucose_mg_dl"),
+            "{reason}"
+        );
 
         // Not DuckDB at all.
         let text = dir.path().join("notes.txt");
         std::fs::write(&text, "just some notes\n").unwrap();
         let reason = check_demo_database(&text).unwrap_err();
-        assert!(reason.contains("cannot open"), "{reason}");
+        assert!(matches!(reason, NotADemoDatabase::Open(_)), "{reason}");
+        assert!(reason.to_string().contains("cannot open"), "{reason}");
         assert_eq!(std::fs::read(&text).unwrap(), b"just some notes\n");
     }
 }

@@ -7,6 +7,7 @@
 //! agent. The file is built beside the target and renamed into place, so a failure never leaves
 //! a half-written database where a reader would take it for the real one.
 
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use duckdb::{Config, Connection};
@@ -26,14 +27,19 @@ pub struct ImportedTable {
 
 /// The CSV files `inputs` name: each file as is, each directory's `*.csv` files (not
 /// recursively), sorted by name.
-pub fn csv_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub fn csv_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
     for input in inputs {
-        let meta = std::fs::metadata(input)
-            .map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+        let meta = std::fs::metadata(input).map_err(|error| ImportError::Read {
+            path: input.clone(),
+            error,
+        })?;
         if meta.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(input)
-                .map_err(|e| format!("cannot list {}: {e}", input.display()))?
+                .map_err(|error| ImportError::List {
+                    dir: input.clone(),
+                    error,
+                })?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|path| {
                     path.is_file()
@@ -44,7 +50,7 @@ pub fn csv_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .collect();
             found.sort();
             if found.is_empty() {
-                return Err(format!("{} holds no .csv file", input.display()));
+                return Err(ImportError::NoCsvIn(input.clone()));
             }
             files.extend(found);
         } else {
@@ -80,25 +86,22 @@ pub fn table_name(file: &Path) -> String {
 
 /// Import `files` into a new database at `out` (which must not exist). Two files that would
 /// get the same table name are refused before anything is written.
-pub fn import_csv(out: &Path, files: &[PathBuf]) -> Result<Vec<ImportedTable>, String> {
+pub fn import_csv(out: &Path, files: &[PathBuf]) -> Result<Vec<ImportedTable>, ImportError> {
     if out.exists() {
-        return Err(format!(
-            "{} already exists; import writes a new database (choose another --out)",
-            out.display()
-        ));
+        return Err(ImportError::Exists(out.to_path_buf()));
     }
     if files.is_empty() {
-        return Err("no CSV file to import".into());
+        return Err(ImportError::NothingToImport);
     }
     let mut names: Vec<(String, &PathBuf)> = Vec::new();
     for file in files {
         let name = table_name(file);
         if let Some((_, other)) = names.iter().find(|(n, _)| *n == name) {
-            return Err(format!(
-                "{} and {} would both become table {name}; rename one",
-                other.display(),
-                file.display()
-            ));
+            return Err(ImportError::SameTableName {
+                first: (*other).clone(),
+                second: file.clone(),
+                table: name,
+            });
         }
         names.push((name, file));
     }
@@ -108,8 +111,7 @@ pub fn import_csv(out: &Path, files: &[PathBuf]) -> Result<Vec<ImportedTable>, S
     let _ = std::fs::remove_file(&partial);
     let written = write(&partial, &names);
     let result = written.and_then(|tables| {
-        std::fs::rename(&partial, out)
-            .map_err(|e| format!("could not move the database into place: {e}"))?;
+        std::fs::rename(&partial, out).map_err(ImportError::MoveIntoPlace)?;
         Ok(tables)
     });
     if result.is_err() {
@@ -121,17 +123,140 @@ pub fn import_csv(out: &Path, files: &[PathBuf]) -> Result<Vec<ImportedTable>, S
     result
 }
 
-fn write(path: &Path, names: &[(String, &PathBuf)]) -> Result<Vec<ImportedTable>, String> {
+/// Why `duckgate import` stopped: the step that failed.
+#[derive(Debug)]
+pub enum ImportError {
+    /// An input could not be read.
+    Read {
+        /// The input.
+        path: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// An input directory could not be listed.
+    List {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// An input directory holds no `.csv` file.
+    NoCsvIn(PathBuf),
+    /// The output exists already.
+    Exists(PathBuf),
+    /// No file was given.
+    NothingToImport,
+    /// Two files would become the same table.
+    SameTableName {
+        /// The file that took the name first.
+        first: PathBuf,
+        /// The other one.
+        second: PathBuf,
+        /// The table name both would get.
+        table: String,
+    },
+    /// DuckDB's configuration was refused.
+    Configure(duckdb::Error),
+    /// The database file could not be created.
+    Create {
+        /// The file (the `.partial` one beside the target).
+        path: PathBuf,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// A file's absolute path could not be found.
+    Resolve {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        error: std::io::Error,
+    },
+    /// Reading today's date, for the table comment, failed.
+    Today(duckdb::Error),
+    /// DuckDB could not read a CSV into its table.
+    Load {
+        /// The CSV.
+        file: PathBuf,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// Counting a table's rows failed.
+    Count {
+        /// The table.
+        table: String,
+        /// DuckDB's error.
+        error: duckdb::Error,
+    },
+    /// The final checkpoint failed.
+    Checkpoint(duckdb::Error),
+    /// Closing the database failed.
+    Close(duckdb::Error),
+    /// Renaming the built file into place failed.
+    MoveIntoPlace(std::io::Error),
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImportError::Read { path, error } => {
+                write!(f, "cannot read {}: {error}", path.display())
+            }
+            ImportError::List { dir, error } => write!(f, "cannot list {}: {error}", dir.display()),
+            ImportError::NoCsvIn(dir) => write!(f, "{} holds no .csv file", dir.display()),
+            ImportError::Exists(out) => write!(
+                f,
+                "{} already exists; import writes a new database (choose another --out)",
+                out.display()
+            ),
+            ImportError::NothingToImport => f.write_str("no CSV file to import"),
+            ImportError::SameTableName {
+                first,
+                second,
+                table,
+            } => write!(
+                f,
+                "{} and {} would both become table {table}; rename one",
+                first.display(),
+                second.display()
+            ),
+            ImportError::Configure(e) => write!(f, "could not configure DuckDB: {e}"),
+            ImportError::Create { path, error } => {
+                write!(f, "could not create {}: {error}", path.display())
+            }
+            ImportError::Resolve { file, error } => {
+                write!(f, "cannot resolve {}: {error}", file.display())
+            }
+            ImportError::Today(e) => write!(f, "reading today's date: {e}"),
+            ImportError::Load { file, error } => {
+                write!(f, "importing {}: {error}", file.display())
+            }
+            ImportError::Count { table, error } => write!(f, "counting {table}: {error}"),
+            ImportError::Checkpoint(e) => write!(f, "checkpoint: {e}"),
+            ImportError::Close(e) => write!(f, "closing the database: {e}"),
+            ImportError::MoveIntoPlace(e) => {
+                write!(f, "could not move the database into place: {e}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+fn write(path: &Path, names: &[(String, &PathBuf)]) -> Result<Vec<ImportedTable>, ImportError> {
     let config = Config::default()
         .with("autoinstall_known_extensions", "false")
         .and_then(|c| c.with("autoload_known_extensions", "false"))
-        .map_err(|e| format!("could not configure DuckDB: {e}"))?;
-    let conn = Connection::open_with_flags(path, config)
-        .map_err(|e| format!("could not create {}: {e}", path.display()))?;
+        .map_err(ImportError::Configure)?;
+    let conn = Connection::open_with_flags(path, config).map_err(|error| ImportError::Create {
+        path: path.to_path_buf(),
+        error,
+    })?;
     let mut tables = Vec::new();
     for (name, file) in names {
-        let source = std::path::absolute(file)
-            .map_err(|e| format!("cannot resolve {}: {e}", file.display()))?;
+        let source = std::path::absolute(file).map_err(|error| ImportError::Resolve {
+            file: (*file).clone(),
+            error,
+        })?;
         let source_text = source.to_string_lossy().into_owned();
         let table = sql_identifier(name);
         conn.execute_batch(&format!(
@@ -143,10 +268,16 @@ fn write(path: &Path, names: &[(String, &PathBuf)]) -> Result<Vec<ImportedTable>
                 today(&conn)?
             ))
         ))
-        .map_err(|e| format!("importing {}: {e}", file.display()))?;
+        .map_err(|error| ImportError::Load {
+            file: (*file).clone(),
+            error,
+        })?;
         let rows: i64 = conn
             .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
-            .map_err(|e| format!("counting {name}: {e}"))?;
+            .map_err(|error| ImportError::Count {
+                table: name.clone(),
+                error,
+            })?;
         tables.push(ImportedTable {
             name: name.clone(),
             source,
@@ -154,16 +285,15 @@ fn write(path: &Path, names: &[(String, &PathBuf)]) -> Result<Vec<ImportedTable>
         });
     }
     conn.execute_batch("CHECKPOINT")
-        .map_err(|e| format!("checkpoint: {e}"))?;
-    conn.close()
-        .map_err(|(_, e)| format!("closing the database: {e}"))?;
+        .map_err(ImportError::Checkpoint)?;
+    conn.close().map_err(|(_, e)| ImportError::Close(e))?;
     Ok(tables)
 }
 
 /// Today's date in the machine's time zone, as DuckDB reads it.
-fn today(conn: &Connection) -> Result<String, String> {
+fn today(conn: &Connection) -> Result<String, ImportError> {
     conn.query_row("SELECT current_date::VARCHAR", [], |r| r.get(0))
-        .map_err(|e| format!("reading today's date: {e}"))
+        .map_err(ImportError::Today)
 }
 
 #[cfg(test)]
@@ -196,7 +326,13 @@ mod tests {
         let out = dir.path().join("out.duckdb");
         let error = import_csv(&out, &[a, b]).unwrap_err();
         assert!(
-            error.contains("would both become table readings"),
+            matches!(&error, ImportError::SameTableName { table, .. } if table == "readings"),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains("would both become table readings"),
             "{error}"
         );
         assert!(!out.exists());

@@ -467,7 +467,13 @@ fn catalog_reports_comments_keys_indexes_and_views() {
         .iter()
         .find(|c| c.name == "patient_id")
         .unwrap();
-    assert_eq!(patient_id.references.as_deref(), Some("patients.id"));
+    assert_eq!(
+        patient_id.references,
+        Some(crate::protocol::ColumnReference {
+            table: "patients".into(),
+            column: "id".into()
+        })
+    );
     assert!(visits.columns[0].primary_key);
     assert_eq!(visits.indexes.len(), 1);
     assert_eq!(visits.indexes[0].name, "visits_at");

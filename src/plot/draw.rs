@@ -111,7 +111,7 @@ pub(crate) fn draw(
     let (width, height) = (options.width, options.height);
     let mut buffer = vec![255u8; width as usize * height as usize * 3];
     let layout = {
-        let backend = ChartBackend::new(&mut buffer, (width, height)).map_err(PlotError::Render)?;
+        let backend = ChartBackend::new(&mut buffer, (width, height)).map_err(render_error)?;
         let root = backend.into_drawing_area();
         root.fill(&WHITE).map_err(render_error)?;
         let layout = draw_chart(&root, prepared, options)?;
@@ -130,7 +130,7 @@ fn draw_chart(
     prepared: &Prepared,
     options: &ChartOptions,
 ) -> Result<Layout, PlotError> {
-    let font = font().map_err(PlotError::Render)?;
+    let font = font().map_err(render_error)?;
     let (x, y) = (&prepared.x, &prepared.y);
     // Text grows with the image (up to 1.6×) so a 2000-pixel chart stays readable when shown
     // smaller; it never shrinks below the default size.

@@ -28,8 +28,18 @@ use skrifa::{FontRef, GlyphId, MetadataProvider};
 pub(crate) static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-subset.ttf");
 
 /// The font, parsed (parsing only reads the table directory of the static bytes).
-pub(crate) fn font() -> Result<FontRef<'static>, String> {
-    FontRef::new(FONT).map_err(|e| format!("the embedded chart font is unreadable: {e}"))
+pub(crate) fn font() -> Result<FontRef<'static>, FontUnreadable> {
+    FontRef::new(FONT).map_err(FontUnreadable)
+}
+
+/// The embedded font did not parse (a broken build, never the user's input).
+#[derive(Debug)]
+pub(crate) struct FontUnreadable(skrifa::raw::ReadError);
+
+impl std::fmt::Display for FontUnreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the embedded chart font is unreadable: {}", self.0)
+    }
 }
 
 /// A line of text laid out at one size: each glyph with its pen position, and the box.
@@ -154,7 +164,7 @@ pub(crate) struct ChartBackend<'a> {
 
 impl<'a> ChartBackend<'a> {
     /// Draw into an RGB buffer of `width × height × 3` bytes.
-    pub(crate) fn new(buffer: &'a mut [u8], size: (u32, u32)) -> Result<Self, String> {
+    pub(crate) fn new(buffer: &'a mut [u8], size: (u32, u32)) -> Result<Self, FontUnreadable> {
         Ok(ChartBackend {
             inner: BitMapBackend::with_buffer(buffer, size),
             font: font()?,

@@ -91,7 +91,7 @@ pub struct WorkerMemory {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BudgetError {
     /// The machine's memory could not be read, and no `--memory-budget` was given.
-    UnknownMemory(String),
+    UnknownMemory(MemoryUnreadable),
     /// The budget leaves a worker less than DuckDB needs.
     ShareTooSmall {
         /// The budget.
@@ -170,7 +170,7 @@ fn largest_limit(cap: u64) -> u64 {
 /// Size every worker's share.
 pub fn plan(
     request: &BudgetRequest,
-    usable: impl FnOnce() -> Result<u64, String>,
+    usable: impl FnOnce() -> Result<u64, MemoryUnreadable>,
 ) -> Result<WorkerMemory, BudgetError> {
     let (budget, budget_source) = match request.budget {
         Some(budget) => (budget, BudgetSource::Flag),
@@ -215,10 +215,10 @@ pub fn plan(
 
 /// The memory this process may use: the machine's (`MemTotal`), or less where a cgroup limits
 /// it (v2 `memory.max`, v1 `memory.limit_in_bytes`).
-pub fn usable_memory() -> Result<u64, String> {
-    let meminfo =
-        std::fs::read_to_string("/proc/meminfo").map_err(|e| format!("/proc/meminfo: {e}"))?;
-    let total = meminfo_total(&meminfo).ok_or("/proc/meminfo has no MemTotal line")?;
+pub fn usable_memory() -> Result<u64, MemoryUnreadable> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo")
+        .map_err(|e| MemoryUnreadable::Meminfo(e.to_string()))?;
+    let total = meminfo_total(&meminfo).ok_or(MemoryUnreadable::NoMemTotal)?;
     let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let limit = cgroup_limit_files(&cgroups)
         .into_iter()
@@ -226,6 +226,24 @@ pub fn usable_memory() -> Result<u64, String> {
         .filter_map(|text| text.trim().parse::<u64>().ok())
         .min();
     Ok(limit.map_or(total, |limit| limit.min(total)))
+}
+
+/// Why [`usable_memory`] cannot tell how much memory there is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryUnreadable {
+    /// `/proc/meminfo` cannot be read (the operating system's words).
+    Meminfo(String),
+    /// It has no `MemTotal` line.
+    NoMemTotal,
+}
+
+impl fmt::Display for MemoryUnreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryUnreadable::Meminfo(error) => write!(f, "/proc/meminfo: {error}"),
+            MemoryUnreadable::NoMemTotal => f.write_str("/proc/meminfo has no MemTotal line"),
+        }
+    }
 }
 
 /// `MemTotal` from `/proc/meminfo`, in bytes.
@@ -285,7 +303,8 @@ pub fn parse_size(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
-/// A size flag's value parser for clap.
+/// A size flag's value parser for clap. Its error stays a `String`: it is the command line's
+/// message and nothing else reads it.
 pub fn size_arg(text: &str) -> Result<u64, String> {
     parse_size(text).ok_or_else(|| format!("{text:?} is not a size like 512MB, 2GB or 1.5GiB"))
 }
@@ -388,7 +407,10 @@ mod tests {
 
     #[test]
     fn unknown_memory_without_a_flag_is_refused_with_the_flag_to_pass() {
-        let error = plan(&request(None, None, 1, 0), || Err("no /proc".into())).unwrap_err();
+        let error = plan(&request(None, None, 1, 0), || {
+            Err(MemoryUnreadable::Meminfo("no /proc".into()))
+        })
+        .unwrap_err();
         assert!(error.to_string().contains("--memory-budget"), "{error}");
     }
 

@@ -60,14 +60,14 @@ const LANDLOCK_ABI_CAP: &str = "landlock_abi_";
 impl Bypass {
     /// Parse a value of [`ENV_VAR`]; unknown names are an error so a typo cannot silently
     /// leave a test testing the wrong thing.
-    pub fn parse(value: &str) -> Result<Bypass, String> {
+    pub fn parse(value: &str) -> Result<Bypass, BypassError> {
         let mut layers = Vec::new();
         let mut landlock_abi_cap = None;
         for name in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             if let Some(number) = name.strip_prefix(LANDLOCK_ABI_CAP) {
                 match number.parse::<u8>() {
                     Ok(abi) if abi >= 1 => landlock_abi_cap = Some(abi),
-                    _ => return Err(format!("{name:?} in {ENV_VAR}: the ABI must be 1 or more")),
+                    _ => return Err(BypassError::BadAbi(name.to_owned())),
                 }
                 continue;
             }
@@ -78,7 +78,7 @@ impl Bypass {
                 "duckdb_hardening" => Layer::DuckdbHardening,
                 "probe" => Layer::ProbeRefusal,
                 "worker_privacy" => Layer::WorkerPrivacy,
-                other => return Err(format!("unknown layer {other:?} in {ENV_VAR}")),
+                other => return Err(BypassError::UnknownLayer(other.to_owned())),
             };
             layers.push(layer);
         }
@@ -89,7 +89,7 @@ impl Bypass {
     }
 
     /// Read [`ENV_VAR`] from this process's environment.
-    pub fn from_env() -> Result<Bypass, String> {
+    pub fn from_env() -> Result<Bypass, BypassError> {
         match std::env::var(ENV_VAR) {
             Ok(v) => Bypass::parse(&v),
             Err(_) => Ok(Bypass::default()),
@@ -128,6 +128,28 @@ impl Bypass {
         self.layers.is_empty() && self.landlock_abi_cap.is_none()
     }
 }
+
+/// A value of [`ENV_VAR`] that names something other than a layer or an ABI cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BypassError {
+    /// `landlock_abi_N` without a number of 1 or more (the whole entry).
+    BadAbi(String),
+    /// A name that is no [`Layer`]'s.
+    UnknownLayer(String),
+}
+
+impl std::fmt::Display for BypassError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BypassError::BadAbi(name) => {
+                write!(f, "{name:?} in {ENV_VAR}: the ABI must be 1 or more")
+            }
+            BypassError::UnknownLayer(name) => write!(f, "unknown layer {name:?} in {ENV_VAR}"),
+        }
+    }
+}
+
+impl std::error::Error for BypassError {}
 
 #[cfg(test)]
 mod tests {

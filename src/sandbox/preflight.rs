@@ -19,10 +19,11 @@
 //! Any other confinement failure (no_new_privs, rlimits, a landlock or seccomp error that is not
 //! the kernel lacking the feature) also stops the start-up: every worker would fail the same way.
 
+use std::fmt;
 use std::io::{self, Write};
 
 use crate::error::ErrorKind;
-use crate::protocol::{Posture, Response, WorkerError};
+use crate::protocol::{Posture, Response, UnenforcedLayer, WorkerError};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
@@ -64,21 +65,17 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
 /// The parent side: run the preflight with `spec` (the workers' own) and decide.
 ///
 /// Returns the posture workers will have: with a gap (`unenforced` not empty, or a property not
-/// enforced) only under `spec.worker.allow_unconfined`; otherwise the refusal, one paragraph for
-/// stderr.
-pub async fn check(spec: &WorkerSpec) -> Result<Posture, String> {
-    let posture = pool::confinement_preflight(spec)
-        .await
-        .map_err(|e| setup_failure(&e))?;
+/// enforced) only under `spec.worker.allow_unconfined`; otherwise the refusal.
+pub async fn check(spec: &WorkerSpec) -> Result<Posture, StartRefusal> {
+    let posture = posture(spec).await.map_err(StartRefusal::SetupFailed)?;
     decide(posture, spec.worker.allow_unconfined)
 }
 
-/// The posture the preflight reports, whatever it is (`duckgate check-sandbox`); the error is
-/// a setup failure, one paragraph.
-pub async fn posture(spec: &WorkerSpec) -> Result<Posture, String> {
+/// The posture the preflight reports, whatever it is (`duckgate check-sandbox`).
+pub async fn posture(spec: &WorkerSpec) -> Result<Posture, SetupFailure> {
     pool::confinement_preflight(spec)
         .await
-        .map_err(|e| setup_failure(&e))
+        .map_err(SetupFailure)
 }
 
 /// Whether every property holds and nothing is listed as unenforced.
@@ -89,32 +86,104 @@ pub fn fully_confined(posture: &Posture) -> bool {
 }
 
 /// The decision on a preflight's posture.
-fn decide(posture: Posture, allow_unconfined: bool) -> Result<Posture, String> {
+fn decide(posture: Posture, allow_unconfined: bool) -> Result<Posture, StartRefusal> {
     if fully_confined(&posture) || allow_unconfined {
         Ok(posture)
     } else {
-        Err(refusal(&gaps(&posture)))
+        Err(StartRefusal::Unconfinable(gaps(&posture)))
+    }
+}
+
+/// Why the server does not start: the preflight's verdict, one paragraph for stderr
+/// ([`fmt::Display`]), which is also the message every MCP call is answered with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartRefusal {
+    /// The kernel cannot confine workers (each gap once) and `--allow-unconfined` is off.
+    Unconfinable(Vec<Gap>),
+    /// Confinement fails for a reason other than a missing feature: every worker would fail
+    /// the same way, whatever the operator allows.
+    SetupFailed(SetupFailure),
+}
+
+impl fmt::Display for StartRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartRefusal::Unconfinable(gaps) => f.write_str(&refusal(gaps)),
+            StartRefusal::SetupFailed(failure) => failure.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for StartRefusal {}
+
+/// The preflight could not confine its process for a reason other than a missing kernel
+/// feature (no_new_privs, rlimits, a landlock or seccomp error), or did not answer: the
+/// preflight process's error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetupFailure(pub WorkerError);
+
+impl fmt::Display for SetupFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "duckgate refuses to start: the query workers' sandbox cannot be set up on this \
+             machine ({}), so every call would fail. --allow-unconfined does not change this: it \
+             only accepts a kernel without landlock or seccomp.",
+            self.0.message
+        )
+    }
+}
+
+impl std::error::Error for SetupFailure {}
+
+/// One reason workers are not fully confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gap {
+    /// A layer the kernel lacks (the posture's `unenforced`).
+    Layer(UnenforcedLayer),
+    /// A promise of confinement that does not hold for another reason (a posture property
+    /// that is not enforced).
+    Property {
+        /// The property's name, e.g. `file_reads`.
+        property: String,
+        /// Why it does not hold.
+        mechanism: String,
+    },
+}
+
+impl fmt::Display for Gap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Gap::Layer(layer) => layer.fmt(f),
+            Gap::Property {
+                property,
+                mechanism,
+            } => write!(f, "{property}: {mechanism}"),
+        }
     }
 }
 
 /// Each gap once: the kernel features missing (`unenforced`), then any property that does not
 /// hold for another reason.
-pub fn gaps(posture: &Posture) -> Vec<String> {
-    let mut gaps = posture.unenforced.clone();
+pub fn gaps(posture: &Posture) -> Vec<Gap> {
+    let mut gaps: Vec<Gap> = posture.unenforced.iter().cloned().map(Gap::Layer).collect();
     if gaps.is_empty() {
         gaps.extend(
             posture
                 .properties
                 .iter()
                 .filter(|p| !p.enforced)
-                .map(|p| format!("{}: {}", p.property, p.mechanism)),
+                .map(|p| Gap::Property {
+                    property: p.property.clone(),
+                    mechanism: p.mechanism.clone(),
+                }),
         );
     }
     gaps
 }
 
 /// Why duckgate will not start on a kernel that lacks a confinement feature: one paragraph.
-pub fn refusal(unenforced: &[String]) -> String {
+fn refusal(unenforced: &[Gap]) -> String {
     format!(
         "duckgate refuses to start: this kernel cannot confine the query workers. {} Every query \
          runs in a single-use worker process that locks itself down with landlock (which files \
@@ -135,19 +204,9 @@ pub const FIX: &str = "Run it on Linux 5.13 or later with landlock enabled (land
     anyway with weaker isolation (announced on stderr at every start and reported by \
     server_info).";
 
-/// Why start-up stopped when confinement failed for a reason other than a missing feature.
-fn setup_failure(error: &WorkerError) -> String {
-    format!(
-        "duckgate refuses to start: the query workers' sandbox cannot be set up on this \
-         machine ({}), so every call would fail. --allow-unconfined does not change this: it \
-         only accepts a kernel without landlock or seccomp.",
-        error.message
-    )
-}
-
 /// The loud, multi-line warning printed at start-up under `--allow-unconfined` when something
 /// is not enforced.
-pub fn unconfined_warning(unenforced: &[String]) -> String {
+pub fn unconfined_warning(unenforced: &[Gap]) -> String {
     let rule = "#".repeat(78);
     let mut text = format!(
         "{rule}\n# WARNING: duckgate runs with --allow-unconfined and this kernel cannot enforce\n\
@@ -168,11 +227,11 @@ pub fn unconfined_warning(unenforced: &[String]) -> String {
 }
 
 /// `a; b` → `A; b.` style: each gap as a sentence.
-fn sentences(unenforced: &[String]) -> String {
+fn sentences(unenforced: &[Gap]) -> String {
     unenforced
         .iter()
         .map(|gap| {
-            let mut sentence = gap.clone();
+            let mut sentence = gap.to_string();
             if !sentence.ends_with('.') {
                 sentence.push('.');
             }
@@ -189,11 +248,15 @@ fn sentences(unenforced: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::{LandlockAbsence, SeccompAbsence};
 
-    fn posture(unenforced: &[&str]) -> Posture {
+    const NO_LANDLOCK: UnenforcedLayer = UnenforcedLayer::Landlock(LandlockAbsence::NotImplemented);
+    const NO_SECCOMP: UnenforcedLayer = UnenforcedLayer::Seccomp(SeccompAbsence::NoSystemCall);
+
+    fn posture(unenforced: &[UnenforcedLayer]) -> Posture {
         let abi = if unenforced.is_empty() { Some(1) } else { None };
         Posture {
-            unenforced: unenforced.iter().map(|s| s.to_string()).collect(),
+            unenforced: unenforced.to_vec(),
             properties: crate::sandbox::confine::properties::assess(
                 &crate::sandbox::confine::properties::Mechanisms {
                     landlock_abi: abi,
@@ -207,14 +270,28 @@ mod tests {
 
     #[test]
     fn a_gap_refuses_without_the_flag_and_passes_with_it() {
-        let gap = ["landlock: the kernel does not implement landlock"];
+        let gap = [NO_LANDLOCK];
         let refused = decide(posture(&gap), false).unwrap_err();
-        assert!(refused.contains("Landlock: the kernel does not implement landlock."));
+        assert_eq!(
+            refused,
+            StartRefusal::Unconfinable(vec![Gap::Layer(NO_LANDLOCK)])
+        );
+        let refused = refused.to_string();
+        // The gap as a sentence: capitalised, ending with a period.
+        assert!(
+            refused.contains(
+                "Landlock: the kernel does not implement landlock (landlock_create_ruleset"
+            )
+        );
+        assert!(
+            refused.contains("is not restricted. Every query"),
+            "{refused}"
+        );
         assert!(refused.contains("--allow-unconfined"), "{refused}");
         assert!(!refused.contains('\n'), "one paragraph: {refused}");
         assert_eq!(
             decide(posture(&gap), true).unwrap().unenforced,
-            vec![gap[0].to_string()]
+            gap.to_vec()
         );
     }
 
@@ -239,6 +316,12 @@ mod tests {
         let mut weak = posture(&[]);
         weak.properties[0].enforced = false;
         let refused = decide(weak, false).unwrap_err();
+        assert!(
+            matches!(&refused, StartRefusal::Unconfinable(gaps)
+                if matches!(gaps[..], [Gap::Property { .. }])),
+            "{refused:?}"
+        );
+        let refused = refused.to_string();
         assert!(refused.contains("File_reads:"), "{refused}");
         // A posture with no properties at all (an old worker binary) is not "fully confined".
         assert!(!fully_confined(&Posture::default()));
@@ -246,8 +329,9 @@ mod tests {
 
     #[test]
     fn the_warning_lists_every_gap_on_its_own_line() {
-        let warning = unconfined_warning(&["landlock: absent".into(), "seccomp: absent".into()]);
-        assert!(warning.contains("\n#   - landlock: absent\n#   - seccomp: absent\n"));
+        let warning = unconfined_warning(&[Gap::Layer(NO_LANDLOCK), Gap::Layer(NO_SECCOMP)]);
+        assert!(warning.contains(&format!("\n#   - {NO_LANDLOCK}\n#   - {NO_SECCOMP}\n")));
+        assert!(warning.contains("\n#   - landlock: the kernel does not implement landlock"));
         assert!(warning.contains("--allow-unconfined"));
         assert!(warning.lines().count() >= 6, "{warning}");
     }

@@ -24,6 +24,7 @@ use landlock::{
 };
 
 use super::{ConfineError, ConfinePlan, Role};
+use crate::protocol::LandlockAbsence;
 
 /// The template's thread list ([`Role::Template`]).
 const PROC_SELF_TASK: &str = "/proc/self/task";
@@ -57,9 +58,9 @@ pub(super) struct LandlockOutcome {
     /// The ABI whose rights the enforced ruleset handles (`None`: no landlock, allowed by the
     /// operator). Below the kernel's own ABI only under the test-only ABI cap.
     pub(super) abi: Option<u8>,
-    /// Why there is no landlock, when the operator allowed running without it (`landlock: …`,
-    /// for the posture's `unenforced` list).
-    pub(super) gap: Option<String>,
+    /// Why there is no landlock, when the operator allowed running without it (for the
+    /// posture's `unenforced` list).
+    pub(super) gap: Option<LandlockAbsence>,
 }
 
 /// What DuckDB does in its temporary directory: create spill files, write, read, list, shrink
@@ -92,9 +93,7 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
         if plan.allow_unconfined {
             return Ok(LandlockOutcome {
                 abi: None,
-                gap: Some(format!(
-                    "landlock: {offered}; the worker's file system access is not restricted"
-                )),
+                gap: Some(offered),
             });
         }
         return Err(ConfineError::LandlockUnavailable { offered });
@@ -157,7 +156,7 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
 /// Called only when not even ABI 1 can be handled, so the best-effort ruleset below handles
 /// nothing the kernel knows: `restrict_self` enforces nothing (it only sets no_new_privs, which
 /// step 1 already did) and reports the status.
-fn absent_landlock() -> String {
+fn absent_landlock() -> LandlockAbsence {
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI::V1))
@@ -165,18 +164,14 @@ fn absent_landlock() -> String {
         .and_then(|ruleset| ruleset.restrict_self())
         .map(|status| status.landlock);
     match status {
-        Ok(LandlockStatus::NotImplemented) => "the kernel does not implement landlock \
-            (landlock_create_ruleset returns ENOSYS: it needs Linux 5.13 or newer built with \
-            CONFIG_SECURITY_LANDLOCK)"
-            .into(),
-        Ok(LandlockStatus::NotEnabled) => "landlock is built into the kernel but not enabled \
-            (landlock_create_ruleset returns EOPNOTSUPP: add `landlock` to the `lsm=` boot \
-            parameter)"
-            .into(),
-        Ok(LandlockStatus::Available { effective_abi, .. }) => format!(
-            "the kernel reports landlock ABI {effective_abi} but rejects duckgate's ruleset"
-        ),
-        Err(e) => format!("the kernel has no usable landlock ({e})"),
+        Ok(LandlockStatus::NotImplemented) => LandlockAbsence::NotImplemented,
+        Ok(LandlockStatus::NotEnabled) => LandlockAbsence::NotEnabled,
+        Ok(LandlockStatus::Available { effective_abi, .. }) => LandlockAbsence::RejectsRuleset {
+            effective_abi: effective_abi.to_string(),
+        },
+        Err(e) => LandlockAbsence::Unusable {
+            error: e.to_string(),
+        },
     }
 }
 

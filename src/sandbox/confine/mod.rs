@@ -49,7 +49,7 @@ mod seccomp;
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::protocol::{LandlockStatus, Posture};
+use crate::protocol::{LandlockAbsence, LandlockStatus, Posture, SeccompAbsence, UnenforcedLayer};
 
 /// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
 pub const MINIMUM_LANDLOCK_ABI: u8 = 1;
@@ -141,7 +141,7 @@ pub enum ConfineError {
     /// `allow_unconfined` is off.
     LandlockUnavailable {
         /// What the kernel offers.
-        offered: String,
+        offered: LandlockAbsence,
     },
     /// Step 5: a path to be granted could not be opened.
     LandlockPath {
@@ -163,7 +163,7 @@ pub enum ConfineError {
     SeccompUnavailable {
         /// How the kernel showed it: no `Seccomp:` status line, or `ENOSYS`/`EINVAL` from
         /// `seccomp(2)`.
-        evidence: String,
+        evidence: SeccompAbsence,
     },
     /// Step 6: building the filter failed (a bug in our rule table).
     SeccompBuild(seccompiler::BackendError),
@@ -302,7 +302,12 @@ pub fn confine_with(
         rlimits,
         duckdb_settings: Vec::new(),
         bypassed_layers: Vec::new(),
-        unenforced: landlock.gap.into_iter().chain(seccomp.gap).collect(),
+        unenforced: landlock
+            .gap
+            .map(UnenforcedLayer::Landlock)
+            .into_iter()
+            .chain(seccomp.gap.map(UnenforcedLayer::Seccomp))
+            .collect(),
         properties: properties::assess(&properties::Mechanisms {
             landlock_abi: landlock.abi,
             seccomp: seccomp.enforced,
@@ -373,10 +378,10 @@ mod tests {
                 error: nix::errno::Errno::EPERM,
             },
             ConfineError::LandlockUnavailable {
-                offered: "the kernel does not implement landlock".into(),
+                offered: LandlockAbsence::NotImplemented,
             },
             ConfineError::SeccompUnavailable {
-                evidence: "seccomp(2) returned ENOSYS".into(),
+                evidence: SeccompAbsence::NoSystemCall,
             },
         ];
         for (error, step) in errors.iter().zip([

@@ -30,6 +30,7 @@ use seccompiler::{
 };
 
 use super::{ConfineError, Role};
+use crate::protocol::SeccompAbsence;
 
 /// Calls denied whatever their arguments, each with the reason.
 fn always_denied() -> Vec<(i64, &'static str)> {
@@ -566,8 +567,8 @@ pub(super) struct SeccompOutcome {
     /// Whether the filters are installed: `false` only when the kernel has no seccomp and the
     /// operator allowed running without it.
     pub(super) enforced: bool,
-    /// What is not enforced and why, in that case (`seccomp: …`, for the posture).
-    pub(super) gap: Option<String>,
+    /// How the kernel showed it has no seccomp, in that case (for the posture).
+    pub(super) gap: Option<SeccompAbsence>,
 }
 
 /// Step 6: install the filters on every thread (there is only one; TSYNC makes sure).
@@ -586,23 +587,18 @@ pub(super) fn install(
     allow_unconfined: bool,
     scope: &FilterScope,
 ) -> Result<SeccompOutcome, ConfineError> {
-    let unavailable = |evidence: String| {
+    let unavailable = |evidence: SeccompAbsence| {
         if allow_unconfined {
             Ok(SeccompOutcome {
                 enforced: false,
-                gap: Some(format!(
-                    "seccomp: {evidence}; the worker's system calls (exec, sockets, ptrace, \
-                     mounts, …) are not filtered"
-                )),
+                gap: Some(evidence),
             })
         } else {
             Err(ConfineError::SeccompUnavailable { evidence })
         }
     };
     if !kernel_has_seccomp {
-        return unavailable(
-            "the kernel is built without seccomp (no Seccomp: line in /proc/self/status)".into(),
-        );
+        return unavailable(SeccompAbsence::NotBuiltIn);
     }
     let programs = compile(scope).map_err(ConfineError::SeccompBuild)?;
     for (index, program) in programs.iter().enumerate() {
@@ -623,21 +619,13 @@ pub(super) fn install(
 }
 
 /// Whether an install error means "this kernel has no seccomp filters", and how it said so.
-fn kernel_lacks_filters(error: &seccompiler::Error) -> Option<String> {
+fn kernel_lacks_filters(error: &seccompiler::Error) -> Option<SeccompAbsence> {
     let seccompiler::Error::Seccomp(io) = error else {
         return None;
     };
     match io.raw_os_error() {
-        Some(libc::ENOSYS) => Some(
-            "the kernel has no seccomp system call (seccomp(SECCOMP_SET_MODE_FILTER) returned \
-             ENOSYS)"
-                .into(),
-        ),
-        Some(libc::EINVAL) => Some(
-            "the kernel has no seccomp filter support (seccomp(SECCOMP_SET_MODE_FILTER) \
-             returned EINVAL: CONFIG_SECCOMP_FILTER is off)"
-                .into(),
-        ),
+        Some(libc::ENOSYS) => Some(SeccompAbsence::NoSystemCall),
+        Some(libc::EINVAL) => Some(SeccompAbsence::NoFilterSupport),
         _ => None,
     }
 }
@@ -717,13 +705,13 @@ mod tests {
     fn enosys_and_einval_mean_no_seccomp_other_errors_do_not() {
         let install_error =
             |errno: i32| seccompiler::Error::Seccomp(std::io::Error::from_raw_os_error(errno));
-        assert!(
-            kernel_lacks_filters(&install_error(libc::ENOSYS))
-                .is_some_and(|e| e.contains("ENOSYS"))
+        assert_eq!(
+            kernel_lacks_filters(&install_error(libc::ENOSYS)),
+            Some(SeccompAbsence::NoSystemCall)
         );
-        assert!(
-            kernel_lacks_filters(&install_error(libc::EINVAL))
-                .is_some_and(|e| e.contains("EINVAL"))
+        assert_eq!(
+            kernel_lacks_filters(&install_error(libc::EINVAL)),
+            Some(SeccompAbsence::NoFilterSupport)
         );
         assert_eq!(kernel_lacks_filters(&install_error(libc::EPERM)), None);
         assert_eq!(kernel_lacks_filters(&install_error(libc::EFAULT)), None);
