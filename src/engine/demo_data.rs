@@ -492,9 +492,9 @@ fn build(
     conn.execute_batch("SET VARIABLE demo_start = (current_date - INTERVAL 364 DAY)::TIMESTAMP")
         .map_err(DemoBuildError::FirstDay)?;
     let total = STEPS.len() as u64;
-    for (done, (step, sql)) in STEPS.iter().enumerate() {
+    for (done, &(step, sql)) in STEPS.iter().enumerate() {
         conn.execute_batch(sql)
-            .map_err(|error| DemoBuildError::Step { step: *step, error })?;
+            .map_err(|error| DemoBuildError::Step { step, error })?;
         progress(done as u64 + 1, total);
     }
     conn.execute_batch("CHECKPOINT")
