@@ -199,7 +199,10 @@ fn only_the_gateway_and_the_worker_read_the_switch() {
             );
             found_readers.push(relative.clone());
         }
-        if relative.starts_with("src/mcp/") || relative == "src/main.rs" {
+        if relative.starts_with("src/mcp/")
+            || relative == "src/main.rs"
+            || relative.starts_with("src/cli/")
+        {
             assert!(
                 !source.contains("bypass::"),
                 "{relative} reaches into the bypass module"

@@ -1,0 +1,88 @@
+//! `duckgate serve` (also duckgate without a subcommand): MCP over stdio until the client
+//! closes it.
+
+use std::process::ExitCode;
+
+use duckgate::gateway::{Gateway, GatewayConfig};
+
+use super::args::ServeArgs;
+use super::start::{
+    StartFailure, UsageError, gateway_config, missing_database_line, start_gateway, usage_error,
+};
+
+pub(super) async fn serve(args: ServeArgs) -> ExitCode {
+    let mut config = match gateway_config(&args.db, "serve") {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e),
+    };
+    if let Err(e) = privacy_and_audit(&args, &mut config) {
+        return usage_error(&e);
+    }
+    let descriptions = match &args.descriptions {
+        Some(path) => match duckgate::mcp::load_descriptions(path) {
+            Ok(d) => d,
+            Err(e) => return usage_error(&e),
+        },
+        None => Default::default(),
+    };
+    let options = duckgate::mcp::ServeOptions { descriptions };
+    let (gateway, refused) = match start_gateway(config.clone()).await {
+        Ok(g) => {
+            if let Some(line) = missing_database_line(&g.config().db_path) {
+                eprintln!("{line}");
+            }
+            (g, false)
+        }
+        // An MCP client shows tool errors, not stderr: serve the refusal as the answer to every
+        // call (no worker ever starts), then exit 1 as a refused start does.
+        Err(StartFailure::Refused(refusal)) => match Gateway::refusing(config, refusal) {
+            Ok(g) => (g, true),
+            Err(e) => return usage_error(&e.message),
+        },
+        Err(StartFailure::Exit(code)) => return code,
+    };
+    let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
+    gateway.shutdown().await;
+    match result {
+        Ok(()) if refused => ExitCode::from(1),
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("server stopped: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration.
+fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(), UsageError> {
+    let mut file = match &args.config {
+        Some(path) => duckgate::config_file::ConfigFile::load(path).map_err(UsageError::Config)?,
+        None => Default::default(),
+    };
+    file.privacy
+        .hide_tables
+        .extend(args.hide_table.iter().cloned());
+    file.privacy
+        .hide_columns
+        .extend(args.hide_column.iter().cloned());
+    let audit = file.audit;
+    if let Some(path) = args.audit_log.as_ref().or(audit.log.as_ref()) {
+        let redact = args.audit_redact_sql || audit.redact_sql;
+        let required = args.audit_required || audit.required;
+        let max_bytes = args
+            .audit_max_bytes
+            .or(audit.max_bytes)
+            .unwrap_or(duckgate::audit::DEFAULT_MAX_BYTES);
+        if max_bytes == 0 {
+            return Err(UsageError::AuditMaxBytesZero);
+        }
+        let log = duckgate::audit::AuditLog::open(path, redact, required)
+            .map_err(UsageError::Audit)?
+            .with_max_bytes(max_bytes);
+        config.audit = Some(std::sync::Arc::new(log));
+    } else if args.audit_required || audit.required {
+        return Err(UsageError::AuditRequiredWithoutLog);
+    }
+    config.privacy = file.privacy;
+    Ok(())
+}
