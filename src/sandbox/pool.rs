@@ -4,7 +4,7 @@
 //! A worker is never reused: after one request it exits (or is killed), so whatever a query did
 //! to its process cannot reach the next one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
@@ -338,7 +338,11 @@ fn file_identity(db: &Path) -> Option<FileIdentity> {
 #[derive(Debug)]
 pub struct Pool {
     spec: WorkerSpec,
-    spares: Mutex<Vec<ReadyWorker>>,
+    /// Oldest first: a call takes the spare that has waited longest. A forked spare warms its
+    /// request paths in its own process once it has waited a moment (`worker::WARM_UP_GRACE`),
+    /// so back to back the oldest is the one that has done so, and the newest is left the time
+    /// to do it.
+    spares: Mutex<VecDeque<ReadyWorker>>,
     /// Spares being started right now. Counted with the ready ones, under the `spares` lock, so
     /// that two refills racing (one per reply, back to back) do not start more than the target.
     starting: AtomicUsize,
@@ -398,7 +402,7 @@ impl Pool {
     /// A pool that keeps `warm_target` spares and runs at most `max_concurrent` workers.
     pub fn new(spec: WorkerSpec, warm_target: usize, max_concurrent: usize) -> Arc<Pool> {
         Arc::new(Pool {
-            spares: Mutex::new(Vec::new()),
+            spares: Mutex::new(VecDeque::new()),
             starting: AtomicUsize::new(0),
             warm_target,
             running: Slots::new(max_concurrent),
@@ -557,7 +561,7 @@ impl Pool {
                 let mut spares = pool.spares.lock().await;
                 pool.starting.fetch_sub(1, Ordering::SeqCst);
                 match started {
-                    Ok(worker) => spares.push(worker),
+                    Ok(worker) => spares.push_back(worker),
                     Err(e) => {
                         tracing::warn!(error = %e.message, "could not start a warm worker");
                         return;
@@ -701,7 +705,7 @@ impl Pool {
         let taken = {
             let mut spares = self.spares.lock().await;
             let mut found = None;
-            while let Some(mut w) = spares.pop() {
+            while let Some(mut w) = spares.pop_front() {
                 // A spare that died while waiting (killed from outside, OOM) is not handed out.
                 let alive = w.process.is_alive();
                 if alive && w.db_identity == current {
@@ -724,7 +728,7 @@ impl Pool {
 
     /// Kill every spare, then the template (shutdown).
     pub async fn drain(&self) {
-        let spares: Vec<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
+        let spares: VecDeque<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
         for w in spares {
             w.finish().await;
         }
