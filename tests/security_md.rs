@@ -594,3 +594,139 @@ fn the_unsafe_scan_sees_code_not_comments_strings_or_longer_names() {
         assert!(!uses_unsafe(text), "saw `unsafe` code in: {text}");
     }
 }
+
+// ---- The numbers SECURITY.md states -------------------------------------------------------------
+
+const MIB: usize = 1024 * 1024;
+
+/// `n` with a comma between thousands, as SECURITY.md writes counts (`1,000,000`).
+fn with_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `bytes` as SECURITY.md writes a size: whole KB (KiB) or MiB. A size that is not a whole
+/// number of either fails here, so a change to an odd value cannot pass by rounding.
+fn size_words(bytes: usize, unit: &str) -> String {
+    let per = match unit {
+        "KB" => 1024,
+        "MiB" => MIB,
+        other => panic!("no such unit in SECURITY.md: {other}"),
+    };
+    assert_eq!(bytes % per, 0, "{bytes} bytes is not a whole number of {unit}");
+    format!("{} {unit}", bytes / per)
+}
+
+/// The limits and floors SECURITY.md states as numbers, each rebuilt from the constant the code
+/// enforces: a change to a limit fails here until the threat model says the new value.
+fn stated_numbers() -> Vec<(&'static str, String)> {
+    use duckgate::mcp::tools;
+    let ci = std::fs::read_to_string(repo_root().join(".ci/run")).expect(".ci/run");
+    let fuzz_seconds = ci
+        .lines()
+        .find_map(|l| l.strip_prefix("FUZZ_SECONDS_PER_TARGET="))
+        .expect(".ci/run sets FUZZ_SECONDS_PER_TARGET");
+    vec![
+        (
+            "the MCP layer's argument caps (src/mcp/tools/mod.rs, the validator's SQL cap)",
+            format!(
+                "names {} bytes, search text {}, resource URIs {}, SQL the validator's {}, arrays {} items",
+                tools::MAX_NAME_BYTES,
+                size_words(tools::MAX_SEARCH_BYTES, "KB"),
+                size_words(tools::MAX_URI_BYTES, "KB"),
+                size_words(duckgate::validate::Limits::default().max_sql_bytes, "KB"),
+                tools::MAX_ARRAY_ITEMS,
+            ),
+        ),
+        (
+            "the chart caps (src/plot/mod.rs)",
+            format!(
+                "at most {} rows, {}×{} px and a {} PNG",
+                with_thousands(duckgate::plot::MAX_ROWS),
+                duckgate::plot::MAX_WIDTH,
+                duckgate::plot::MAX_HEIGHT,
+                size_words(duckgate::plot::MAX_PNG_BYTES, "MiB"),
+            ),
+        ),
+        (
+            "the audit log's string cap (src/audit.rs)",
+            format!(
+                "{} is kept as its first {}",
+                size_words(duckgate::audit::MAX_RECORDED_TEXT_BYTES, "KB"),
+                size_words(duckgate::audit::MAX_RECORDED_TEXT_BYTES, "KB"),
+            ),
+        ),
+        (
+            "the audit log's rotation default (src/audit.rs)",
+            format!(
+                "`--audit-max-bytes` (default {})",
+                size_words(duckgate::audit::DEFAULT_MAX_BYTES as usize, "MiB")
+            ),
+        ),
+        (
+            "the kernel floor (src/sandbox/confine/mod.rs)",
+            format!(
+                "Linux {} or later on x86_64 or aarch64, with landlock enabled (ABI {} or",
+                duckgate::sandbox::confine::MINIMUM_LINUX,
+                duckgate::sandbox::confine::MINIMUM_LANDLOCK_ABI,
+            ),
+        ),
+        (
+            "the kernel floor in the table of promises (src/sandbox/confine/mod.rs)",
+            format!(
+                "floor is landlock ABI {} (Linux {}) with seccomp filters",
+                duckgate::sandbox::confine::MINIMUM_LANDLOCK_ABI,
+                duckgate::sandbox::confine::MINIMUM_LINUX,
+            ),
+        ),
+        (
+            "the fuzzing time per target (.ci/run)",
+            format!("{fuzz_seconds} s per target in every CI"),
+        ),
+    ]
+}
+
+/// `text` with every run of whitespace (line breaks and indentation included) as one space, so a
+/// stated phrase may wrap anywhere in SECURITY.md.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_limits_security_md_states_are_the_ones_the_code_enforces() {
+    let text = one_line(&security_md());
+    let drifted: Vec<String> = stated_numbers()
+        .into_iter()
+        .filter(|(_, phrase)| !text.contains(phrase.as_str()))
+        .map(|(what, phrase)| format!("{what}: SECURITY.md should say {phrase:?}"))
+        .collect();
+    assert!(
+        drifted.is_empty(),
+        "SECURITY.md states numbers the code no longer has:\n{}",
+        drifted.join("\n")
+    );
+}
+
+#[test]
+fn the_number_check_notices_a_changed_limit() {
+    // The phrases are built from the constants, so SECURITY.md with one number changed must
+    // no longer contain the phrase: proven here on the chart caps.
+    let (_, phrase) = stated_numbers()
+        .into_iter()
+        .find(|(what, _)| what.starts_with("the chart caps"))
+        .expect("the chart caps are stated");
+    let text = one_line(&security_md());
+    assert!(text.contains(&phrase));
+    let altered = text.replace(&phrase, &phrase.replace("2000", "2001"));
+    assert!(!altered.contains(&phrase));
+    assert_eq!(with_thousands(1_000_000), "1,000,000");
+    assert_eq!(with_thousands(999), "999");
+    assert_eq!(size_words(4096, "KB"), "4 KB");
+}
