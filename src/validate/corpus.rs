@@ -199,9 +199,9 @@ pub const UNPARSED: &[&str] = &[
 /// What a refused case must produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
-    /// `policy_blocked` with the seed write message, word for word.
+    /// `policy_blocked` with `error::messages::WRITE_REFUSED`, word for word.
     Write,
-    /// `multiple_statements` with the seed message, word for word.
+    /// `multiple_statements` with `error::messages::MULTIPLE_STATEMENTS`, word for word.
     Multiple,
     /// `policy_blocked` with a message of its own that names the construct.
     Blocked,
