@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 
 use super::list_relationships::foreign_key_schema;
 use super::{
-    ToolName, ToolSpec, arguments_schema, check_not_blank, schema_argument, table_name_argument,
+    ToolName, ToolSpec, arguments_schema, check_not_blank, relation_schema, schema_argument,
+    table_name_argument,
 };
 use crate::mcp::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
@@ -42,14 +43,8 @@ fn input_schema() -> Value {
 
 /// The table as [`table_detail`] builds it; the table resource serves the same.
 fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "schema": { "type": "string" },
-            "name": { "type": "string" },
-            "kind": { "type": "string", "enum": ["table", "view"] },
-            "description": nullable("string"),
-            "estimated_rows": nullable("integer"),
+    relation_schema(
+        json!({
             "columns": {
                 "type": "array",
                 "items": {
@@ -81,9 +76,9 @@ fn data_schema() -> Value {
             },
             "foreign_keys": { "type": "array", "items": foreign_key_schema() },
             "referenced_by": { "type": "array", "items": foreign_key_schema() }
-        },
-        "required": ["schema", "name", "kind", "description", "estimated_rows", "columns", "indexes", "foreign_keys", "referenced_by"]
-    })
+        }),
+        &["columns", "indexes", "foreign_keys", "referenced_by"],
+    )
 }
 
 fn signature() -> String {

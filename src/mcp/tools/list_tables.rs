@@ -3,10 +3,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{ToolName, ToolSpec, arguments_schema};
+use super::{ToolName, ToolSpec, arguments_schema, relation_schema};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
-use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
+use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
 use crate::mcp::server::DuckgateServer;
@@ -48,18 +48,10 @@ fn data_schema() -> Value {
 }
 
 fn table_summary_schema() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "schema": { "type": "string" },
-            "name": { "type": "string" },
-            "kind": { "type": "string", "enum": ["table", "view"] },
-            "description": nullable("string"),
-            "estimated_rows": nullable("integer"),
-            "column_count": { "type": "integer", "minimum": 0 }
-        },
-        "required": ["schema", "name", "kind", "description", "estimated_rows", "column_count"]
-    })
+    relation_schema(
+        json!({ "column_count": { "type": "integer", "minimum": 0 } }),
+        &["column_count"],
+    )
 }
 
 fn signature() -> String {

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
-use crate::mcp::envelope::{ErrorBody, Reply, output_schema};
+use crate::mcp::envelope::{ErrorBody, Reply, nullable, output_schema};
 use crate::mcp::server::DuckgateServer;
 
 pub mod describe_table;
@@ -245,6 +245,40 @@ pub(crate) fn arguments_schema(properties: Value, required: Value) -> Value {
         "required": required,
         "additionalProperties": false
     })
+}
+
+/// The fields that name a table or view in `list_tables` and `describe_table` results, in wire
+/// order: one list, so the two schemas cannot disagree on them.
+pub(crate) fn relation_properties() -> serde_json::Map<String, Value> {
+    let fields = json!({
+        "schema": { "type": "string" },
+        "name": { "type": "string" },
+        "kind": { "type": "string", "enum": ["table", "view"] },
+        "description": nullable("string"),
+        "estimated_rows": nullable("integer")
+    });
+    match fields {
+        Value::Object(map) => map,
+        _ => unreachable!("a JSON object literal"),
+    }
+}
+
+/// The names of [`relation_properties`], in the order `required` lists them.
+const RELATION_FIELDS: [&str; 5] = ["schema", "name", "kind", "description", "estimated_rows"];
+
+/// An object schema: [`relation_properties`] and `more` (an object of further fields, named in
+/// `more_required` in the order `required` lists them), all of them required.
+pub(crate) fn relation_schema(more: Value, more_required: &[&str]) -> Value {
+    let mut properties = relation_properties();
+    if let Value::Object(more) = more {
+        properties.extend(more);
+    }
+    let required: Vec<&str> = RELATION_FIELDS
+        .iter()
+        .chain(more_required)
+        .copied()
+        .collect();
+    json!({ "type": "object", "properties": properties, "required": required })
 }
 
 /// The `table_name` argument of the tools that read one table.
