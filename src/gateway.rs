@@ -1,125 +1,37 @@
 //! The parent's one entry point for everything a tool needs: validate, then ask a confined worker.
 //!
 //! The MCP layer and the CLI talk only to [`Gateway`]; nothing in the parent opens the database.
+//! The operator's configuration and the workers' spec made from it are in `gateway/config.rs`;
+//! the catalog the parent keeps, and what the privacy rules strip from it, in
+//! `gateway/catalog.rs`.
 
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+mod catalog;
+mod config;
+
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::audit::AuditLog;
 use crate::error::{ErrorKind, messages};
-use crate::privacy::{self, PrivacyPolicy};
+use crate::privacy;
 use crate::protocol::{
-    CatalogSnapshot, ChartReply, ChartRequest, ExplainResult, MissingName, Posture, QueryResult,
-    Request, Response, WorkerError, WorkerRefusal,
+    ChartReply, ChartRequest, ExplainResult, MissingName, Posture, QueryResult, Request, Response,
+    WorkerError, WorkerRefusal,
 };
-use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
+use crate::sandbox::budget::WorkerMemory;
 use crate::sandbox::bypass::{Bypass, Layer};
-use crate::sandbox::pool::{Pool, RunError, WorkerSpec};
+use crate::sandbox::pool::{Pool, RunError};
 use crate::sandbox::preflight;
-use crate::sandbox::temp_dir::{self, Backing, TempRoot};
-use crate::sandbox::worker::{WorkerArgs, WorkerStart, wal_path};
+use crate::sandbox::temp_dir::Backing;
 use crate::validate;
-
-/// What the operator configured on the command line.
-#[derive(Debug, Clone)]
-pub struct GatewayConfig {
-    /// The DuckDB database file.
-    pub db_path: PathBuf,
-    /// Per-call deadline, counted from when the request is handed to a worker.
-    pub timeout: Duration,
-    /// How long a call waits for a worker slot before it is answered `busy` (the wait does not
-    /// count against `timeout`).
-    pub queue_timeout: Duration,
-    /// The total all workers together may use (`--memory-budget`); `None`: half of this
-    /// machine's memory ([`crate::sandbox::budget`]).
-    pub memory_budget: Option<u64>,
-    /// DuckDB's `memory_limit` in each worker (`--memory-limit`); `None`: the most each
-    /// worker's share of the budget allows.
-    pub memory_limit: Option<u64>,
-    /// Where workers' private temporary directories are made (`--temp-dir`); `None`:
-    /// [`crate::sandbox::temp_dir::default_root`].
-    pub temp_dir: Option<PathBuf>,
-    /// What one worker may spill (`--max-temp-size`); 0: no spilling.
-    pub max_temp_bytes: u64,
-    /// DuckDB threads in the worker.
-    pub threads: u32,
-    /// The workers' DuckDB `TimeZone`: the zone "today" and "yesterday" are meant in.
-    pub time_zone: String,
-    /// Cap on the JSON bytes of rows a query returns.
-    pub max_result_bytes: usize,
-    /// Warm workers kept ready.
-    pub warm_workers: usize,
-    /// Workers running at once at most; further calls queue.
-    pub max_concurrent: usize,
-    /// Fork workers from a warm template process (`crate::sandbox::zygote`); `false`
-    /// (`--spawn-workers`): spawn each one.
-    pub fork_workers: bool,
-    /// Shown when the database file is missing.
-    pub missing_db_hint: String,
-    /// Run workers without landlock/seccomp where the kernel lacks them (loud).
-    pub allow_unconfined: bool,
-    /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
-    /// `duckgate` binary.
-    pub worker_exe: Option<PathBuf>,
-    /// Tables and columns hidden from agents.
-    pub privacy: PrivacyPolicy,
-    /// The audit log every tool call is recorded in, if the operator asked for one.
-    pub audit: Option<Arc<AuditLog>>,
-}
-
-/// Warm spares by default: enough to absorb a burst of four parallel calls (agents send
-/// parallel tool calls) without any of them waiting for a worker to start. Forked spares are
-/// cheap: ~2.4 MB of their own each (see `crate::sandbox::budget::IDLE_PROCESS_BYTES`).
-pub const DEFAULT_WARM_WORKERS: usize = 4;
-
-impl GatewayConfig {
-    /// Defaults for everything but the database path.
-    pub fn new(db_path: PathBuf) -> GatewayConfig {
-        GatewayConfig {
-            db_path,
-            timeout: Duration::from_secs(30),
-            queue_timeout: Duration::from_secs(10),
-            memory_budget: None,
-            memory_limit: None,
-            temp_dir: None,
-            max_temp_bytes: DEFAULT_MAX_TEMP_BYTES,
-            threads: 2,
-            time_zone: crate::time_zone::local(),
-            max_result_bytes: 1024 * 1024,
-            warm_workers: DEFAULT_WARM_WORKERS,
-            max_concurrent: 4,
-            fork_workers: true,
-            missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
-            allow_unconfined: false,
-            worker_exe: None,
-            privacy: PrivacyPolicy::default(),
-            audit: None,
-        }
-    }
-}
-
-/// Where workers spill, for `server_info`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SpillInfo {
-    /// The root each worker's private directory is made under.
-    pub root: PathBuf,
-    /// Whether that is a disk or RAM.
-    pub backing: Backing,
-    /// `--max-temp-size`: what one worker may spill at most (less when the disk has less free).
-    pub max_bytes_per_worker: u64,
-}
-
-/// The default `--max-temp-size`: 10 GB.
-pub const DEFAULT_MAX_TEMP_BYTES: u64 = 10_000_000_000;
-
-/// The default `--missing-db-hint`.
-pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+use catalog::CachedCatalog;
+pub use catalog::{validator_catalog, without_hidden};
+pub use config::{
+    DEFAULT_MAX_TEMP_BYTES, DEFAULT_MISSING_DB_HINT, DEFAULT_WARM_WORKERS, GatewayConfig,
+    SpillInfo, worker_memory, worker_spec,
+};
 
 /// A failure with a registry kind, ready for the envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -179,36 +91,6 @@ impl From<validate::Refusal> for GatewayError {
     }
 }
 
-/// The database file's identity: the cached catalog is good while it is unchanged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct DbStamp {
-    ino: u64,
-    size: u64,
-    mtime_ns: i128,
-    wal: Option<(u64, u64, i128)>,
-}
-
-fn stamp(path: &std::path::Path) -> Option<DbStamp> {
-    let m = std::fs::metadata(path).ok()?;
-    let mtime = |m: &std::fs::Metadata| m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128;
-    let wal = std::fs::metadata(wal_path(path))
-        .ok()
-        .map(|w| (w.ino(), w.size(), mtime(&w)));
-    Some(DbStamp {
-        ino: m.ino(),
-        size: m.size(),
-        mtime_ns: mtime(&m),
-        wal,
-    })
-}
-
-#[derive(Debug)]
-struct CachedCatalog {
-    stamp: DbStamp,
-    snapshot: Arc<CatalogSnapshot>,
-    for_validator: Arc<validate::Catalog>,
-}
-
 #[derive(Debug)]
 struct Inner {
     config: GatewayConfig,
@@ -225,9 +107,6 @@ struct Inner {
 pub struct Gateway {
     inner: Arc<Inner>,
 }
-
-/// Largest catalog reply accepted from a worker.
-const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 impl Gateway {
     /// Start the gateway and begin warming its worker pool.
@@ -349,46 +228,6 @@ impl Gateway {
             missing: None,
             refusal: None,
         }
-    }
-
-    /// The catalog, cached until the database file changes (size, mtime or inode).
-    pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, GatewayError> {
-        Ok(self.catalogs().await?.0)
-    }
-
-    async fn catalogs(
-        &self,
-    ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
-        let Some(now) = stamp(&self.inner.config.db_path) else {
-            return Err(self.database_not_found());
-        };
-        let mut cache = self.inner.catalog.lock().await;
-        if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {
-            return Ok((Arc::clone(&c.snapshot), Arc::clone(&c.for_validator)));
-        }
-        let response = self
-            .run(
-                &Request::Catalog,
-                &CancellationToken::new(),
-                MAX_CATALOG_REPLY_BYTES,
-            )
-            .await?;
-        let Response::Catalog(snapshot) = response else {
-            return Err(unexpected(&response));
-        };
-        let (snapshot, _) = without_hidden(snapshot, &self.inner.config.privacy);
-        let mut for_validator = validator_catalog(&snapshot);
-        for_validator.restricted = !self.inner.config.privacy.is_empty();
-        // The name workers attach the database under: `alias.schema.table` resolves to it.
-        for_validator.database = crate::engine::database_alias(&self.inner.config.db_path);
-        let for_validator = Arc::new(for_validator);
-        let snapshot = Arc::new(snapshot);
-        *cache = Some(CachedCatalog {
-            stamp: now,
-            snapshot: Arc::clone(&snapshot),
-            for_validator: Arc::clone(&for_validator),
-        });
-        Ok((snapshot, for_validator))
     }
 
     /// Validate `sql` against the current catalog (skipped only under the test bypass).
@@ -584,90 +423,6 @@ impl Gateway {
     }
 }
 
-/// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
-/// place the budget is sized, for the workers and for `server_info`.
-pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory, GatewayError> {
-    let exe_bytes = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
-    budget::plan(
-        &BudgetRequest {
-            budget: config.memory_budget,
-            duckdb_limit: config.memory_limit,
-            max_concurrent: config.max_concurrent.max(1),
-            warm_workers: config.warm_workers,
-            resident_overhead: exe_bytes + MAIN_STACK_BYTES,
-        },
-        budget::usable_memory,
-    )
-    .map_err(|e| GatewayError::new(ErrorKind::InvalidArgument, e.to_string()))
-}
-
-/// The main thread's stack (RLIMIT_STACK's usual 8 MiB), which RLIMIT_DATA does not charge.
-const MAIN_STACK_BYTES: u64 = 8 << 20;
-
-/// Address space a worker may reserve beyond its memory cap: the binary's mappings, thread-stack
-/// guard pages and the allocator's reserved-but-unused ranges, none of which is resident
-/// writable memory.
-const ADDRESS_SPACE_SLACK_BYTES: u64 = 4 << 30;
-
-/// The workers' command line and limits from the operator's configuration, and the test bypass.
-/// Opens the workers' temporary root (sweeping what dead servers left) unless spilling is off.
-pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
-    let bypass = Bypass::from_env()
-        .map_err(|e| GatewayError::new(ErrorKind::InternalError, e.to_string()))?;
-    let exe = match &config.worker_exe {
-        Some(exe) => exe.clone(),
-        None => std::env::current_exe().map_err(|e| {
-            GatewayError::new(
-                ErrorKind::InternalError,
-                format!("cannot find our own binary to start workers: {e}"),
-            )
-        })?,
-    };
-    let memory = worker_memory(config, &exe)?;
-    let temp_root = if config.max_temp_bytes == 0 {
-        None
-    } else {
-        let root = config
-            .temp_dir
-            .clone()
-            .unwrap_or_else(temp_dir::default_root);
-        Some(Arc::new(TempRoot::open(&root).map_err(|e| {
-            GatewayError::new(ErrorKind::InvalidArgument, e.to_string())
-        })?))
-    };
-    let timeout_secs = config.timeout.as_secs().max(1);
-    let spec = WorkerSpec {
-        exe,
-        worker: WorkerArgs {
-            db: config.db_path.clone(),
-            memory_limit_bytes: memory.duckdb_limit_bytes,
-            memory_cap_bytes: memory.cap_bytes,
-            threads: config.threads.max(1),
-            time_zone: config.time_zone.clone(),
-            // CPU time counts every thread; the wall-clock deadline is the real bound, this is
-            // the backstop.
-            cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
-            address_space_bytes: memory.cap_bytes.saturating_add(ADDRESS_SPACE_SLACK_BYTES),
-            // Set per worker by the pool, which makes the directory.
-            temp_dir: None,
-            max_temp_bytes: config.max_temp_bytes,
-            parent_pid: std::process::id() as i32,
-            allow_unconfined: config.allow_unconfined,
-            start: WorkerStart::OnDemand,
-        },
-        bypass: bypass.clone(),
-        max_reply_bytes: config
-            .max_result_bytes
-            .saturating_mul(2)
-            .saturating_add(256 * 1024),
-        startup_timeout: Duration::from_secs(20),
-        temp_root,
-        memory,
-        fork_workers: config.fork_workers,
-    };
-    Ok((spec, bypass))
-}
-
 /// The start-up refusal as the error every call is answered with.
 fn sandbox_unavailable(refusal: preflight::StartRefusal) -> GatewayError {
     GatewayError {
@@ -694,114 +449,4 @@ fn unexpected(response: &Response) -> GatewayError {
         ErrorKind::InternalError,
         format!("the worker answered with {what}, which does not fit the request"),
     )
-}
-
-/// The validator's view of the catalog: names only. The snapshot does not say what the database
-/// is attached as: the caller sets `database` (see `Gateway::catalogs`).
-pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
-    validate::Catalog {
-        relations: snapshot
-            .tables
-            .iter()
-            .map(|t| validate::CatalogRelation {
-                schema: t.schema.clone(),
-                name: t.name.clone(),
-                columns: t.columns.iter().map(|c| c.name.clone()).collect(),
-            })
-            .collect(),
-        restricted: false,
-        database: String::new(),
-    }
-}
-
-/// Hidden columns of the tables that stay visible, by `(schema, table)`.
-type HiddenColumns = std::collections::HashMap<(String, String), Vec<String>>;
-
-/// `snapshot` as the agent may see it: hidden tables gone, hidden columns gone, and every
-/// foreign key, column reference and index that names something hidden gone with them. Also
-/// returns the hidden columns of each visible table, for the validator to refuse expansions.
-pub fn without_hidden(
-    mut snapshot: CatalogSnapshot,
-    policy: &PrivacyPolicy,
-) -> (CatalogSnapshot, HiddenColumns) {
-    let mut hidden = HiddenColumns::new();
-    if policy.is_empty() {
-        return (snapshot, hidden);
-    }
-    let hidden_tables: Vec<String> = snapshot
-        .tables
-        .iter()
-        .filter(|t| policy.hides_table(&t.schema, &t.name))
-        .map(|t| t.name.to_lowercase())
-        .collect();
-    snapshot
-        .tables
-        .retain(|t| !policy.hides_table(&t.schema, &t.name));
-    // Foreign keys and `references` name tables without their schema; a name that is hidden in
-    // any schema is treated as hidden (conservative).
-    let table_hidden = |name: &str| hidden_tables.contains(&name.to_lowercase());
-    let column_hidden = |table: &str, column: &str| {
-        table_hidden(table)
-            || snapshot.tables.iter().any(|t| {
-                t.name.eq_ignore_ascii_case(table)
-                    && policy.hides_column(&t.schema, &t.name, column)
-            })
-    };
-    let foreign_keys: Vec<_> = snapshot
-        .foreign_keys
-        .iter()
-        .filter(|fk| {
-            !fk.columns.iter().any(|c| column_hidden(&fk.table, c))
-                && !fk
-                    .referenced_columns
-                    .iter()
-                    .any(|c| column_hidden(&fk.referenced_table, c))
-        })
-        .cloned()
-        .collect();
-    let mut dangling_references = Vec::new();
-    for table in &snapshot.tables {
-        for column in &table.columns {
-            if let Some(target) = &column.references
-                && column_hidden(&target.table, &target.column)
-            {
-                dangling_references.push((
-                    table.schema.clone(),
-                    table.name.clone(),
-                    column.name.clone(),
-                ));
-            }
-        }
-    }
-    for table in &mut snapshot.tables {
-        let (schema, name) = (table.schema.clone(), table.name.clone());
-        let hidden_here: Vec<String> = table
-            .columns
-            .iter()
-            .filter(|c| policy.hides_column(&schema, &name, &c.name))
-            .map(|c| c.name.clone())
-            .collect();
-        if hidden_here.is_empty() {
-            continue;
-        }
-        table.columns.retain(|c| !hidden_here.contains(&c.name));
-        // An index definition names its columns; drop any that names a hidden one.
-        table.indexes.retain(|index| {
-            let sql = index.sql.as_deref().unwrap_or("").to_lowercase();
-            !hidden_here.iter().any(|c| sql.contains(&c.to_lowercase()))
-        });
-        hidden.insert((schema, name), hidden_here);
-    }
-    for table in &mut snapshot.tables {
-        for column in &mut table.columns {
-            if dangling_references
-                .iter()
-                .any(|(s, t, c)| *s == table.schema && *t == table.name && *c == column.name)
-            {
-                column.references = None;
-            }
-        }
-    }
-    snapshot.foreign_keys = foreign_keys;
-    (snapshot, hidden)
 }

@@ -1,0 +1,200 @@
+//! The catalog as the parent keeps it: read through a worker, cached until the database file
+//! changes, and stripped of everything the privacy rules hide before any tool, resource or the
+//! validator sees it.
+
+use std::os::unix::fs::MetadataExt;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Gateway, GatewayError, unexpected};
+use crate::privacy::PrivacyPolicy;
+use crate::protocol::{CatalogSnapshot, Request, Response};
+use crate::sandbox::worker::wal_path;
+use crate::validate;
+
+/// The database file's identity: the cached catalog is good while it is unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DbStamp {
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    wal: Option<(u64, u64, i128)>,
+}
+
+fn stamp(path: &std::path::Path) -> Option<DbStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    let mtime = |m: &std::fs::Metadata| m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128;
+    let wal = std::fs::metadata(wal_path(path))
+        .ok()
+        .map(|w| (w.ino(), w.size(), mtime(&w)));
+    Some(DbStamp {
+        ino: m.ino(),
+        size: m.size(),
+        mtime_ns: mtime(&m),
+        wal,
+    })
+}
+
+/// The catalog as of one [`DbStamp`], in both forms.
+#[derive(Debug)]
+pub(super) struct CachedCatalog {
+    stamp: DbStamp,
+    snapshot: Arc<CatalogSnapshot>,
+    for_validator: Arc<validate::Catalog>,
+}
+
+/// Largest catalog reply accepted from a worker.
+const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
+
+impl Gateway {
+    /// The catalog, cached until the database file changes (size, mtime or inode).
+    pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, GatewayError> {
+        Ok(self.catalogs().await?.0)
+    }
+
+    pub(super) async fn catalogs(
+        &self,
+    ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
+        let Some(now) = stamp(&self.inner.config.db_path) else {
+            return Err(self.database_not_found());
+        };
+        let mut cache = self.inner.catalog.lock().await;
+        if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {
+            return Ok((Arc::clone(&c.snapshot), Arc::clone(&c.for_validator)));
+        }
+        let response = self
+            .run(
+                &Request::Catalog,
+                &CancellationToken::new(),
+                MAX_CATALOG_REPLY_BYTES,
+            )
+            .await?;
+        let Response::Catalog(snapshot) = response else {
+            return Err(unexpected(&response));
+        };
+        let (snapshot, _) = without_hidden(snapshot, &self.inner.config.privacy);
+        let mut for_validator = validator_catalog(&snapshot);
+        for_validator.restricted = !self.inner.config.privacy.is_empty();
+        // The name workers attach the database under: `alias.schema.table` resolves to it.
+        for_validator.database = crate::engine::database_alias(&self.inner.config.db_path);
+        let for_validator = Arc::new(for_validator);
+        let snapshot = Arc::new(snapshot);
+        *cache = Some(CachedCatalog {
+            stamp: now,
+            snapshot: Arc::clone(&snapshot),
+            for_validator: Arc::clone(&for_validator),
+        });
+        Ok((snapshot, for_validator))
+    }
+}
+
+/// The validator's view of the catalog: names only. The snapshot does not say what the database
+/// is attached as: the caller sets `database` (see `Gateway::catalogs`).
+pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
+    validate::Catalog {
+        relations: snapshot
+            .tables
+            .iter()
+            .map(|t| validate::CatalogRelation {
+                schema: t.schema.clone(),
+                name: t.name.clone(),
+                columns: t.columns.iter().map(|c| c.name.clone()).collect(),
+            })
+            .collect(),
+        restricted: false,
+        database: String::new(),
+    }
+}
+
+/// Hidden columns of the tables that stay visible, by `(schema, table)`.
+type HiddenColumns = std::collections::HashMap<(String, String), Vec<String>>;
+
+/// `snapshot` as the agent may see it: hidden tables gone, hidden columns gone, and every
+/// foreign key, column reference and index that names something hidden gone with them. Also
+/// returns the hidden columns of each visible table, for the validator to refuse expansions.
+pub fn without_hidden(
+    mut snapshot: CatalogSnapshot,
+    policy: &PrivacyPolicy,
+) -> (CatalogSnapshot, HiddenColumns) {
+    let mut hidden = HiddenColumns::new();
+    if policy.is_empty() {
+        return (snapshot, hidden);
+    }
+    let hidden_tables: Vec<String> = snapshot
+        .tables
+        .iter()
+        .filter(|t| policy.hides_table(&t.schema, &t.name))
+        .map(|t| t.name.to_lowercase())
+        .collect();
+    snapshot
+        .tables
+        .retain(|t| !policy.hides_table(&t.schema, &t.name));
+    // Foreign keys and `references` name tables without their schema; a name that is hidden in
+    // any schema is treated as hidden (conservative).
+    let table_hidden = |name: &str| hidden_tables.contains(&name.to_lowercase());
+    let column_hidden = |table: &str, column: &str| {
+        table_hidden(table)
+            || snapshot.tables.iter().any(|t| {
+                t.name.eq_ignore_ascii_case(table)
+                    && policy.hides_column(&t.schema, &t.name, column)
+            })
+    };
+    let foreign_keys: Vec<_> = snapshot
+        .foreign_keys
+        .iter()
+        .filter(|fk| {
+            !fk.columns.iter().any(|c| column_hidden(&fk.table, c))
+                && !fk
+                    .referenced_columns
+                    .iter()
+                    .any(|c| column_hidden(&fk.referenced_table, c))
+        })
+        .cloned()
+        .collect();
+    let mut dangling_references = Vec::new();
+    for table in &snapshot.tables {
+        for column in &table.columns {
+            if let Some(target) = &column.references
+                && column_hidden(&target.table, &target.column)
+            {
+                dangling_references.push((
+                    table.schema.clone(),
+                    table.name.clone(),
+                    column.name.clone(),
+                ));
+            }
+        }
+    }
+    for table in &mut snapshot.tables {
+        let (schema, name) = (table.schema.clone(), table.name.clone());
+        let hidden_here: Vec<String> = table
+            .columns
+            .iter()
+            .filter(|c| policy.hides_column(&schema, &name, &c.name))
+            .map(|c| c.name.clone())
+            .collect();
+        if hidden_here.is_empty() {
+            continue;
+        }
+        table.columns.retain(|c| !hidden_here.contains(&c.name));
+        // An index definition names its columns; drop any that names a hidden one.
+        table.indexes.retain(|index| {
+            let sql = index.sql.as_deref().unwrap_or("").to_lowercase();
+            !hidden_here.iter().any(|c| sql.contains(&c.to_lowercase()))
+        });
+        hidden.insert((schema, name), hidden_here);
+    }
+    for table in &mut snapshot.tables {
+        for column in &mut table.columns {
+            if dangling_references
+                .iter()
+                .any(|(s, t, c)| *s == table.schema && *t == table.name && *c == column.name)
+            {
+                column.references = None;
+            }
+        }
+    }
+    snapshot.foreign_keys = foreign_keys;
+    (snapshot, hidden)
+}

@@ -1,0 +1,196 @@
+//! What the operator configured, and the workers' command line and memory share made from it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::GatewayError;
+use crate::audit::AuditLog;
+use crate::error::ErrorKind;
+use crate::privacy::PrivacyPolicy;
+use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
+use crate::sandbox::bypass::Bypass;
+use crate::sandbox::pool::WorkerSpec;
+use crate::sandbox::temp_dir::{self, Backing, TempRoot};
+use crate::sandbox::worker::{WorkerArgs, WorkerStart};
+
+/// What the operator configured on the command line.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// The DuckDB database file.
+    pub db_path: PathBuf,
+    /// Per-call deadline, counted from when the request is handed to a worker.
+    pub timeout: Duration,
+    /// How long a call waits for a worker slot before it is answered `busy` (the wait does not
+    /// count against `timeout`).
+    pub queue_timeout: Duration,
+    /// The total all workers together may use (`--memory-budget`); `None`: half of this
+    /// machine's memory ([`crate::sandbox::budget`]).
+    pub memory_budget: Option<u64>,
+    /// DuckDB's `memory_limit` in each worker (`--memory-limit`); `None`: the most each
+    /// worker's share of the budget allows.
+    pub memory_limit: Option<u64>,
+    /// Where workers' private temporary directories are made (`--temp-dir`); `None`:
+    /// [`crate::sandbox::temp_dir::default_root`].
+    pub temp_dir: Option<PathBuf>,
+    /// What one worker may spill (`--max-temp-size`); 0: no spilling.
+    pub max_temp_bytes: u64,
+    /// DuckDB threads in the worker.
+    pub threads: u32,
+    /// The workers' DuckDB `TimeZone`: the zone "today" and "yesterday" are meant in.
+    pub time_zone: String,
+    /// Cap on the JSON bytes of rows a query returns.
+    pub max_result_bytes: usize,
+    /// Warm workers kept ready.
+    pub warm_workers: usize,
+    /// Workers running at once at most; further calls queue.
+    pub max_concurrent: usize,
+    /// Fork workers from a warm template process (`crate::sandbox::zygote`); `false`
+    /// (`--spawn-workers`): spawn each one.
+    pub fork_workers: bool,
+    /// Shown when the database file is missing.
+    pub missing_db_hint: String,
+    /// Run workers without landlock/seccomp where the kernel lacks them (loud).
+    pub allow_unconfined: bool,
+    /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
+    /// `duckgate` binary.
+    pub worker_exe: Option<PathBuf>,
+    /// Tables and columns hidden from agents.
+    pub privacy: PrivacyPolicy,
+    /// The audit log every tool call is recorded in, if the operator asked for one.
+    pub audit: Option<Arc<AuditLog>>,
+}
+
+/// Warm spares by default: enough to absorb a burst of four parallel calls (agents send
+/// parallel tool calls) without any of them waiting for a worker to start. Forked spares are
+/// cheap: ~2.4 MB of their own each (see `crate::sandbox::budget::IDLE_PROCESS_BYTES`).
+pub const DEFAULT_WARM_WORKERS: usize = 4;
+
+impl GatewayConfig {
+    /// Defaults for everything but the database path.
+    pub fn new(db_path: PathBuf) -> GatewayConfig {
+        GatewayConfig {
+            db_path,
+            timeout: Duration::from_secs(30),
+            queue_timeout: Duration::from_secs(10),
+            memory_budget: None,
+            memory_limit: None,
+            temp_dir: None,
+            max_temp_bytes: DEFAULT_MAX_TEMP_BYTES,
+            threads: 2,
+            time_zone: crate::time_zone::local(),
+            max_result_bytes: 1024 * 1024,
+            warm_workers: DEFAULT_WARM_WORKERS,
+            max_concurrent: 4,
+            fork_workers: true,
+            missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
+            allow_unconfined: false,
+            worker_exe: None,
+            privacy: PrivacyPolicy::default(),
+            audit: None,
+        }
+    }
+}
+
+/// Where workers spill, for `server_info`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SpillInfo {
+    /// The root each worker's private directory is made under.
+    pub root: PathBuf,
+    /// Whether that is a disk or RAM.
+    pub backing: Backing,
+    /// `--max-temp-size`: what one worker may spill at most (less when the disk has less free).
+    pub max_bytes_per_worker: u64,
+}
+
+/// The default `--max-temp-size`: 10 GB.
+pub const DEFAULT_MAX_TEMP_BYTES: u64 = 10_000_000_000;
+
+/// The default `--missing-db-hint`.
+pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+
+/// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
+/// place the budget is sized, for the workers and for `server_info`.
+pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory, GatewayError> {
+    let exe_bytes = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
+    budget::plan(
+        &BudgetRequest {
+            budget: config.memory_budget,
+            duckdb_limit: config.memory_limit,
+            max_concurrent: config.max_concurrent.max(1),
+            warm_workers: config.warm_workers,
+            resident_overhead: exe_bytes + MAIN_STACK_BYTES,
+        },
+        budget::usable_memory,
+    )
+    .map_err(|e| GatewayError::new(ErrorKind::InvalidArgument, e.to_string()))
+}
+
+/// The main thread's stack (RLIMIT_STACK's usual 8 MiB), which RLIMIT_DATA does not charge.
+const MAIN_STACK_BYTES: u64 = 8 << 20;
+
+/// Address space a worker may reserve beyond its memory cap: the binary's mappings, thread-stack
+/// guard pages and the allocator's reserved-but-unused ranges, none of which is resident
+/// writable memory.
+const ADDRESS_SPACE_SLACK_BYTES: u64 = 4 << 30;
+
+/// The workers' command line and limits from the operator's configuration, and the test bypass.
+/// Opens the workers' temporary root (sweeping what dead servers left) unless spilling is off.
+pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
+    let bypass = Bypass::from_env()
+        .map_err(|e| GatewayError::new(ErrorKind::InternalError, e.to_string()))?;
+    let exe = match &config.worker_exe {
+        Some(exe) => exe.clone(),
+        None => std::env::current_exe().map_err(|e| {
+            GatewayError::new(
+                ErrorKind::InternalError,
+                format!("cannot find our own binary to start workers: {e}"),
+            )
+        })?,
+    };
+    let memory = worker_memory(config, &exe)?;
+    let temp_root = if config.max_temp_bytes == 0 {
+        None
+    } else {
+        let root = config
+            .temp_dir
+            .clone()
+            .unwrap_or_else(temp_dir::default_root);
+        Some(Arc::new(TempRoot::open(&root).map_err(|e| {
+            GatewayError::new(ErrorKind::InvalidArgument, e.to_string())
+        })?))
+    };
+    let timeout_secs = config.timeout.as_secs().max(1);
+    let spec = WorkerSpec {
+        exe,
+        worker: WorkerArgs {
+            db: config.db_path.clone(),
+            memory_limit_bytes: memory.duckdb_limit_bytes,
+            memory_cap_bytes: memory.cap_bytes,
+            threads: config.threads.max(1),
+            time_zone: config.time_zone.clone(),
+            // CPU time counts every thread; the wall-clock deadline is the real bound, this is
+            // the backstop.
+            cpu_seconds: timeout_secs * u64::from(config.threads.max(1)) + 10,
+            address_space_bytes: memory.cap_bytes.saturating_add(ADDRESS_SPACE_SLACK_BYTES),
+            // Set per worker by the pool, which makes the directory.
+            temp_dir: None,
+            max_temp_bytes: config.max_temp_bytes,
+            parent_pid: std::process::id() as i32,
+            allow_unconfined: config.allow_unconfined,
+            start: WorkerStart::OnDemand,
+        },
+        bypass: bypass.clone(),
+        max_reply_bytes: config
+            .max_result_bytes
+            .saturating_mul(2)
+            .saturating_add(256 * 1024),
+        startup_timeout: Duration::from_secs(20),
+        temp_root,
+        memory,
+        fork_workers: config.fork_workers,
+    };
+    Ok((spec, bypass))
+}
