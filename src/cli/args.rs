@@ -122,7 +122,7 @@ pub(crate) struct DbArgs {
     #[arg(long, value_parser = user_path)]
     pub(crate) db: Option<PathBuf>,
     /// Seconds a call may run before its worker is killed.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(crate) timeout: u64,
     /// Seconds a call waits for a free worker (all --max-concurrent busy) before it is answered
     /// `busy`; the wait does not count against --timeout.

@@ -68,12 +68,16 @@ pub struct GatewayConfig {
 /// cheap: ~2.4 MB of their own each (see `crate::sandbox::budget::IDLE_PROCESS_BYTES`).
 pub const DEFAULT_WARM_WORKERS: usize = 4;
 
+/// The default per-call deadline in seconds (`--timeout`), owned here so that the CLI's default
+/// and [`GatewayConfig::new`]'s cannot drift apart (README.md and SECURITY.md quote it).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+
 impl GatewayConfig {
     /// Defaults for everything but the database path.
     pub fn new(db_path: PathBuf) -> GatewayConfig {
         GatewayConfig {
             db_path,
-            timeout: Duration::from_secs(30),
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             queue_timeout: Duration::from_secs(10),
             memory_budget: None,
             memory_limit: None,
