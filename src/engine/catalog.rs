@@ -4,11 +4,24 @@ use std::collections::HashMap;
 
 use duckdb::Connection;
 
-use super::errors::query_error;
+use super::Engine;
+use super::errors::{query_error, worker_error};
+use crate::error::ErrorKind;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, ForeignKey, IndexInfo, RelationKind, TableInfo,
     WorkerError,
 };
+
+impl Engine {
+    /// Tables, views, columns, constraints and indexes of the attached database.
+    pub fn catalog(&mut self) -> Result<CatalogSnapshot, WorkerError> {
+        self.ensure_lock_held()?;
+        let alias = self.alias.clone().ok_or_else(|| {
+            worker_error(ErrorKind::InternalError, "catalog() called before attach()")
+        })?;
+        snapshot(&self.conn, &alias)
+    }
+}
 
 /// One constraint row of `duckdb_constraints()`.
 struct Constraint {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value as Json;
 use serde_json::json;
 
 use super::*;

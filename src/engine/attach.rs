@@ -1,0 +1,250 @@
+//! A request's attach: the database read-only under its name (or, under privacy rules, a
+//! private one beneath the shadow catalog), the settings that must hold before any query, the
+//! configuration locked; and the ways out: the file lock released, or a detach.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::errors::{attach_error, not_found, worker_error};
+use super::{Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string};
+use crate::error::ErrorKind;
+use crate::privacy::PrivacyPolicy;
+use crate::protocol::WorkerError;
+use crate::validate::tree::TreeRules;
+
+impl Engine {
+    /// Attach the database read-only, make it the default, and lock the configuration.
+    pub fn attach(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+        self.attach_checking(db_path, None)
+    }
+
+    /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])
+    /// on the checker thread. An attach error is reported first (it is the operator's to fix
+    /// whatever the query), then the check's.
+    pub fn attach_checking(
+        &mut self,
+        db_path: &Path,
+        sql: Option<&str>,
+    ) -> Result<(), WorkerError> {
+        let rules = self.tree_rules();
+        let pending_check = match sql {
+            Some(sql) => Some(self.checker()?.submit(sql, &rules)?),
+            None => None,
+        };
+        let attached = self.attach_now(db_path);
+        let checked = match pending_check {
+            Some(pending) => self.checker()?.collect(pending).map(Some),
+            None => Ok(None),
+        };
+        attached?;
+        if let (Some(sql), Some(facts)) = (sql, checked?) {
+            self.checked = Some((sql.to_owned(), facts));
+        }
+        Ok(())
+    }
+
+    fn attach_now(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+        self.ensure_lock_held()?;
+        let started = Instant::now();
+        let text = path_text(db_path)?;
+        match std::fs::metadata(&text) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    format!("The database path {text} is a directory, not a DuckDB file."),
+                ));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(not_found(Path::new(&text)));
+            }
+            // Anything else (e.g. denied) is DuckDB's to report below.
+            Err(_) => {}
+        }
+        let alias = database_alias(db_path);
+        // Under privacy rules the file goes under a private name and the binder sees only the
+        // shadow catalog under the public one (`shadow`).
+        let shadow = self.privacy.as_ref().map(|_| shadow::Shadow {
+            private: shadow::private_alias(),
+            public: alias.clone(),
+        });
+        let attached_as = shadow.as_ref().map_or(&alias, |s| &s.private).clone();
+        let attach = format!(
+            "ATTACH {} AS {} (READ_ONLY)",
+            sql_string(&text),
+            sql_identifier(&attached_as)
+        );
+        self.conn
+            .execute_batch(&attach)
+            .map_err(|e| attach_error(&e, Path::new(&text)))?;
+        if self.privacy.is_some() {
+            // The plan check reads DuckDB's unoptimized logical plan too, where a scan the
+            // optimizer drops (`LIMIT 0`) still shows; a setting of this connection, set before
+            // the checker thread locks the configuration below.
+            self.conn
+                .execute_batch("SET explain_output = 'all';")
+                .map_err(|e| {
+                    worker_error(
+                        ErrorKind::InternalError,
+                        format!("Could not configure DuckDB for the query: {e}"),
+                    )
+                })?;
+        }
+        // The settings that must hold before any query: global, so the checker's connection
+        // sets them while this one selects the database; the query runs only once both are
+        // done (`collect_configured` below), and a failure of either fails the request.
+        let mut hardening = String::new();
+        if self.privacy.is_some() {
+            // The plan the privacy check reads must not depend on the data (see
+            // `plan_check`); set before the lock, and for the query as well as the check.
+            hardening.push_str(&format!(
+                "SET disabled_optimizers = {};",
+                sql_string(plan_check::DATA_DEPENDENT_OPTIMIZERS)
+            ));
+        }
+        if self.harden {
+            // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
+            // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
+            // them to it anyway. Once attached, DuckDB reads through handles it already holds,
+            // so without spilling the local file system can go entirely (DuckDB refuses to
+            // re-enable it). Spilling needs it: DuckDB's temporary files go through the same
+            // file system (measured: with it disabled, a spilling DISTINCT fails with
+            // "File system LocalFileSystem has been disabled by configuration"). Then writes to
+            // the database are denied by landlock (read-only grant) and by both SQL checks.
+            if !self.spills {
+                hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
+            }
+            // The lock comes last: after it no setting can change (`USE` still can: DuckDB
+            // always allows `schema` and `search_path`).
+            hardening.push_str(" SET lock_configuration = true;");
+        }
+        let pending = if hardening.is_empty() {
+            None
+        } else {
+            Some(self.checker()?.submit_configure(hardening)?)
+        };
+        let selected = match (&shadow, &self.privacy) {
+            (Some(shadow), Some(policy)) => shadow.build(&self.conn, policy),
+            _ => self
+                .conn
+                .execute_batch(&format!("USE {};", sql_identifier(&alias)))
+                .map_err(|e| {
+                    worker_error(
+                        ErrorKind::InternalError,
+                        format!("Could not select the database: {e}"),
+                    )
+                }),
+        };
+        if let Some(pending) = pending {
+            self.checker()?.collect_configured(pending)?;
+        }
+        selected?;
+        self.alias = Some(attached_as);
+        self.shadow = shadow;
+        self.attached_file = Some(PathBuf::from(text));
+        self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
+        Ok(())
+    }
+
+    /// What the walk of DuckDB's syntax tree needs to know about this request.
+    pub(super) fn tree_rules(&self) -> TreeRules<'_> {
+        TreeRules {
+            database: &self.database,
+            restricted: self.privacy.is_some(),
+        }
+    }
+
+    /// Enforce `policy` on this request's query: call before [`Engine::attach`], then
+    /// [`Engine::check_plan`] before running anything. An empty policy changes nothing.
+    pub fn enforce_privacy(&mut self, policy: &PrivacyPolicy) {
+        self.privacy = (!policy.is_empty()).then(|| policy.clone());
+    }
+
+    /// Refuse `sql` unless DuckDB's own plan for it reads only the attached database, through
+    /// allowed table functions and known operators, and, under privacy rules, no hidden table,
+    /// no hidden column and no catalog listing (kind `policy_blocked`); see `plan_check`.
+    /// Call after the attach.
+    pub fn check_plan(&mut self, sql: &str) -> Result<(), WorkerError> {
+        self.ensure_lock_held()?;
+        let alias = self.alias.as_deref().ok_or_else(|| {
+            worker_error(
+                ErrorKind::InternalError,
+                "check_plan() called before attach()",
+            )
+        })?;
+        let started = Instant::now();
+        // What the checker thread's walk found of this very SQL, when it checked it (not under
+        // the test bypass): parsing it again would cost as much as the attach it ran beside.
+        let facts = match self.checked.take() {
+            Some((checked, facts)) if checked == sql => Some(facts),
+            _ => None,
+        };
+        let rules = plan_check::PlanRules {
+            alias,
+            privacy: self.privacy.as_ref(),
+        };
+        let verdict = plan_check::check(&self.conn, &rules, sql, facts);
+        self.pending_attach_ms += started.elapsed().as_secs_f64() * 1e3;
+        verdict
+    }
+
+    /// The catalog name the database is attached as, once attached.
+    pub fn alias(&self) -> Option<&str> {
+        self.alias.as_deref()
+    }
+
+    /// Release the database's file lock before the reply leaves the worker, so that once the
+    /// parent has a reply the user's pipeline may open the file for writing, without paying for
+    /// a detach on the way out.
+    ///
+    /// DuckDB holds a POSIX (`fcntl`) read lock on an attached file, and POSIX ends all of a
+    /// process's locks on a file when the process closes *any* descriptor of it: opening the
+    /// file and closing it again releases the lock in microseconds, where `DETACH` takes
+    /// 0.5–1 ms on the critical path (it frees the attached catalog and cached blocks; `cargo
+    /// bench --bench worker_latency`). Without its lock the attached database must not be read
+    /// again, so every later query, catalog read or attach on this engine is refused: the worker
+    /// answers and exits. If the file cannot be opened (removed meanwhile), this detaches.
+    pub fn release_file_lock(&mut self) -> Result<(), WorkerError> {
+        let Some(file) = self.attached_file.take() else {
+            return Ok(());
+        };
+        self.lock_released = true;
+        match std::fs::File::open(&file) {
+            // Dropping the descriptor closes it, which is what releases the lock.
+            Ok(descriptor) => {
+                drop(descriptor);
+                Ok(())
+            }
+            Err(_) => self.detach(),
+        }
+    }
+
+    /// Refuse to touch the database once [`Engine::release_file_lock`] gave up its lock.
+    pub(super) fn ensure_lock_held(&self) -> Result<(), WorkerError> {
+        if self.lock_released {
+            return Err(worker_error(
+                ErrorKind::InternalError,
+                "This worker released its lock on the database and cannot read it again.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Detach the database, which also releases its file lock.
+    pub fn detach(&mut self) -> Result<(), WorkerError> {
+        self.attached_file = None;
+        let Some(alias) = self.alias.take() else {
+            return Ok(());
+        };
+        let mut detach = format!("USE memory; DETACH {};", sql_identifier(&alias));
+        if let Some(shadow) = self.shadow.take() {
+            detach.push_str(&format!(" DETACH {};", sql_identifier(&shadow.public)));
+        }
+        self.conn.execute_batch(&detach).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not detach the database: {e}"),
+            )
+        })
+    }
+}

@@ -1,0 +1,223 @@
+//! Running a request's one statement: DuckDB's statement check, the query streamed into JSON
+//! rows under the row and byte caps, `EXPLAIN`, and what the agent may see of an error or a
+//! result under privacy rules.
+
+use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use serde_json::Value as Json;
+
+use super::Engine;
+use super::convert::{self, ColumnType};
+use super::errors::{query_error, worker_error};
+use crate::error::ErrorKind;
+use crate::protocol::{ColumnMeta, ExplainResult, QueryResult, WorkerError};
+
+impl Engine {
+    /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
+    /// walk of its syntax tree (`validate::tree`) must pass it.
+    pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
+        let checker = self.checker()?;
+        let pending = checker.submit(sql, &self.tree_rules())?;
+        checker.collect(pending).map(drop)
+    }
+
+    /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.
+    ///
+    /// Callers must have passed `sql` through [`Engine::check_statement`] (unless a test bypass
+    /// says otherwise): the `duckdb` crate's `prepare` *executes* every statement but the last
+    /// of a multi-statement text.
+    pub fn run_query(
+        &mut self,
+        sql: &str,
+        limit: usize,
+        max_bytes: usize,
+    ) -> Result<QueryResult, WorkerError> {
+        self.ensure_lock_held()?;
+        let memory = self.memory;
+        let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
+        let started = Instant::now();
+        let mut stmt = self.conn.prepare(sql).map_err(|e| query_error(&e))?;
+        // Refuse types the conversion cannot return faithfully before anything runs.
+        for i in 0..stmt.column_count() {
+            let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), None);
+            if let Some(reason) = ty.unsupported_reason() {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    format!(
+                        "Result column {} has type {}, which duckgate cannot return: {reason}. \
+                         Cast that column to text in the query, e.g. column_name::VARCHAR.",
+                        i + 1,
+                        ty.type_name()
+                    ),
+                ));
+            }
+        }
+        // Streaming execution: DuckDB produces chunks as we fetch them, so stopping early stops
+        // the work (a plain `query` would materialise the whole result first).
+        drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
+
+        let column_count = stmt.column_count();
+        let mut types = Vec::with_capacity(column_count);
+        let mut columns = Vec::with_capacity(column_count);
+        for i in 0..column_count {
+            let arrow = stmt.column_type(i);
+            let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), Some(&arrow));
+            let name = stmt.column_name(i).cloned().unwrap_or_default();
+            columns.push(ColumnMeta {
+                name,
+                data_type: ty.type_name(),
+            });
+            types.push(ty);
+        }
+
+        let mut rows: Vec<Vec<Json>> = Vec::new();
+        let mut bytes = 0usize;
+        let mut truncated = false;
+        // The crate panics on a few Arrow shapes it does not know; a panic here must become an
+        // error for this call, not a dead worker with no reply.
+        let fetched = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+            let mut cursor = stmt.raw_query();
+            while let Some(row) = cursor.next().map_err(|e| query_error(&e))? {
+                if rows.len() >= limit {
+                    truncated = true;
+                    break;
+                }
+                let mut values = Vec::with_capacity(column_count);
+                for (i, ty) in types.iter().enumerate() {
+                    // A bare `NULL` column has Arrow type Null, which the crate cannot read.
+                    if ty.is_null_type() {
+                        values.push(Json::Null);
+                        continue;
+                    }
+                    let value = row.get_ref(i).map_err(|e| query_error(&e))?.to_owned();
+                    values.push(convert::to_json(&value, Some(ty)));
+                }
+                // Rows are joined by commas in a JSON array.
+                let size = json_size(&values) + usize::from(!rows.is_empty());
+                if bytes + size > max_bytes {
+                    truncated = true;
+                    break;
+                }
+                bytes += size;
+                rows.push(values);
+            }
+            Ok(())
+        }));
+        match fetched {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    "A result value could not be converted. Cast unusual columns to VARCHAR.",
+                ));
+            }
+        }
+        let duration_ms = self.pending_attach_ms + started.elapsed().as_secs_f64() * 1e3;
+        self.pending_attach_ms = 0.0;
+        Ok(QueryResult {
+            columns,
+            row_count: rows.len(),
+            rows,
+            truncated,
+            duration_ms,
+        })
+    }
+
+    /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
+    /// [`Engine::run_query`] applies to multi-statement text.
+    pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, WorkerError> {
+        let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
+        let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
+        let mut plans = serde_json::Map::new();
+        for row in &result.rows {
+            let (Some(Json::String(key)), Some(Json::String(value))) = (row.first(), row.get(1))
+            else {
+                continue;
+            };
+            // Under privacy rules DuckDB prints its logical plans too, for the plan check
+            // (`explain_output`); the agent asked for the plan that runs.
+            if self.shadow.is_some() && (key == "logical_plan" || key == "logical_opt") {
+                continue;
+            }
+            let parsed =
+                serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.clone()));
+            plans.insert(key.clone(), parsed);
+        }
+        let plan = match plans.len() {
+            0 => {
+                return Err(worker_error(
+                    ErrorKind::DatabaseError,
+                    "DuckDB returned no plan.",
+                ));
+            }
+            1 => plans
+                .into_iter()
+                .next()
+                .map(|(_, v)| v)
+                .unwrap_or(Json::Null),
+            _ => Json::Object(plans),
+        };
+        let mut plan = plan;
+        if let Some(shadow) = &self.shadow {
+            shadow.scrub_json(&mut plan);
+        }
+        Ok(ExplainResult { plan })
+    }
+
+    /// Under privacy rules, an error as the agent may see it: the private name of the database
+    /// replaced by its public one, and a "not found" error in words that depend only on the
+    /// name the query wrote (`privacy::unknown_name_refusal`), so a hidden name and a made-up
+    /// one fail alike. Without rules, the error as is.
+    pub fn private_error(&self, error: WorkerError) -> WorkerError {
+        let Some(shadow) = &self.shadow else {
+            return error;
+        };
+        if error.kind == ErrorKind::UnknownName {
+            return crate::privacy::unknown_name_refusal(error.missing.as_ref());
+        }
+        WorkerError {
+            message: shadow.scrub(&error.message),
+            construct: error.construct.map(|c| shadow.scrub(&c)),
+            suggestion: error.suggestion.map(|s| shadow.scrub(&s)),
+            ..error
+        }
+    }
+
+    /// Under privacy rules, a result as the agent may see it: no column name, type or value
+    /// carries the database's private name (none should: catalog listings are refused).
+    pub fn private_result(&self, mut result: QueryResult) -> QueryResult {
+        let Some(shadow) = &self.shadow else {
+            return result;
+        };
+        for column in &mut result.columns {
+            column.name = shadow.scrub(&column.name);
+            column.data_type = shadow.scrub(&column.data_type);
+        }
+        for row in &mut result.rows {
+            for cell in row.iter_mut() {
+                shadow.scrub_json(cell);
+            }
+        }
+        result
+    }
+}
+
+/// Bytes `value` takes as compact JSON, without building the string.
+fn json_size(value: &impl serde::Serialize) -> usize {
+    struct Counter(usize);
+    impl Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Writing to a counter cannot fail and the values are plain JSON.
+    let _ = serde_json::to_writer(&mut counter, value);
+    counter.0
+}
