@@ -2,6 +2,8 @@
 //! binary, the MCP client, outputSchema validation and a look at the server's worker processes.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod steps;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
