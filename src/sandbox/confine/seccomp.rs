@@ -20,6 +20,14 @@
 //! on native numbers alone would let them through on kernels built with x32 support (this
 //! machine's is not, so that part is checked by unit tests only). Foreign architectures (i386
 //! `int 0x80`) are killed by seccompiler's architecture check.
+//!
+//! This file is the filter: what it denies, each call with its reason, and the two programs
+//! built from that; installing them, and what a kernel without seccomp means, is in
+//! `seccomp/installation.rs`.
+
+mod installation;
+
+pub(super) use installation::install;
 
 use std::collections::BTreeMap;
 
@@ -29,8 +37,7 @@ use seccompiler::{
     SeccompFilter, SeccompRule, TargetArch,
 };
 
-use super::{ConfineError, Role};
-use crate::protocol::SeccompAbsence;
+use super::Role;
 
 /// Calls denied whatever their arguments, each with the reason.
 fn always_denied() -> Vec<(i64, &'static str)> {
@@ -562,74 +569,6 @@ fn compile(scope: &FilterScope) -> Result<[BpfProgram; 2], BackendError> {
     ])
 }
 
-/// What step 6 put in force.
-pub(super) struct SeccompOutcome {
-    /// Whether the filters are installed: `false` only when the kernel has no seccomp and the
-    /// operator allowed running without it.
-    pub(super) enforced: bool,
-    /// How the kernel showed it has no seccomp, in that case (for the posture).
-    pub(super) gap: Option<SeccompAbsence>,
-}
-
-/// Step 6: install the filters on every thread (there is only one; TSYNC makes sure).
-///
-/// The kernel has no seccomp when `/proc/self/status` has no `Seccomp:` line (read by step 0:
-/// the kernel prints it only when built with `CONFIG_SECCOMP`), or when installing the first
-/// filter fails with `ENOSYS` (no `seccomp` system call) or `EINVAL` (a kernel without
-/// `CONFIG_SECCOMP_FILTER` answers `SECCOMP_SET_MODE_FILTER` so; our filters are well-formed and
-/// within the kernel's 4096-instruction limit, which `filters_compile_for_this_architecture`
-/// checks). That is
-/// [`ConfineError::SeccompUnavailable`], which `allow_unconfined` turns into a posture without
-/// a filter; every other failure is [`ConfineError::SeccompInstall`] whatever the operator
-/// allowed.
-pub(super) fn install(
-    kernel_has_seccomp: bool,
-    allow_unconfined: bool,
-    scope: &FilterScope,
-) -> Result<SeccompOutcome, ConfineError> {
-    let unavailable = |evidence: SeccompAbsence| {
-        if allow_unconfined {
-            Ok(SeccompOutcome {
-                enforced: false,
-                gap: Some(evidence),
-            })
-        } else {
-            Err(ConfineError::SeccompUnavailable { evidence })
-        }
-    };
-    if !kernel_has_seccomp {
-        return unavailable(SeccompAbsence::NotBuiltIn);
-    }
-    let programs = compile(scope).map_err(ConfineError::SeccompBuild)?;
-    for (index, program) in programs.iter().enumerate() {
-        match seccompiler::apply_filter_all_threads(program) {
-            Ok(()) => {}
-            // Only before anything is installed: once a filter is in, the kernel has seccomp.
-            Err(error) if index == 0 => match kernel_lacks_filters(&error) {
-                Some(evidence) => return unavailable(evidence),
-                None => return Err(ConfineError::SeccompInstall(error)),
-            },
-            Err(error) => return Err(ConfineError::SeccompInstall(error)),
-        }
-    }
-    Ok(SeccompOutcome {
-        enforced: true,
-        gap: None,
-    })
-}
-
-/// Whether an install error means "this kernel has no seccomp filters", and how it said so.
-fn kernel_lacks_filters(error: &seccompiler::Error) -> Option<SeccompAbsence> {
-    let seccompiler::Error::Seccomp(io) = error else {
-        return None;
-    };
-    match io.raw_os_error() {
-        Some(libc::ENOSYS) => Some(SeccompAbsence::NoSystemCall),
-        Some(libc::EINVAL) => Some(SeccompAbsence::NoFilterSupport),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -699,28 +638,6 @@ mod tests {
         }
         // -1 (every process of the user) as the 32-bit value the filter compares.
         assert!(u64::from(-1i32 as u32) > PID_MAX_LIMIT);
-    }
-
-    #[test]
-    fn enosys_and_einval_mean_no_seccomp_other_errors_do_not() {
-        let install_error =
-            |errno: i32| seccompiler::Error::Seccomp(std::io::Error::from_raw_os_error(errno));
-        assert_eq!(
-            kernel_lacks_filters(&install_error(libc::ENOSYS)),
-            Some(SeccompAbsence::NoSystemCall)
-        );
-        assert_eq!(
-            kernel_lacks_filters(&install_error(libc::EINVAL)),
-            Some(SeccompAbsence::NoFilterSupport)
-        );
-        assert_eq!(kernel_lacks_filters(&install_error(libc::EPERM)), None);
-        assert_eq!(kernel_lacks_filters(&install_error(libc::EFAULT)), None);
-        assert_eq!(
-            kernel_lacks_filters(&seccompiler::Error::Prctl(
-                std::io::Error::from_raw_os_error(libc::ENOSYS)
-            )),
-            None
-        );
     }
 
     #[test]
