@@ -1,0 +1,234 @@
+//! The audit log's tests: record bounds, escaping, rotation and the file's mode.
+
+use super::*;
+use std::time::Duration;
+
+#[test]
+fn times_format_as_rfc3339_utc() {
+    assert_eq!(rfc3339_utc(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    // 2000-02-29 (a leap day in a century leap year) 12:34:56.789.
+    let t = UNIX_EPOCH + Duration::from_millis(951_827_696_789);
+    assert_eq!(rfc3339_utc(t), "2000-02-29T12:34:56.789Z");
+    let t = UNIX_EPOCH + Duration::from_secs(1_795_329_702);
+    assert_eq!(rfc3339_utc(t), "2026-11-22T06:41:42.000Z");
+}
+
+#[test]
+fn sha256_is_the_standard_digest() {
+    assert_eq!(
+        sha256_hex("abc"),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
+
+fn entry_with<'a>(arguments: &'a Map<String, Value>) -> AuditEntry<'a> {
+    AuditEntry {
+        event: event::TOOL_CALL,
+        tool: Some("query"),
+        arguments: Some(arguments),
+        line: None,
+        jsonrpc_code: None,
+        status: AuditStatus::Tool(Status::Success),
+        error_kind: None,
+        rows: Some(1),
+        bytes: 10,
+        duration_ms: 1.5,
+    }
+}
+
+fn object(value: Value) -> Map<String, Value> {
+    match value {
+        Value::Object(map) => map,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+/// A fresh directory under the system temp dir, removed by the caller.
+fn scratch(tag: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "duckgate-audit-{tag}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn short_strings_are_recorded_whole_and_long_ones_as_prefix_length_and_digest() {
+    assert_eq!(bounded_text("SELECT 1"), json!("SELECT 1"));
+    let exact = "x".repeat(MAX_RECORDED_TEXT_BYTES);
+    assert_eq!(bounded_text(&exact), json!(exact));
+    // Two-byte characters, so a cut at 4096 bytes would split one if done by bytes.
+    let long = format!("a{}", "é".repeat(3_000_000));
+    let recorded = bounded_text(&long);
+    assert_eq!(recorded["truncated"], true);
+    assert_eq!(recorded["bytes"], long.len());
+    assert_eq!(recorded["sha256"], sha256_hex(&long));
+    let prefix = recorded["prefix"].as_str().unwrap();
+    assert!(long.starts_with(prefix));
+    assert!(prefix.len() <= MAX_RECORDED_TEXT_BYTES && prefix.len() >= MAX_RECORDED_TEXT_BYTES - 1);
+}
+
+#[test]
+fn the_prefix_is_bounded_as_written_even_when_every_character_needs_an_escape() {
+    let controls = "\u{1}".repeat(1_000_000);
+    let recorded = bounded_text(&controls);
+    let written = recorded["prefix"].to_string();
+    assert!(
+        written.len() <= MAX_RECORDED_TEXT_BYTES + 2,
+        "{}",
+        written.len()
+    );
+    assert!(
+        written.len() > MAX_RECORDED_TEXT_BYTES - 8,
+        "{}",
+        written.len()
+    );
+    let terminators = "\u{2028}".repeat(10_000);
+    let written = json_line(&bounded_text(&terminators)["prefix"]);
+    assert!(
+        written.len() <= MAX_RECORDED_TEXT_BYTES + 2,
+        "{}",
+        written.len()
+    );
+    assert_eq!(escaped_prefix("ab\"c", 4), "ab\"");
+    assert_eq!(escaped_prefix("ab\"c", 3), "ab");
+}
+
+#[test]
+fn line_terminators_serde_json_leaves_raw_are_escaped_and_read_back_the_same() {
+    let text = "a\u{2028}b\u{2029}c\u{85}d\ne";
+    let line = json_line(&json!({ "sql": text }));
+    for raw in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'] {
+        assert!(!line.contains(raw), "raw {raw:?} in {line}");
+    }
+    assert!(line.contains("\\u2028") && line.contains("\\u2029") && line.contains("\\u0085"));
+    let back: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(back["sql"], text);
+    // Positive control: serde_json alone leaves them raw.
+    assert!(json!({ "sql": text }).to_string().contains('\u{2028}'));
+    assert_eq!(escape_line_terminators("plain".into()), "plain");
+}
+
+#[test]
+fn a_record_stays_one_bounded_line_whatever_the_arguments() {
+    let log = AuditLog {
+        path: PathBuf::from("/dev/null"),
+        file: Mutex::new(File::open("/dev/null").unwrap()),
+        redact_sql: false,
+        required: false,
+        max_bytes: DEFAULT_MAX_BYTES,
+        rotates: false,
+    };
+    let many: Vec<Value> = (0..100_000).map(|i| json!(format!("c{i}"))).collect();
+    let cases = [
+        json!({ "sql": "x".repeat(15 << 20) }),
+        json!({ "sql": "\u{1}".repeat(5 << 20) }),
+        json!({ "sql": "\"".repeat(5 << 20), "table_name": "\u{2028}".repeat(1 << 20) }),
+        json!({ "columns": many }),
+        json!({ "k".repeat(1 << 20): 1, "\u{85}": "\u{2029}" }),
+        json!({ "a": "y".repeat(4000), "b": "y".repeat(4000), "c": "y".repeat(4000) }),
+    ];
+    for case in cases {
+        let arguments = object(case);
+        let line = log.line(&entry_with(&arguments));
+        assert!(line.len() < 10 * 1024, "{} bytes", line.len());
+        for raw in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'] {
+            assert!(!line.contains(raw), "raw {raw:?}");
+        }
+        let record: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(record["event"], "tool_call");
+        assert_eq!(record["tool"], "query");
+    }
+    // Small arguments are recorded as sent.
+    let arguments = object(json!({ "sql": "SELECT 1", "limit": 5 }));
+    let record: Value = serde_json::from_str(&log.line(&entry_with(&arguments))).unwrap();
+    assert_eq!(
+        record["arguments"],
+        json!({ "sql": "SELECT 1", "limit": 5 })
+    );
+}
+
+#[test]
+fn redaction_hashes_the_whole_sql_before_bounding() {
+    let sql = "z".repeat(1 << 20);
+    let arguments = object(json!({ "sql": sql }));
+    let recorded = bounded_arguments(&arguments, true);
+    assert_eq!(recorded, json!({ "sql_sha256": sha256_hex(&sql) }));
+}
+
+#[test]
+fn a_raw_line_is_recorded_bounded_even_when_it_is_not_utf8() {
+    let line = [b'{', 0xff, 0xfe, b'x'];
+    let recorded = bounded_bytes(&line);
+    assert_eq!(recorded["utf8"], false);
+    assert_eq!(recorded["bytes"], 4);
+    assert_eq!(recorded["sha256"], sha256_hex_bytes(&line));
+    let huge = vec![0xffu8; 1 << 20];
+    assert!(bounded_bytes(&huge).to_string().len() < 2 * MAX_RECORDED_TEXT_BYTES);
+    assert_eq!(bounded_bytes(b"not json"), json!("not json"));
+}
+
+#[test]
+fn the_log_rotates_to_path_1_before_passing_the_cap_and_the_new_file_is_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("rotate");
+    let path = dir.join("audit.jsonl");
+    let log = AuditLog::open(&path, false, true)
+        .unwrap()
+        .with_max_bytes(1000);
+    let arguments = object(json!({ "sql": "y".repeat(300) }));
+    for _ in 0..7 {
+        log.record(&entry_with(&arguments)).unwrap();
+    }
+    let rotated = rotated_path(&path);
+    assert!(rotated.exists(), "no {}", rotated.display());
+    for file in [&path, &rotated] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(
+            text.len() <= 1000,
+            "{} has {} bytes",
+            file.display(),
+            text.len()
+        );
+        for line in text.lines() {
+            serde_json::from_str::<Value>(line).unwrap();
+        }
+        let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // A record larger than the cap is written whole, alone in a fresh file.
+    let big = object(json!({ "sql": "w".repeat(2000) }));
+    log.record(&entry_with(&big)).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    assert!(text.contains(&"w".repeat(2000)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_failed_rotation_fails_the_record_only_when_required() {
+    let dir = scratch("rotate-fail");
+    let path = dir.join("audit.jsonl");
+    // A directory where the rotated file would go: the rename fails (also as root).
+    std::fs::create_dir(rotated_path(&path)).unwrap();
+    let arguments = object(json!({ "sql": "y".repeat(300) }));
+    let required = AuditLog::open(&path, false, true)
+        .unwrap()
+        .with_max_bytes(600);
+    required.record(&entry_with(&arguments)).unwrap();
+    let error = required.record(&entry_with(&arguments)).unwrap_err();
+    assert!(matches!(error, AuditError::Rotate { .. }), "{error}");
+    assert!(error.to_string().contains("cannot rotate"), "{error}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 1);
+    let lenient = AuditLog::open(&path, false, false)
+        .unwrap()
+        .with_max_bytes(600);
+    lenient.record(&entry_with(&arguments)).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
