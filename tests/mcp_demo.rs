@@ -47,21 +47,8 @@ async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox
 
 #[test]
 fn duckgate_demo_builds_its_database_and_runs_to_completion() {
-    let dir = TempDir::new("demo-cli");
-    let db = dir.path().join("demo.duckdb");
-    let output = Command::new(exe())
-        .arg("demo")
-        .arg("--out")
-        .arg(&db)
-        .output()
-        .expect("run duckgate demo");
+    let (_dir, db, output) = run_demo("demo-cli");
     let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "demo failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        output.status
-    );
     assert!(db.exists(), "demo did not write {}", db.display());
     for expected in [
         "list_tables",

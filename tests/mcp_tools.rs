@@ -6,6 +6,7 @@ mod support;
 
 use duckgate::mcp::client::{envelope_of, text_of};
 use serde_json::{Value, json};
+use support::steps::count_cgm_readings;
 use support::{OutputSchemas, cgm_db, serve, status};
 
 #[tokio::test(flavor = "multi_thread")]
@@ -153,16 +154,7 @@ async fn every_tool_answers_and_validates_against_its_output_schema() {
         text_of(&result)
     );
 
-    let result = client
-        .call(
-            "query",
-            json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
-        )
-        .await
-        .unwrap();
-    schemas.check("query", &result);
-    assert_eq!(status(&result), "success");
-    assert_eq!(envelope_of(&result)["data"]["rows"], json!([[4032]]));
+    count_cgm_readings(&client, &schemas).await;
 
     let result = client
         .call(

@@ -13,35 +13,20 @@ mod support;
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status};
+use support::steps::{ENDLESS, PRIVATE_RULES, PrivateDb, private_db};
+use support::{FORBIDDEN, error_kind, serve, status};
 
 /// A view stored in the database over the hidden table: not hidden itself.
 const VIEW_OVER_HIDDEN_TABLE: &str = "CREATE VIEW payload_view AS SELECT * FROM raw_payloads;";
 
-struct Fixture {
-    _dir: TempDir,
-    db: std::path::PathBuf,
+/// [`support::PRIVATE_SCHEMA`] and the view over its hidden table.
+fn fixture(tag: &str) -> PrivateDb {
+    private_db(tag, VIEW_OVER_HIDDEN_TABLE)
 }
 
-fn fixture(tag: &str) -> Fixture {
-    let dir = TempDir::new(tag);
-    let db = dir.path().join("private.duckdb");
-    make_db(&db, &format!("{PRIVATE_SCHEMA}\n{VIEW_OVER_HIDDEN_TABLE}"));
-    Fixture { _dir: dir, db }
-}
-
-/// The rules every test here serves under.
-const RULES: [&str; 6] = [
-    "--hide-table",
-    "raw_payloads",
-    "--hide-column",
-    "*.serial_number",
-    "--hide-column",
-    "readings.secret_note",
-];
-
-async fn private_server(f: &Fixture) -> McpClient {
-    serve(&f.db, &RULES).await
+/// `duckgate serve` under [`PRIVATE_RULES`], the rules every test here serves under.
+async fn private_server(f: &PrivateDb) -> McpClient {
+    serve(&f.db, &PRIVATE_RULES).await
 }
 
 /// Hidden names and made-up names of the same length.
@@ -295,13 +280,10 @@ async fn ordinary_mistakes_keep_duckdbs_message_and_unnest_runs() {
 async fn a_hidden_name_and_a_made_up_one_take_the_same_path() {
     let f = fixture("same-path");
     let limits = ["--max-concurrent", "1", "--queue-timeout", "0"];
-    let client = serve(&f.db, &[&RULES[..], &limits[..]].concat()).await;
+    let client = serve(&f.db, &[&PRIVATE_RULES[..], &limits[..]].concat()).await;
     // Hold the one worker slot.
     let bomb = client
-        .start_call(
-            "query",
-            json!({ "sql": "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3" }),
-        )
+        .start_call("query", json!({ "sql": ENDLESS }))
         .await
         .unwrap();
     let slot_taken = async {

@@ -14,9 +14,10 @@ use duckgate::mcp::client::{McpClient, envelope_of};
 use duckgate::privacy::{PLAN_REFUSAL, PLAN_REFUSAL_HINT};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use support::{FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, status};
+use support::steps::{PRIVATE_RULES, PrivateDb, private_db};
+use support::{FORBIDDEN, error_kind, status};
 
-/// A view over the hidden serial number, added to [`PRIVATE_SCHEMA`]: the view is not hidden
+/// A view over the hidden serial number, added to [`support::PRIVATE_SCHEMA`]: the view is not hidden
 /// itself, so the validator sees only its visible name and columns.
 const VIEW_OVER_HIDDEN_COLUMN: &str =
     "CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;";
@@ -133,30 +134,19 @@ const ROUTES: &[(&str, &str)] = &[
     ),
 ];
 
-struct Fixture {
-    _dir: TempDir,
-    db: std::path::PathBuf,
-}
-
-fn fixture(tag: &str) -> Fixture {
-    let dir = TempDir::new(tag);
-    let db = dir.path().join("private.duckdb");
-    make_db(&db, &format!("{PRIVATE_SCHEMA}{VIEW_OVER_HIDDEN_COLUMN}"));
-    Fixture { _dir: dir, db }
+/// [`support::PRIVATE_SCHEMA`] and the view over its hidden column.
+fn fixture(tag: &str) -> PrivateDb {
+    private_db(tag, VIEW_OVER_HIDDEN_COLUMN)
 }
 
 /// `duckgate serve` with the same rules as `tests/privacy.rs`, and `bypass` as the test-only
 /// layer switch (empty: none).
-async fn server(f: &Fixture, bypass: &str) -> McpClient {
+async fn server(f: &PrivateDb, bypass: &str) -> McpClient {
     let mut command = tokio::process::Command::new(support::exe());
-    command.args(["serve", "--db"]).arg(&f.db).args([
-        "--hide-table",
-        "raw_payloads",
-        "--hide-column",
-        "*.serial_number",
-        "--hide-column",
-        "readings.secret_note",
-    ]);
+    command
+        .args(["serve", "--db"])
+        .arg(&f.db)
+        .args(PRIVATE_RULES);
     if !bypass.is_empty() {
         command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
     }

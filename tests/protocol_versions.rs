@@ -14,9 +14,8 @@ use duckgate::mcp::tools::ToolName;
 use raw_support::{RawSession, request_meta};
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
-use support::{
-    OutputSchemas, cgm_db, cpu_ticks, exe, is_dead, serve_pinned, status, wait_until, workers_of,
-};
+use support::steps::{ENDLESS, busy_worker, count_cgm_readings, still_answers};
+use support::{OutputSchemas, cgm_db, exe, is_dead, serve_pinned, status, wait_until};
 
 const SUPPORTED: [&str; 5] = [
     "2024-11-05",
@@ -25,6 +24,17 @@ const SUPPORTED: [&str; 5] = [
     "2025-11-25",
     "2026-07-28",
 ];
+
+/// A JSON-RPC reply refusing a protocol revision the server lacks: code -32022, with the
+/// revisions it supports.
+fn assert_unsupported_revision(reply: &Value) {
+    assert_eq!(reply["error"]["code"], -32022, "{reply}");
+    assert_eq!(
+        reply["error"]["data"]["supported"],
+        json!(SUPPORTED),
+        "{reply}"
+    );
+}
 
 fn tool_order() -> Vec<&'static str> {
     ToolName::ALL.iter().map(|tool| tool.as_str()).collect()
@@ -55,16 +65,7 @@ async fn lists_and_queries(client: &McpClient) {
         text_of(&tables)
     );
 
-    let result = client
-        .call(
-            "query",
-            json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
-        )
-        .await
-        .unwrap();
-    schemas.check("query", &result);
-    assert_eq!(status(&result), "success", "{}", envelope_of(&result));
-    assert_eq!(envelope_of(&result)["data"]["rows"], json!([[4032]]));
+    let result = count_cgm_readings(client, &schemas).await;
     assert_eq!(result.is_error, Some(false));
 
     let refused = client
@@ -104,10 +105,7 @@ async fn on_2026_07_28_a_long_query_reports_progress_and_a_cancel_kills_its_work
     let client = serve_pinned(&db, &["--timeout", "120"], ProtocolVersion::V_2026_07_28).await;
     let server = client.server_pid().expect("server pid");
     let call = client
-        .start_call(
-            "query",
-            json!({ "sql": "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3" }),
-        )
+        .start_call("query", json!({ "sql": ENDLESS }))
         .await
         .unwrap();
     let token = call.progress_token();
@@ -119,15 +117,7 @@ async fn on_2026_07_28_a_long_query_reports_progress_and_a_cancel_kills_its_work
         .is_some(),
         "no progress notification within 20 s"
     );
-    let mut busy = None;
-    wait_until(Duration::from_secs(10), || {
-        busy = workers_of(server)
-            .into_iter()
-            .find(|pid| cpu_ticks(*pid) >= 50);
-        busy.is_some()
-    })
-    .await;
-    let worker = busy.expect("no worker of the server is running the query");
+    let worker = busy_worker(server).await;
     call.cancel("test cancels the query").await.unwrap();
     assert!(
         wait_until(Duration::from_secs(5), || is_dead(worker))
@@ -135,11 +125,7 @@ async fn on_2026_07_28_a_long_query_reports_progress_and_a_cancel_kills_its_work
             .is_some(),
         "worker {worker} still alive 5 s after the cancel"
     );
-    let after = client
-        .call("query", json!({ "sql": "SELECT 5 AS five" }))
-        .await
-        .unwrap();
-    assert_eq!(envelope_of(&after)["data"]["rows"], json!([[5]]));
+    still_answers(&client).await;
     client.close().await.unwrap();
 }
 
@@ -285,12 +271,7 @@ async fn on_the_wire_2026_07_28_discovers_then_answers_self_contained_requests()
                     "arguments": { "sql": "SELECT 1" } }),
         )
         .await;
-    assert_eq!(future["error"]["code"], -32022, "{future}");
-    assert_eq!(
-        future["error"]["data"]["supported"],
-        json!(SUPPORTED),
-        "{future}"
-    );
+    assert_unsupported_revision(&future);
     let resources = session
         .request(8, "resources/list", json!({ "_meta": meta }))
         .await;
@@ -308,12 +289,7 @@ async fn on_the_wire_a_2026_07_28_client_may_skip_discover() {
     let mut session = RawSession::start(&exe(), &db, &[]);
     // The first request names an unknown revision: refused, and nothing is settled yet.
     let future = session.discover(1, "2099-01-01").await;
-    assert_eq!(future["error"]["code"], -32022, "{future}");
-    assert_eq!(
-        future["error"]["data"]["supported"],
-        json!(SUPPORTED),
-        "{future}"
-    );
+    assert_unsupported_revision(&future);
     let call = session
         .request(
             2,

@@ -10,11 +10,9 @@ use std::time::{Duration, Instant};
 use duckgate::mcp::client::envelope_of;
 use rmcp::model::CallToolResult;
 use serde_json::json;
+use support::steps::ENDLESS;
 use support::{assert_failed, cgm_db, error_kind, is_dead, serve, wait_until, workers_of};
 use tokio::task::JoinHandle;
-
-/// Runs for minutes unless killed (DuckDB does not stop a single aggregate early).
-const ENDLESS: &str = "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3";
 
 /// A call's result and when it came, counted from `t0`.
 type Timed = (Result<CallToolResult, String>, Duration);

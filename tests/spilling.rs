@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use duckgate::mcp::client::{envelope_of, text_of};
+use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use serde_json::json;
+use support::steps::ENDLESS;
 use support::{TempDir, error_kind, exe, make_db, serve, wait_until, workers_of};
 
 /// 3 M readings of 2,000 patients, with a note that makes every row distinct: a DISTINCT over
@@ -153,9 +154,6 @@ fn flags_that_cannot_fit_in_the_budget_are_refused_at_start_with_the_way_out() {
     assert!(err.contains("or less"), "{err}");
 }
 
-/// Runs for minutes unless killed.
-const ENDLESS: &str = "SELECT count(*) FROM range(1000000000000) a WHERE a.range % 7 = 3";
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sigkill() {
     let (dir, db) = spill_db("spill-removal");
@@ -219,16 +217,7 @@ async fn a_workers_temporary_directory_is_gone_after_a_reply_a_timeout_and_a_sig
     );
     all_removed(&root, "a SIGKILL").await;
     // And the server goes on.
-    let result = client
-        .call("query", json!({ "sql": "SELECT 1 AS one" }))
-        .await
-        .unwrap();
-    assert_eq!(
-        envelope_of(&result)["status"],
-        "success",
-        "{}",
-        text_of(&result)
-    );
+    assert_succeeds(&client, "SELECT 1 AS one").await;
     client.close().await.unwrap();
     assert!(
         wait_until(Duration::from_secs(10), || server_dirs(&root).is_empty())
@@ -267,19 +256,21 @@ async fn what_a_killed_server_left_is_swept_by_the_next_one() {
     assert!(left[0].exists());
 
     let next = serve(&db, &args).await;
-    let result = next
-        .call("query", json!({ "sql": "SELECT 1 AS one" }))
-        .await
-        .unwrap();
+    assert_succeeds(&next, "SELECT 1 AS one").await;
+    assert!(!left[0].exists(), "the dead server's files were not swept");
+    assert_eq!(server_dirs(&root).len(), 1, "{:?}", server_dirs(&root));
+    next.close().await.unwrap();
+}
+
+/// `sql` through `client` succeeds: the server still answers after what the test did to it.
+async fn assert_succeeds(client: &McpClient, sql: &str) {
+    let result = client.call("query", json!({ "sql": sql })).await.unwrap();
     assert_eq!(
         envelope_of(&result)["status"],
         "success",
         "{}",
         text_of(&result)
     );
-    assert!(!left[0].exists(), "the dead server's files were not swept");
-    assert_eq!(server_dirs(&root).len(), 1, "{:?}", server_dirs(&root));
-    next.close().await.unwrap();
 }
 
 /// Resident memory of a process in bytes (`VmRSS`, or its peak `VmHWM`), 0 once it is gone.
@@ -393,15 +384,6 @@ async fn untracked_memory_bombs_at_full_concurrency_stay_under_the_budget() {
         assert!(message.contains("--memory-budget"), "{message}");
     }
     // And the next call is answered.
-    let result = client
-        .call("query", json!({ "sql": "SELECT 42 AS answer" }))
-        .await
-        .unwrap();
-    assert_eq!(
-        envelope_of(&result)["status"],
-        "success",
-        "{}",
-        text_of(&result)
-    );
+    assert_succeeds(&client, "SELECT 42 AS answer").await;
     client.close().await.unwrap();
 }

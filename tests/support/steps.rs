@@ -43,6 +43,16 @@ pub async fn busy_worker(server: u32) -> u32 {
     busy.expect("no worker of the server used half a second of CPU")
 }
 
+/// `SELECT 5 AS five` through `client` answers its one row: the server goes on after what the
+/// test did to it.
+pub async fn still_answers(client: &McpClient) {
+    let after = client
+        .call("query", json!({ "sql": "SELECT 5 AS five" }))
+        .await
+        .unwrap();
+    assert_eq!(envelope_of(&after)["data"]["rows"], json!([[5]]));
+}
+
 /// The `serve` flags hiding what [`PRIVATE_SCHEMA`] plants: the raw-payload table, every
 /// serial number and the readings' free-text note.
 pub const PRIVATE_RULES: [&str; 6] = [
