@@ -52,6 +52,10 @@ mod privacy_tests;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
+mod resolution_tests;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod unparsed_tests;
