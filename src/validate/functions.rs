@@ -145,7 +145,8 @@ pub(crate) const ALLOWED_TABLE_FUNCTIONS: &[(&str, RowSource, &str)] = &[
 
 /// Table functions DuckDB itself puts into a plan for a statement that is allowed, and that SQL
 /// may not call by name (`pragma_*` is refused): `SHOW t` plans as `PRAGMA_SHOW`, the list of
-/// `t`'s columns.
+/// `t`'s columns. Only the engine's plan check reads plans.
+#[cfg(any(feature = "engine", test))]
 const PLAN_ONLY_TABLE_FUNCTIONS: &[(&str, RowSource)] = &[("pragma_show", RowSource::Catalog)];
 
 /// How a relation in DuckDB's `system` catalog (a view over table functions) may be used.
@@ -348,6 +349,7 @@ pub(crate) fn allowed_table_function(name: &str) -> Option<RowSource> {
 
 /// Where the rows of a table-function operator in DuckDB's physical plan come from, if it is
 /// allowed there: the operator is named after its function, in upper case.
+#[cfg(any(feature = "engine", test))]
 pub(crate) fn plan_table_function(operator: &str) -> Option<RowSource> {
     let name = operator.to_ascii_lowercase();
     allowed_table_function(&name).or_else(|| {
