@@ -103,33 +103,23 @@ pub async fn run_demo_session(
     for chart in charts {
         demo_call(&client, out, &mut step, "plot", chart, &["success"]).await?;
     }
-    demo_call(
-        &client,
-        out,
-        &mut step,
-        "query",
-        json!({ "sql": "DELETE FROM cgm_readings WHERE 1 = 1" }),
-        &["refused"],
-    )
-    .await?;
-    demo_call(
-        &client,
-        out,
-        &mut step,
-        "query",
-        json!({ "sql": "SELECT * FROM read_text('/etc/passwd')" }),
-        &["refused"],
-    )
-    .await?;
-    demo_call(
-        &client,
-        out,
-        &mut step,
-        "server_info",
-        json!({}),
-        &["success", "partial"],
-    )
-    .await?;
+    // A write and a file read the gateway refuses, then the posture it reports.
+    let closing: [(&str, Value, &[&str]); 3] = [
+        (
+            "query",
+            json!({ "sql": "DELETE FROM cgm_readings WHERE 1 = 1" }),
+            &["refused"],
+        ),
+        (
+            "query",
+            json!({ "sql": "SELECT * FROM read_text('/etc/passwd')" }),
+            &["refused"],
+        ),
+        ("server_info", json!({}), &["success", "partial"]),
+    ];
+    for (tool, args, expected) in closing {
+        demo_call(&client, out, &mut step, tool, args, expected).await?;
+    }
     client.close().await?;
     say(
         out,
