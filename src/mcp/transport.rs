@@ -500,6 +500,29 @@ mod tests {
         assert!(matches!(classify(b"  \r\n"), Incoming::Blank));
     }
 
+    type DuplexTransport = LineTransport<tokio::io::DuplexStream, tokio::io::DuplexStream>;
+
+    /// Receive the next message from `transport`: it must be the request numbered `id`.
+    async fn assert_receives_request(transport: &mut DuplexTransport, id: i64) {
+        let message = Transport::<RoleServer>::receive(transport).await.unwrap();
+        assert!(
+            matches!(&message, JsonRpcMessage::Request(request) if request.id == rmcp::model::NumberOrString::Number(id)),
+            "{message:?}"
+        );
+    }
+
+    /// The first line the client reads, as JSON. It waits up to 5 s: the task answering a bad
+    /// line may still be running (the next receive would wait for it).
+    async fn first_reply(client_read: tokio::io::DuplexStream) -> Value {
+        let mut lines = BufReader::new(client_read).lines();
+        let first = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&first).unwrap()
+    }
+
     #[tokio::test]
     async fn a_bad_line_is_answered_on_the_same_writer_and_the_next_request_still_arrives() {
         let (mut client_write, server_read) = tokio::io::duplex(1 << 16);
@@ -509,21 +532,8 @@ mod tests {
             .write_all(b"not json\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}\n")
             .await
             .unwrap();
-        let message = Transport::<RoleServer>::receive(&mut transport)
-            .await
-            .unwrap();
-        assert!(
-            matches!(&message, JsonRpcMessage::Request(request) if request.id == rmcp::model::NumberOrString::Number(9)),
-            "{message:?}"
-        );
-        let mut lines = tokio::io::BufReader::new(client_read).lines();
-        // The parse error's task may still be running; the next receive would wait for it.
-        let first = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let reply: Value = serde_json::from_str(&first).unwrap();
+        assert_receives_request(&mut transport, 9).await;
+        let reply = first_reply(client_read).await;
         assert_eq!(reply["error"]["code"], PARSE_ERROR);
         assert!(reply["id"].is_null());
     }
@@ -544,21 +554,9 @@ mod tests {
                 .unwrap();
             client_write
         });
-        let message = Transport::<RoleServer>::receive(&mut transport)
-            .await
-            .unwrap();
-        assert!(
-            matches!(&message, JsonRpcMessage::Request(request) if request.id == rmcp::model::NumberOrString::Number(4)),
-            "{message:?}"
-        );
+        assert_receives_request(&mut transport, 4).await;
         let _client_write = writer.await.unwrap();
-        let mut lines = tokio::io::BufReader::new(client_read).lines();
-        let first = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        let reply: Value = serde_json::from_str(&first).unwrap();
+        let reply = first_reply(client_read).await;
         assert_eq!(reply["error"]["code"], INVALID_REQUEST, "{reply}");
         assert!(reply["id"].is_null());
         assert!(transport.line.capacity() <= MAX_LINE_BYTES);
