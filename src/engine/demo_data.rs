@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use duckdb::{AccessMode, Config, Connection};
 use serde::Serialize;
 
+use super::partial_file::write_beside_then_move;
+
 /// What [`write_demo_database`] built.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DemoSummary {
@@ -265,29 +267,17 @@ pub fn write_demo_database(
     if path.exists() {
         return Err(DemoBuildError::Exists(path.to_path_buf()));
     }
-    // Build beside the target and rename at the end, so a failure never leaves a half file
-    // where a reader would take it for the real one.
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    let _ = std::fs::remove_file(&partial);
-    let built = build(&partial, progress);
-    let result = built.and_then(|tables| {
-        std::fs::rename(&partial, path).map_err(DemoBuildError::MoveIntoPlace)?;
-        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        Ok(DemoSummary {
-            path: path.to_path_buf(),
-            tables,
-            bytes,
-        })
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&partial);
-        let mut wal = partial.into_os_string();
-        wal.push(".wal");
-        let _ = std::fs::remove_file(wal);
-    }
-    result
+    let tables = write_beside_then_move(
+        path,
+        |partial| build(partial, progress),
+        DemoBuildError::MoveIntoPlace,
+    )?;
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    Ok(DemoSummary {
+        path: path.to_path_buf(),
+        tables,
+        bytes,
+    })
 }
 
 /// Why the demo database could not be built: the step that failed.

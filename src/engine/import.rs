@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use duckdb::{Config, Connection};
 
+use super::partial_file::write_beside_then_move;
 use super::{sql_identifier, sql_string};
 
 /// One table written.
@@ -105,22 +106,11 @@ pub fn import_csv(out: &Path, files: &[PathBuf]) -> Result<Vec<ImportedTable>, I
         }
         names.push((name, file));
     }
-    let mut partial = out.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = PathBuf::from(partial);
-    let _ = std::fs::remove_file(&partial);
-    let written = write(&partial, &names);
-    let result = written.and_then(|tables| {
-        std::fs::rename(&partial, out).map_err(ImportError::MoveIntoPlace)?;
-        Ok(tables)
-    });
-    if result.is_err() {
-        let _ = std::fs::remove_file(&partial);
-        let mut wal = partial.into_os_string();
-        wal.push(".wal");
-        let _ = std::fs::remove_file(wal);
-    }
-    result
+    write_beside_then_move(
+        out,
+        |partial| write(partial, &names),
+        ImportError::MoveIntoPlace,
+    )
 }
 
 /// Why `duckgate import` stopped: the step that failed.

@@ -18,6 +18,7 @@ mod convert;
 pub mod demo_data;
 mod errors;
 pub mod import;
+mod partial_file;
 mod plan_check;
 mod plot_data;
 mod run;
