@@ -27,14 +27,6 @@ use support::{Regime, percentile as percentile_ms, time_regime, time_regime_in_p
 )]
 mod support;
 
-fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
-    runtime.block_on(run());
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
@@ -127,7 +119,8 @@ fn report_series(label: &str, (round_trips, in_worker): (Vec<Duration>, Vec<Dura
     report("    of which in the worker (duration_ms)", in_worker);
 }
 
-async fn run() {
+#[tokio::main]
+async fn main() {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_duckgate"));
     let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
         .ok()

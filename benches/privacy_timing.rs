@@ -20,14 +20,6 @@ use std::time::{Duration, Instant};
 use duckgate::mcp::client::McpClient;
 use serde_json::json;
 
-fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
-    runtime.block_on(run());
-}
-
 fn median_ms(samples: &mut [f64]) -> f64 {
     samples.sort_by(|a, b| a.total_cmp(b));
     samples[samples.len() / 2]
@@ -59,7 +51,8 @@ async fn timed(client: &McpClient, sql: &str) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0
 }
 
-async fn run() {
+#[tokio::main]
+async fn main() {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_duckgate"));
     let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
         .ok()
@@ -69,6 +62,8 @@ async fn run() {
     std::fs::create_dir_all(&dir).expect("bench dir");
     let db = make_db(&dir);
     let mut command = tokio::process::Command::new(&exe);
+    // The rules the privacy tests serve under (`PRIVATE_RULES` in tests/support/steps.rs),
+    // written out here: the bench stands alone, over a larger database of its own.
     command.arg("serve").arg("--db").arg(&db).args([
         "--hide-table",
         "raw_payloads",
