@@ -167,8 +167,9 @@ fn only_the_gateway_and_the_worker_read_the_switch() {
     assert!(files.len() > 10, "found only {} source files", files.len());
     // The confine-only worker of the start-up preflight reads it for the landlock ABI cap; the
     // template reads it once and hands it to every worker it forks (a worker process too).
+    // The gateway reads it where it builds the workers' spec.
     let readers = [
-        "src/gateway.rs",
+        "src/gateway/config.rs",
         "src/sandbox/preflight.rs",
         "src/sandbox/worker.rs",
         "src/sandbox/zygote/template.rs",
