@@ -4,15 +4,20 @@
 //! while the layers below the switched-off one still hold.
 #![cfg(feature = "engine")]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use support::{TempDir, duckgate_cli, make_db, run_cli};
 
 /// Spelled out on purpose, not `duckgate::sandbox::bypass::ENV_VAR`: this test pins the name
 /// operators and the suite use.
 const ENV_VAR: &str = "DUCKGATE_UNSAFE_TEST_BYPASS";
 
-fn duckgate() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_duckgate"));
+/// `duckgate ARGS…` without the switch (or a log filter) from the test's own environment.
+fn duckgate(args: &[&str]) -> Command {
+    let mut command = duckgate_cli(args);
     command.env_remove(ENV_VAR).env_remove("DUCKGATE_LOG");
     command
 }
@@ -27,38 +32,26 @@ fn all_output(output: &Output) -> String {
 
 /// A small database in its own temporary directory, removed on drop.
 struct Scene {
-    dir: PathBuf,
+    _dir: TempDir,
     db: PathBuf,
 }
 
 impl Scene {
     fn new(tag: &str) -> Scene {
-        let dir =
-            std::env::temp_dir().join(format!("duckgate-bypass-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let db = dir.join("served.duckdb");
-        let conn = duckdb::Connection::open(&db).unwrap();
-        conn.execute_batch("CREATE TABLE readings AS SELECT 42 AS glucose;")
-            .unwrap();
-        conn.close().map_err(|(_, e)| e).unwrap();
-        Scene { dir, db }
-    }
-}
-
-impl Drop for Scene {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let dir = TempDir::in_system_temp(&format!("bypass-{tag}"));
+        let db = dir.path().join("served.duckdb");
+        make_db(&db, "CREATE TABLE readings AS SELECT 42 AS glucose;");
+        Scene { _dir: dir, db }
     }
 }
 
 fn query(db: &Path, sql: &str, bypass: Option<&str>) -> Output {
-    let mut command = duckgate();
-    command.arg("query").arg("--db").arg(db).arg(sql);
+    let mut command = duckgate(&["query", "--db"]);
+    command.arg(db).arg(sql);
     if let Some(value) = bypass {
         command.env(ENV_VAR, value);
     }
-    command.output().expect("run duckgate query")
+    run_cli(command, None)
 }
 
 #[test]
@@ -73,11 +66,9 @@ fn no_cli_flag_or_subcommand_offers_the_bypass() {
         &["__worker"],
     ];
     for args in subcommands {
-        let output = duckgate()
-            .args(args)
-            .arg("--help")
-            .output()
-            .expect("run --help");
+        let mut command = duckgate(args);
+        command.arg("--help");
+        let output = run_cli(command, None);
         let help = all_output(&output).to_lowercase();
         // A control that this is real help text, not an error.
         assert!(

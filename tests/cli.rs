@@ -1,8 +1,15 @@
 //! The CLI's `query` and `check` commands: their output and their exit codes (0 ok/accepted,
 //! 1 refused or failed, 2 usage or I/O error).
 
+#![cfg(feature = "engine")]
+
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use duckgate::sandbox::worker::wal_path;
+use support::{duckgate_cli, run_cli, stderr_of, stdout_of};
 
 fn db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("duckgate-cli-{name}-{}", std::process::id()));
@@ -17,29 +24,13 @@ fn db(name: &str) -> PathBuf {
     path
 }
 
+/// `duckgate ARGS… [--db DB]`, with `stdin` on its stdin.
 fn duckgate(args: &[&str], db: Option<&Path>, stdin: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_duckgate"));
-    cmd.args(args);
+    let mut command = duckgate_cli(args);
     if let Some(db) = db {
-        cmd.arg("--db").arg(db);
+        command.arg("--db").arg(db);
     }
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn duckgate");
-    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-        use std::io::Write;
-        pipe.write_all(text.as_bytes()).expect("write stdin");
-    }
-    child.wait_with_output().expect("wait duckgate")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    run_cli(command, stdin)
 }
 
 #[test]
@@ -56,7 +47,7 @@ fn query_prints_an_aligned_table_and_exits_zero() {
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = stdout(&out);
+    let text = stdout_of(&out);
     assert!(text.starts_with("id | glucose\n"), "{text}");
     assert!(
         text.contains("2 rows returned (results truncated"),
@@ -70,7 +61,7 @@ fn query_refusal_exits_one_with_the_seed_message() {
     let out = duckgate(&["query", "DELETE FROM readings"], Some(&db), None);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout(&out).contains("Only read-only SELECT queries are allowed."),
+        stdout_of(&out).contains("Only read-only SELECT queries are allowed."),
         "{out:?}"
     );
 }
@@ -93,18 +84,18 @@ fn check_accepts_and_refuses_with_exit_codes_and_reads_stdin() {
         None,
     );
     assert_eq!(accepted.status.code(), Some(0), "{accepted:?}");
-    assert!(stdout(&accepted).starts_with("accepted"), "{accepted:?}");
+    assert!(stdout_of(&accepted).starts_with("accepted"), "{accepted:?}");
     let refused = duckgate(
         &["check", "-"],
         Some(&db),
         Some("SELECT * FROM read_text('/etc/passwd')"),
     );
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
-    assert!(stdout(&refused).contains("read_text"), "{refused:?}");
+    assert!(stdout_of(&refused).contains("read_text"), "{refused:?}");
     let several = duckgate(&["check", "SELECT 1; SELECT 2"], None, None);
     assert_eq!(several.status.code(), Some(1));
     assert!(
-        stdout(&several).contains("Only single SQL statements are allowed."),
+        stdout_of(&several).contains("Only single SQL statements are allowed."),
         "{several:?}"
     );
     let missing = duckgate(
@@ -120,27 +111,20 @@ fn a_leading_tilde_in_a_path_flag_is_the_home_directory() {
     let path = db("tilde");
     let home = path.parent().expect("temp dir");
     let run = |db: &str| {
-        Command::new(env!("CARGO_BIN_EXE_duckgate"))
-            .args(["query", "--db", db, "SELECT count(*) AS n FROM readings"])
-            .env("HOME", home)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run duckgate")
+        let mut command = duckgate_cli(["query", "--db", db, "SELECT count(*) AS n FROM readings"]);
+        command.env("HOME", home);
+        run_cli(command, None)
     };
     // An MCP client starts duckgate without a shell: duckgate expands `~/` itself.
     let out = run("~/cli.duckdb");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = stdout_of(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains('5'), "{stdout}");
     // Another user's home is not looked up: a usage error that says what to write instead.
     let out = run("~someone/cli.duckdb");
     assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = stderr_of(&out);
     assert!(stderr.contains("write the full path"), "{stderr}");
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -149,7 +133,7 @@ fn serve_on_a_missing_database_starts_and_says_so_in_one_line_on_stderr() {
     let missing = dir.with_file_name("not-yet.duckdb");
     // stdin is closed at once: the server starts, finds no client and stops.
     let out = duckgate(&["serve"], Some(&missing), None);
-    let text = stderr(&out);
+    let text = stderr_of(&out);
     let expected = format!(
         "duckgate: serving; the database does not exist yet: {} — calls answer \
          database_not_found until it is created",
@@ -161,7 +145,7 @@ fn serve_on_a_missing_database_starts_and_says_so_in_one_line_on_stderr() {
     assert!(text.contains("query workers confined"), "{text}");
     // An existing database gets no such line.
     let out = duckgate(&["serve"], Some(&dir), None);
-    assert!(!stderr(&out).contains("does not exist yet"), "{out:?}");
+    assert!(!stderr_of(&out).contains("does not exist yet"), "{out:?}");
 }
 
 #[test]
@@ -175,7 +159,7 @@ fn check_without_db_takes_table_names_on_trust_and_says_they_were_not_checked() 
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = stdout(&out);
+    let text = stdout_of(&out);
     assert!(text.starts_with("accepted (Query)"), "{text}");
     assert!(!text.contains("does not exist"), "{text}");
     assert!(
@@ -192,19 +176,22 @@ fn check_without_db_takes_table_names_on_trust_and_says_they_were_not_checked() 
         None,
     );
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
-    assert!(stdout(&refused).contains("read_text"), "{refused:?}");
+    assert!(stdout_of(&refused).contains("read_text"), "{refused:?}");
     // With the database, a table it lacks is still refused as missing.
     let db = db("check-missing-table");
     let missing = duckgate(&["check", "SELECT * FROM events"], Some(&db), None);
     assert_eq!(missing.status.code(), Some(1), "{missing:?}");
-    assert!(stdout(&missing).contains("does not exist"), "{missing:?}");
+    assert!(
+        stdout_of(&missing).contains("does not exist"),
+        "{missing:?}"
+    );
 }
 
 #[test]
 fn query_without_db_asks_for_the_file_to_query_not_to_serve() {
     let out = duckgate(&["query", "SELECT 1"], None, None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let text = stderr(&out);
+    let text = stderr_of(&out);
     assert!(
         text.contains("--db PATH is required: the DuckDB database file to query"),
         "{text}"
@@ -214,12 +201,12 @@ fn query_without_db_asks_for_the_file_to_query_not_to_serve() {
 
 #[test]
 fn query_help_hides_the_worker_pool_flags_that_serve_keeps() {
-    let query = stdout(&duckgate(&["query", "--help"], None, None));
+    let query = stdout_of(&duckgate(&["query", "--help"], None, None));
     assert!(query.contains("--timeout"), "{query}");
     for flag in ["--warm-workers", "--max-concurrent <"] {
         assert!(!query.contains(flag), "query --help shows {flag}:\n{query}");
     }
-    let serve = stdout(&duckgate(&["serve", "--help"], None, None));
+    let serve = stdout_of(&duckgate(&["serve", "--help"], None, None));
     for flag in ["--warm-workers", "--max-concurrent <"] {
         assert!(serve.contains(flag), "serve --help lacks {flag}:\n{serve}");
     }
@@ -243,15 +230,11 @@ fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouc
     let mine = db("demo-not-demo");
     let before = std::fs::read(&mine).expect("read db");
     let modified = std::fs::metadata(&mine).and_then(|m| m.modified()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_duckgate"))
-        .arg("demo")
-        .arg("--out")
-        .arg(&mine)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run duckgate demo");
+    let mut command = duckgate_cli(["demo", "--out"]);
+    command.arg(&mine);
+    let out = run_cli(command, None);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let text = stderr(&out);
+    let text = stderr_of(&out);
     assert!(
         text.contains(&format!(
             "{} exists and is not a demo database",
@@ -261,15 +244,17 @@ fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouc
     );
     assert!(text.contains("cgm_readings"), "{text}");
     assert!(!text.contains("using the existing demo database"), "{text}");
-    assert!(stdout(&out).is_empty(), "no session ran: {}", stdout(&out));
+    assert!(
+        stdout_of(&out).is_empty(),
+        "no session ran: {}",
+        stdout_of(&out)
+    );
     assert_eq!(std::fs::read(&mine).unwrap(), before, "the file changed");
     assert_eq!(
         std::fs::metadata(&mine).and_then(|m| m.modified()).unwrap(),
         modified
     );
-    let mut wal = mine.clone().into_os_string();
-    wal.push(".wal");
-    assert!(!PathBuf::from(wal).exists(), "a WAL appeared");
+    assert!(!wal_path(&mine).exists(), "a WAL appeared");
 }
 
 /// `duckgate import` turns a CGM vendor's CSV export (dates, numbers, text) into a table with
@@ -302,8 +287,8 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
         None,
         None,
     );
-    assert_eq!(imported.status.code(), Some(0), "{}", stderr(&imported));
-    let said = stdout(&imported);
+    assert_eq!(imported.status.code(), Some(0), "{}", stderr_of(&imported));
+    let said = stdout_of(&imported);
     assert!(said.contains("glucose_readings_2026 (3 rows)"), "{said}");
     assert!(said.contains("duckgate serve --db"), "{said}");
 
@@ -319,8 +304,8 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
         Some(&out),
         None,
     );
-    let text = stdout(&typed);
-    assert_eq!(typed.status.code(), Some(0), "{text}{}", stderr(&typed));
+    let text = stdout_of(&typed);
+    assert_eq!(typed.status.code(), Some(0), "{text}{}", stderr_of(&typed));
     assert!(text.contains("TIMESTAMP"), "{text}");
     assert!(
         text.contains("BIGINT") || text.contains("INTEGER"),
@@ -342,11 +327,11 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
         None,
         None,
     );
-    assert_eq!(again.status.code(), Some(1), "{}", stderr(&again));
+    assert_eq!(again.status.code(), Some(1), "{}", stderr_of(&again));
     assert!(
-        stderr(&again).contains("already exists"),
+        stderr_of(&again).contains("already exists"),
         "{}",
-        stderr(&again)
+        stderr_of(&again)
     );
     assert_eq!(std::fs::read(&out).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);

@@ -7,19 +7,14 @@
 #![cfg(feature = "engine")]
 
 mod support;
-use support::TempDir;
+use support::{TempDir, make_db};
 
 use std::path::{Path, PathBuf};
 
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::error::ErrorKind;
 use duckgate::protocol::{QueryResult, WorkerError};
-
-fn wal_of(db: &Path) -> PathBuf {
-    let mut os = db.as_os_str().to_owned();
-    os.push(".wal");
-    PathBuf::from(os)
-}
+use duckgate::sandbox::worker::wal_path;
 
 /// The files an attack aims at: the served database, a secret CSV beside it, another database.
 struct Scene {
@@ -27,12 +22,6 @@ struct Scene {
     db: PathBuf,
     secret_csv: PathBuf,
     other_db: PathBuf,
-}
-
-fn make_db(path: &Path, sql: &str) {
-    let conn = duckdb::Connection::open(path).unwrap();
-    conn.execute_batch(sql).unwrap();
-    conn.close().map_err(|(_, e)| e).unwrap();
 }
 
 fn scene(tag: &str) -> Scene {
@@ -68,7 +57,7 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
         // As a spare runs: the warm-up's own ATTACH must leave the hardening as it was.
         full_warm_up: true,
     };
-    let mut engine = Engine::open(&cfg, &scene.db, &wal_of(&scene.db)).unwrap();
+    let mut engine = Engine::open(&cfg, &scene.db, &wal_path(&scene.db)).unwrap();
     engine.attach(&scene.db).unwrap();
     engine
 }
@@ -168,7 +157,7 @@ fn copy_over_the_allowed_database_file_or_its_wal_is_denied() {
             "the database file changed"
         );
     }
-    let wal = wal_of(&s.db);
+    let wal = wal_path(&s.db);
     denied(
         &s,
         &format!("COPY (SELECT 1 AS one) TO {} (FORMAT csv)", quoted(&wal)),
@@ -322,7 +311,7 @@ fn timings_of_open_attach_and_first_query() {
     };
     for _ in 0..3 {
         let t0 = std::time::Instant::now();
-        let mut engine = Engine::open(&cfg, &s.db, &wal_of(&s.db)).unwrap();
+        let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
         let t1 = std::time::Instant::now();
         engine.attach(&s.db).unwrap();
         let t2 = std::time::Instant::now();
@@ -369,7 +358,7 @@ fn with_spilling_on_the_hardening_still_denies_files_outside_its_temporary_direc
             harden: true,
             full_warm_up: true,
         };
-        let mut engine = Engine::open(&cfg, &s.db, &wal_of(&s.db)).unwrap();
+        let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
         engine.attach(&s.db).unwrap();
         engine.run_query(sql, 100, 1 << 20)
     };

@@ -16,19 +16,17 @@ mod support;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use duckgate::protocol::{LandlockAbsence, SeccompAbsence, UnenforcedLayer};
 use serde_json::{Value, json};
-use support::{OutputSchemas, cgm_db, example, exe, status};
+use support::{OutputSchemas, cgm_db, duckgate_cli, example, exe, run_cli, status, stderr_of};
 
-/// The wrapper example (built once per test binary).
+/// The wrapper program (built once per test binary).
 fn wrapper() -> &'static Path {
-    static WRAPPER: OnceLock<PathBuf> = OnceLock::new();
-    WRAPPER.get_or_init(|| example("without_kernel_feature"))
+    example("without_kernel_feature")
 }
 
 /// `without_kernel_feature FEATURE -- duckgate ARGS…` as a command (stdio left to the caller).
@@ -47,20 +45,6 @@ fn args(parts: &[&str], db: &Path) -> Vec<OsString> {
     out.push("--db".into());
     out.push(db.into());
     out
-}
-
-/// Run to completion with stdin closed (a server that did start reads EOF and stops).
-fn run(mut command: Command) -> Output {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run the command")
-}
-
-fn stderr_of(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 /// The refusal paragraph: the one stderr line that says duckgate refuses to start.
@@ -137,7 +121,7 @@ fn the_wrapper_installs_a_real_seccomp_filter_and_execs() {
     for feature in ["landlock", "seccomp"] {
         let mut command = Command::new(wrapper());
         command.args([feature, "--", "/bin/cat", "/proc/self/status"]);
-        let output = run(command);
+        let output = run_cli(command, None);
         assert!(output.status.success(), "{output:?}");
         let status = String::from_utf8_lossy(&output.stdout);
         assert!(status.contains("NoNewPrivs:\t1"), "{status}");
@@ -149,7 +133,7 @@ fn the_wrapper_installs_a_real_seccomp_filter_and_execs() {
 /// ENOSYS and the override, and not the feature that is present (`present`).
 fn assert_serve_refuses_without(missing: &str, names: &str, present: &str) {
     let (_dir, db) = cgm_db(&format!("kernel-no-{missing}"));
-    let output = run(without(missing, &args(&["serve"], &db)));
+    let output = run_cli(without(missing, &args(&["serve"], &db)), None);
     assert_eq!(output.status.code(), Some(1), "{}", stderr_of(&output));
     let refusal = refusal_line(&output);
     for needle in [names, "ENOSYS", "--allow-unconfined"] {
@@ -186,15 +170,18 @@ fn serve_refuses_to_start_without_seccomp() {
 fn query_command_refuses_without_landlock_and_runs_with_allow_unconfined() {
     let (_dir, db) = cgm_db("kernel-query");
     let sql = "SELECT count(*) AS n FROM cgm_readings";
-    let refused = run(without("landlock", &args(&["query", sql], &db)));
+    let refused = run_cli(without("landlock", &args(&["query", sql], &db)), None);
     assert_eq!(refused.status.code(), Some(1), "{}", stderr_of(&refused));
     assert!(refusal_line(&refused).contains("--allow-unconfined"));
     assert!(refused.stdout.is_empty(), "{refused:?}");
 
-    let allowed = run(without(
-        "landlock",
-        &args(&["query", "--allow-unconfined", sql], &db),
-    ));
+    let allowed = run_cli(
+        without(
+            "landlock",
+            &args(&["query", "--allow-unconfined", sql], &db),
+        ),
+        None,
+    );
     assert_eq!(allowed.status.code(), Some(0), "{}", stderr_of(&allowed));
     let stdout = String::from_utf8_lossy(&allowed.stdout);
     assert!(stdout.contains("4032"), "{stdout}");
@@ -433,9 +420,7 @@ async fn on_every_older_landlock_abi_the_server_starts_and_names_each_mechanism(
 /// kernel without landlock it names the gap and the fix and exits 1.
 #[test]
 fn check_sandbox_reports_the_posture_and_exits_by_it() {
-    let mut here = Command::new(exe());
-    here.arg("check-sandbox");
-    let here = run(here);
+    let here = run_cli(duckgate_cli(["check-sandbox"]), None);
     let stdout = String::from_utf8_lossy(&here.stdout);
     assert_eq!(here.status.code(), Some(0), "{stdout}{}", stderr_of(&here));
     assert!(
@@ -457,11 +442,9 @@ fn check_sandbox_reports_the_posture_and_exits_by_it() {
     }
     assert!(!stdout.contains("NOT ENFORCED"), "{stdout}");
 
-    let mut capped = Command::new(exe());
-    capped
-        .arg("check-sandbox")
-        .env(duckgate::sandbox::bypass::ENV_VAR, "landlock_abi_2");
-    let capped = run(capped);
+    let mut capped = duckgate_cli(["check-sandbox"]);
+    capped.env(duckgate::sandbox::bypass::ENV_VAR, "landlock_abi_2");
+    let capped = run_cli(capped, None);
     let stdout = String::from_utf8_lossy(&capped.stdout);
     assert_eq!(capped.status.code(), Some(0), "{stdout}");
     assert!(
@@ -469,7 +452,10 @@ fn check_sandbox_reports_the_posture_and_exits_by_it() {
         "{stdout}"
     );
 
-    let without = run(without("landlock", &[OsString::from("check-sandbox")]));
+    let without = run_cli(
+        without("landlock", &[OsString::from("check-sandbox")]),
+        None,
+    );
     let stdout = String::from_utf8_lossy(&without.stdout);
     assert_eq!(
         without.status.code(),

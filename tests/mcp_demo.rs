@@ -3,9 +3,7 @@
 
 mod support;
 
-use std::process::Command;
-
-use support::{TempDir, cgm_db, exe};
+use support::{TempDir, cgm_db, duckgate_cli, exe, run_cli, stderr_of, stdout_of};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox() {
@@ -69,18 +67,15 @@ fn duckgate_demo_builds_its_database_and_runs_to_completion() {
 fn run_demo(tag: &str) -> (TempDir, std::path::PathBuf, std::process::Output) {
     let dir = TempDir::new(tag);
     let db = dir.path().join("demo.duckdb");
-    let output = Command::new(exe())
-        .arg("demo")
-        .arg("--out")
-        .arg(&db)
-        .output()
-        .expect("run duckgate demo");
+    let mut command = duckgate_cli(["demo", "--out"]);
+    command.arg(&db);
+    let output = run_cli(command, None);
     assert!(
         output.status.success(),
         "demo failed: {}\nstdout:\n{}\nstderr:\n{}",
         output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        stdout_of(&output),
+        stderr_of(&output)
     );
     (dir, db, output)
 }

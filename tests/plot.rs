@@ -10,7 +10,10 @@ use base64::Engine as _;
 use duckgate::mcp::client::{envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
-use support::{OutputSchemas, PRIVATE_SCHEMA, TempDir, error_kind, exe, make_db, serve};
+use support::{
+    OutputSchemas, PRIVATE_SCHEMA, TempDir, duckgate_cli, error_kind, make_db, run_cli, serve,
+    stderr_of, stdout_of,
+};
 
 /// A week of readings every 5 minutes with a daily rhythm: low at night, high after meals.
 fn week_db(tag: &str) -> (TempDir, std::path::PathBuf) {
@@ -253,22 +256,17 @@ async fn privacy_rules_refuse_a_plot_of_a_hidden_column_as_a_query_of_it() {
 fn duckgate_plot_writes_the_png_to_a_file() {
     let (dir, db) = week_db("plot-cli");
     let out = dir.path().join("agp.png");
-    let output = std::process::Command::new(exe())
-        .args(["plot", "--db"])
+    let mut command = duckgate_cli(["plot", "--db"]);
+    command
         .arg(&db)
         .args([
             "--kind", "agp", "--target", "70:180", "--width", "640", "--height", "400", "--out",
         ])
         .arg(&out)
-        .arg("SELECT ts, glucose FROM readings")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+        .arg("SELECT ts, glucose FROM readings");
+    let output = run_cli(command, None);
+    let stdout = stdout_of(&output);
+    assert!(output.status.success(), "{stdout}{}", stderr_of(&output));
     assert!(stdout.contains("within the target range"), "{stdout}");
     let (width, height, pixels) = decode(&std::fs::read(&out).unwrap());
     assert_eq!((width, height), (640, 400));

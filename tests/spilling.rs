@@ -7,13 +7,14 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use serde_json::json;
 use support::steps::ENDLESS;
-use support::{TempDir, error_kind, exe, make_db, serve, wait_until, workers_of};
+use support::{
+    TempDir, duckgate_cli, error_kind, make_db, outcome, run_cli, serve, wait_until, workers_of,
+};
 
 /// 3 M readings of 2,000 patients, with a note that makes every row distinct: a DISTINCT over
 /// it needs ~150 MB of hash table, well past a 64 MB memory_limit.
@@ -84,16 +85,9 @@ fn worker_dirs(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn run_cli(args: &[&str]) -> (i32, String, String) {
-    let output = Command::new(exe())
-        .args(args)
-        .output()
-        .expect("run duckgate");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+/// `duckgate ARGS…`: (exit code, stdout, stderr).
+fn duckgate(args: &[&str]) -> (i32, String, String) {
+    outcome(&run_cli(duckgate_cli(args), None))
 }
 
 #[test]
@@ -114,19 +108,19 @@ fn a_query_needing_more_than_the_memory_limit_spills_and_answers_as_duckdb_does(
         root_arg,
     ];
 
-    let (code, out, err) = run_cli(&[&common[..], &[DISTINCT]].concat());
+    let (code, out, err) = duckgate(&[&common[..], &[DISTINCT]].concat());
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains(&expected.to_string()), "{out}");
 
     // Without spilling the same query fails, and says which limit and what to do: so the
     // answer above came from spilling.
-    let (code, out, err) = run_cli(&[&common[..], &["--max-temp-size", "0", DISTINCT]].concat());
+    let (code, out, err) = duckgate(&[&common[..], &["--max-temp-size", "0", DISTINCT]].concat());
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("resource_limit"), "{out}");
     assert!(out.contains("--max-temp-size"), "{out}");
 
     // A spill cap too small for the query: a resource_limit naming the temporary space.
-    let (code, out, err) = run_cli(&[&common[..], &["--max-temp-size", "8MB", DISTINCT]].concat());
+    let (code, out, err) = duckgate(&[&common[..], &["--max-temp-size", "8MB", DISTINCT]].concat());
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("resource_limit"), "{out}");
     assert!(out.contains("temporary disk space"), "{out}");
@@ -138,7 +132,7 @@ fn a_query_needing_more_than_the_memory_limit_spills_and_answers_as_duckdb_does(
 #[test]
 fn flags_that_cannot_fit_in_the_budget_are_refused_at_start_with_the_way_out() {
     let (_dir, db) = spill_db("spill-refuse");
-    let (code, out, err) = run_cli(&[
+    let (code, out, err) = duckgate(&[
         "query",
         "--db",
         db.to_str().unwrap(),

@@ -11,8 +11,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::Duration;
 
 use duckgate::error::ErrorKind;
@@ -21,10 +20,9 @@ use serde_json::json;
 use support::{cgm_db, example};
 use tokio_util::sync::CancellationToken;
 
-/// The relay example (built once per test binary).
+/// The relay program (built once per test binary).
 fn rogue_worker() -> &'static Path {
-    static ROGUE: OnceLock<PathBuf> = OnceLock::new();
-    ROGUE.get_or_init(|| example("rogue_worker"))
+    example("rogue_worker")
 }
 
 /// Children of this test process that are zombies (exited, not reaped).

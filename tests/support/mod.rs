@@ -1,12 +1,15 @@
-//! Shared by the integration tests: temp dirs, a real DuckDB file, the real `duckgate serve`
-//! binary, the MCP client, outputSchema validation and a look at the server's worker processes.
+//! Shared by the integration tests: temp dirs, a real DuckDB file, the real `duckgate` binary as
+//! a command line and as `duckgate serve`, the test programs, the MCP client, outputSchema
+//! validation and a look at the server's worker processes.
 #![allow(dead_code, unreachable_pub)]
 
 pub mod steps;
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
@@ -102,8 +105,13 @@ pub fn exe() -> PathBuf {
 
 /// The test program `name` (`tests/programs/`, built as a Cargo example next to the binary in
 /// `target/release/examples/`). Cargo builds the examples for `cargo test`; a run of one test
-/// file alone builds it first.
-pub fn example(name: &str) -> PathBuf {
+/// file alone builds it first, once per test binary (a second caller waits for that build).
+pub fn example(name: &str) -> &'static Path {
+    static BUILT: Mutex<Vec<(String, &'static Path)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, path)) = built.iter().find(|(built_name, _)| built_name == name) {
+        return path;
+    }
     let path = exe()
         .parent()
         .expect("target/release")
@@ -121,7 +129,59 @@ pub fn example(name: &str) -> PathBuf {
         );
     }
     assert!(path.exists(), "{} is missing", path.display());
+    let path: &'static Path = Box::leak(path.into_boxed_path());
+    built.push((name.to_string(), path));
     path
+}
+
+/// `duckgate ARGS…` as a command line for [`run_cli`]; the caller may add arguments and
+/// environment.
+pub fn duckgate_cli<I, S>(args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(exe());
+    command.args(args);
+    command
+}
+
+/// The one way these tests run a program as a command line: to completion, with `stdin`'s text
+/// on its stdin (closed when `None`), stdout and stderr captured.
+pub fn run_cli(mut command: Command, stdin: Option<&str>) -> Output {
+    command
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("start the program");
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        use std::io::Write;
+        pipe.write_all(text.as_bytes()).expect("write its stdin");
+    }
+    child.wait_with_output().expect("wait for the program")
+}
+
+/// A run's stdout as text.
+pub fn stdout_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A run's stderr as text.
+pub fn stderr_of(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A run as (exit code, stdout, stderr); the code is -1 when a signal ended the program.
+pub fn outcome(output: &Output) -> (i32, String, String) {
+    (
+        output.status.code().unwrap_or(-1),
+        stdout_of(output),
+        stderr_of(output),
+    )
 }
 
 /// `duckgate serve --db DB extra…`, initialised. Server logs go to the test's stderr only when
@@ -376,15 +436,11 @@ pub const FORBIDDEN: &[&str] = &[
 /// `duckgate query --db DB SQL` with the test-only bypass switching `layers` off: (exit code,
 /// stdout).
 pub fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
-    let output = std::process::Command::new(exe())
-        .args(["query", "--db"])
+    let mut command = duckgate_cli(["query", "--db"]);
+    command
         .arg(db)
         .arg(sql)
-        .env(duckgate::sandbox::bypass::ENV_VAR, layers)
-        .output()
-        .expect("run duckgate query");
-    (
-        output.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
+        .env(duckgate::sandbox::bypass::ENV_VAR, layers);
+    let (code, stdout, _) = outcome(&run_cli(command, None));
+    (code, stdout)
 }
