@@ -19,11 +19,14 @@ use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use serde_json::json;
-use support::{Regime, percentile as percentile_ms, time_regime, time_regime_in_process};
+use support::{
+    Regime, mcp_bench_rounds, percentile as percentile_ms, scratch_dir, time_regime,
+    time_regime_in_process,
+};
 
 #[allow(
     dead_code,
-    reason = "the latency benches share it; this one uses the regimes only"
+    reason = "the benches share it; this one uses the regimes, the rounds and the scratch directory"
 )]
 mod support;
 
@@ -122,12 +125,8 @@ fn report_series(label: &str, (round_trips, in_worker): (Vec<Duration>, Vec<Dura
 #[tokio::main]
 async fn main() {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_duckgate"));
-    let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
-    let dir = std::env::temp_dir().join(format!("duckgate-mcp-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("bench dir");
+    let rounds = mcp_bench_rounds(40);
+    let dir = scratch_dir("mcp-bench");
     let db = make_db(&dir);
 
     let mut startups = Vec::new();

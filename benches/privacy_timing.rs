@@ -19,6 +19,13 @@ use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::McpClient;
 use serde_json::json;
+use support::{mcp_bench_rounds, scratch_dir};
+
+#[allow(
+    dead_code,
+    reason = "the benches share it; this one uses the rounds and the scratch directory only"
+)]
+mod support;
 
 fn median_ms(samples: &mut [f64]) -> f64 {
     samples.sort_by(|a, b| a.total_cmp(b));
@@ -54,12 +61,8 @@ async fn timed(client: &McpClient, sql: &str) -> f64 {
 #[tokio::main]
 async fn main() {
     let exe = PathBuf::from(env!("CARGO_BIN_EXE_duckgate"));
-    let rounds: usize = std::env::var("MCP_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30);
-    let dir = std::env::temp_dir().join(format!("duckgate-privacy-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("bench dir");
+    let rounds = mcp_bench_rounds(30);
+    let dir = scratch_dir("privacy-bench");
     let db = make_db(&dir);
     let mut command = tokio::process::Command::new(&exe);
     // The rules the privacy tests serve under (`PRIVATE_RULES` in tests/support/steps.rs),

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::gateway::{Gateway, GatewayConfig};
 use duckgate::validate::tree::{TreeRules, check_tree};
-use support::{QUERIES, Regime, build_database, percentile, time_regime, time_regime_in_process};
+use support::{
+    QUERIES, Regime, build_database, percentile, scratch_dir, time_regime, time_regime_in_process,
+};
 use tokio_util::sync::CancellationToken;
 
 mod support;
@@ -128,8 +130,7 @@ fn config(db: &Path, warm: usize) -> GatewayConfig {
 async fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let rounds = if quick { 10 } else { 40 };
-    let dir = std::env::temp_dir().join(format!("duckgate-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+    let dir = scratch_dir("bench");
     let db = build_database(&dir);
 
     // Spawn + confine + DuckDB open + warm-up of one worker, cold (no spare).

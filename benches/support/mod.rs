@@ -1,6 +1,26 @@
-//! What the latency benches share: the test database and the percentile.
+//! What the benches share: the scratch directory, the number of MCP rounds, and for the latency
+//! benches the test database, the percentile and the regimes.
 
 use std::path::{Path, PathBuf};
+
+/// A fresh directory `duckgate-<tag>-<pid>` under the system temp dir, for a bench's database.
+pub(crate) fn scratch_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("duckgate-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("bench dir");
+    dir
+}
+
+/// Calls per series of an MCP bench: `MCP_BENCH_ROUNDS`, else `default`.
+#[allow(
+    dead_code,
+    reason = "the MCP benches read it; worker_latency takes --quick instead"
+)]
+pub(crate) fn mcp_bench_rounds(default: usize) -> usize {
+    std::env::var("MCP_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 /// The 100k-row, CGM-shaped table the latency figures are measured on.
 pub(crate) fn build_database(dir: &Path) -> PathBuf {
