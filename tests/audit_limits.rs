@@ -111,6 +111,8 @@ async fn unknown_tools_unparsable_lines_and_malformed_requests_are_recorded() {
     let mut session = RawSession::start(&exe(), &db, &["--audit-log", log.to_str().unwrap()]);
     session.initialize().await;
 
+    // Each line is spelled out (not shared with argument_limits' malformed-line checks): the
+    // audit events asserted below follow these lines one for one.
     session
         .call(2, "drop_database", json!({ "now": true }))
         .await;

@@ -26,7 +26,12 @@ pub async fn count_cgm_readings(client: &McpClient, schemas: &OutputSchemas) -> 
         .unwrap();
     schemas.check("query", &result);
     assert_eq!(status(&result), "success", "{}", envelope_of(&result));
-    assert_eq!(envelope_of(&result)["data"]["rows"], json!([[4032]]));
+    assert_eq!(
+        envelope_of(&result)["data"]["rows"],
+        json!([[4032]]),
+        "{}",
+        envelope_of(&result)
+    );
     result
 }
 
