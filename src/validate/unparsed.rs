@@ -48,6 +48,8 @@ const QUERY_STARTS: &[&str] = &[
 ];
 
 /// Words whose subject, at the start of a statement, is a relation (`PIVOT t`, `DESCRIBE t`).
+/// All of them are also in [`QUERY_STARTS`]; the two lists answer different questions, so each
+/// is written out whole.
 const SUBJECT_WORDS: &[&str] = &[
     "PIVOT",
     "PIVOT_WIDER",
