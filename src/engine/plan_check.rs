@@ -582,8 +582,9 @@ impl<'c> CatalogColumns<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::tests::TempDir;
-    use crate::engine::{Engine, EngineConfig};
+    use crate::engine::Engine;
+    use crate::engine::tests::{TempDir, config, make_db};
+    use crate::sandbox::worker::wal_path;
 
     /// The fixture of `tests/privacy.rs`, plus a view over the hidden column and a table in a
     /// second schema.
@@ -614,22 +615,8 @@ mod tests {
 
     fn engine(tag: &str) -> (TempDir, Engine) {
         let dir = TempDir::new(tag);
-        let db = dir.path().join("private.duckdb");
-        let conn = Connection::open(&db).unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
-        conn.close().map_err(|(_, e)| e).unwrap();
-        let config = EngineConfig {
-            memory_limit_bytes: 1 << 30,
-            memory_cap_bytes: None,
-            spill: None,
-            threads: 2,
-            time_zone: "UTC".into(),
-            harden: true,
-            full_warm_up: true,
-        };
-        let mut wal = db.as_os_str().to_owned();
-        wal.push(".wal");
-        let mut engine = Engine::open(&config, &db, std::path::Path::new(&wal)).unwrap();
+        let db = make_db(&dir, "private.duckdb", SCHEMA);
+        let mut engine = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
         engine.enforce_privacy(&policy());
         engine.attach(&db).unwrap();
         (dir, engine)

@@ -43,7 +43,7 @@ impl Drop for TempDir {
 }
 
 /// Create a database file with `sql` run on a plain read-write connection.
-fn make_db(dir: &TempDir, name: &str, sql: &str) -> PathBuf {
+pub(crate) fn make_db(dir: &TempDir, name: &str, sql: &str) -> PathBuf {
     let path = dir.path().join(name);
     let conn = Connection::open(&path).unwrap();
     conn.execute_batch(sql).unwrap();
@@ -51,7 +51,9 @@ fn make_db(dir: &TempDir, name: &str, sql: &str) -> PathBuf {
     path
 }
 
-fn config(memory_limit: &str) -> EngineConfig {
+/// A worker's engine settings (hardened, fully warmed up, 2 threads, UTC) with `memory_limit`
+/// (`parse_size`'s syntax).
+pub(crate) fn config(memory_limit: &str) -> EngineConfig {
     EngineConfig {
         memory_limit_bytes: crate::sandbox::budget::parse_size(memory_limit).unwrap(),
         memory_cap_bytes: None,
