@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Gateway, GatewayError, unexpected};
 use crate::privacy::PrivacyPolicy;
-use crate::protocol::{CatalogSnapshot, Request, Response};
+use crate::protocol::{CatalogSnapshot, ColumnReference, Request, Response};
 use crate::sandbox::worker::wal_path;
 use crate::validate;
 
@@ -140,6 +140,15 @@ pub fn without_hidden(
                     && policy.hides_column(&t.schema, &t.name, column)
             })
     };
+    // A column reference crosses the worker's reply as the one string `table.column` and is
+    // read back split at its last dot: with a dot inside the table's or the column's own name
+    // that split is not the true one. So a reference counts as hidden if any split of it names
+    // a hidden column; a wrong split could otherwise show a hidden column's name.
+    let reference_hidden = |target: &ColumnReference| {
+        let text = target.to_string();
+        text.match_indices('.')
+            .any(|(at, _)| column_hidden(&text[..at], &text[at + 1..]))
+    };
     let foreign_keys: Vec<_> = snapshot
         .foreign_keys
         .iter()
@@ -156,7 +165,7 @@ pub fn without_hidden(
     for table in &snapshot.tables {
         for column in &table.columns {
             if let Some(target) = &column.references
-                && column_hidden(&target.table, &target.column)
+                && reference_hidden(target)
             {
                 dangling_references.push((
                     table.schema.clone(),
@@ -197,4 +206,87 @@ pub fn without_hidden(
     }
     snapshot.foreign_keys = foreign_keys;
     (snapshot, hidden)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ColumnInfo, RelationKind, TableInfo};
+
+    fn column(name: &str, references: Option<ColumnReference>) -> ColumnInfo {
+        ColumnInfo {
+            name: name.into(),
+            data_type: "VARCHAR".into(),
+            nullable: true,
+            default: None,
+            primary_key: false,
+            unique: false,
+            references,
+            comment: None,
+        }
+    }
+
+    fn table(name: &str, columns: Vec<ColumnInfo>) -> TableInfo {
+        TableInfo {
+            schema: "main".into(),
+            name: name.into(),
+            kind: RelationKind::Table,
+            description: None,
+            estimated_rows: None,
+            columns,
+            indexes: vec![],
+        }
+    }
+
+    fn reference(table: &str, column: &str) -> Option<ColumnReference> {
+        Some(ColumnReference {
+            table: table.into(),
+            column: column.into(),
+        })
+    }
+
+    /// `devices ("serial.no", model)` and `pumps (a → devices."serial.no", b → devices.model)`,
+    /// as the parent reads it from a worker's reply.
+    fn catalog_through_the_wire() -> CatalogSnapshot {
+        let sent = CatalogSnapshot {
+            tables: vec![
+                table(
+                    "devices",
+                    vec![column("serial.no", None), column("model", None)],
+                ),
+                table(
+                    "pumps",
+                    vec![
+                        column("a", reference("devices", "serial.no")),
+                        column("b", reference("devices", "model")),
+                    ],
+                ),
+            ],
+            foreign_keys: vec![],
+        };
+        let wire = serde_json::to_string(&sent).unwrap();
+        serde_json::from_str(&wire).unwrap()
+    }
+
+    #[test]
+    fn a_reference_to_a_hidden_column_with_a_dot_in_its_name_is_dropped() {
+        let read = catalog_through_the_wire();
+        // The reply's string split at its last dot is not the true split.
+        assert_eq!(
+            read.tables[1].columns[0].references,
+            reference("devices.serial", "no")
+        );
+        let policy = PrivacyPolicy {
+            hide_tables: vec![],
+            hide_columns: vec!["devices.serial.no".into()],
+        };
+        let (visible, _) = without_hidden(read, &policy);
+        let pumps = visible.tables.iter().find(|t| t.name == "pumps").unwrap();
+        assert_eq!(pumps.columns[0].references, None);
+        // A reference to a visible column stays.
+        assert_eq!(pumps.columns[1].references, reference("devices", "model"));
+        let devices = visible.tables.iter().find(|t| t.name == "devices").unwrap();
+        let names: Vec<&str> = devices.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["model"]);
+    }
 }
