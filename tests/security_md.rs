@@ -620,7 +620,11 @@ fn size_words(bytes: usize, unit: &str) -> String {
         "MiB" => MIB,
         other => panic!("no such unit in SECURITY.md: {other}"),
     };
-    assert_eq!(bytes % per, 0, "{bytes} bytes is not a whole number of {unit}");
+    assert_eq!(
+        bytes % per,
+        0,
+        "{bytes} bytes is not a whole number of {unit}"
+    );
     format!("{} {unit}", bytes / per)
 }
 
