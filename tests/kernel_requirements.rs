@@ -84,21 +84,7 @@ async fn serve_with(
 /// Run a query that must succeed, and `server_info`'s posture, validated against its schema.
 async fn query_and_posture(client: &McpClient) -> (Value, String) {
     let schemas = OutputSchemas::fetch(client).await;
-    let result = client
-        .call(
-            "query",
-            json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
-        )
-        .await
-        .unwrap();
-    schemas.check("query", &result);
-    assert_eq!(status(&result), "success", "{}", envelope_of(&result));
-    assert_eq!(
-        envelope_of(&result)["data"]["rows"],
-        json!([[4032]]),
-        "{}",
-        envelope_of(&result)
-    );
+    support::steps::count_cgm_readings(client, &schemas).await;
     let info = client.call("server_info", json!({})).await.unwrap();
     schemas.check("server_info", &info);
     assert_eq!(status(&info), "success", "{}", envelope_of(&info));
