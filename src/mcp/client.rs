@@ -7,6 +7,9 @@
 //! ([`McpClient::spawn_command_pinned`]): one with a handshake (2024-11-05 to 2025-11-25) is asked
 //! for in `initialize`; 2026-07-28 and later start with `server/discover` and send the version,
 //! client info and capabilities in every request's `_meta`.
+//!
+//! Its errors are `String`s on purpose: each is a sentence for the person reading a failed test,
+//! a bench or the demo's output, and no caller decides anything from which one it is.
 
 use std::ffi::OsStr;
 use std::path::Path;

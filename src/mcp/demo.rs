@@ -12,7 +12,8 @@ use crate::sql_text::quote_identifier;
 /// Spawn `exe serve --db db_path`, make the demo calls, and print them to `out`.
 ///
 /// Fails if a call does not end the way the demo promises (for example if the DELETE is not
-/// refused), so a test can run it as a whole.
+/// refused), so a test can run it as a whole. The failure is a sentence for the person running
+/// the demo or the test (a `String`): nothing decides anything from it.
 pub async fn run_demo_session(
     exe: &Path,
     db_path: &Path,

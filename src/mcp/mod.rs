@@ -34,6 +34,8 @@ pub struct ServeOptions {
 ///
 /// The transport is duckgate's own line transport over rmcp's stdio pipes: every line gets an
 /// answer (a JSON-RPC error for one that is not a request) and the audit log records those too.
+/// An error is the sentence `duckgate serve` prints before it exits (a `String`: only a person
+/// reads it).
 pub async fn serve_stdio(gateway: Gateway, options: ServeOptions) -> Result<(), String> {
     let audit = gateway.config().audit.clone();
     let server = DuckgateServer::new(gateway, options);
@@ -53,6 +55,8 @@ pub async fn serve_stdio(gateway: Gateway, options: ServeOptions) -> Result<(), 
 /// Read a descriptions file: `table = "text"` lines, or the same under a `[tables]` section.
 ///
 /// Keys may be `table` or `schema.table` (quote a dotted key: `"main.cgm_readings" = "…"`).
+/// An error is the sentence the CLI prints when it refuses to start (a `String`: only a person
+/// reads it).
 pub fn load_descriptions(path: &Path) -> Result<HashMap<String, String>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|error| format!("cannot read descriptions file {}: {error}", path.display()))?;

@@ -41,6 +41,9 @@ pub struct ForkedChild {
     pub exited: oneshot::Receiver<Exit>,
 }
 
+/// A fork's outcome. The failure is a sentence, not a type: the pool answers every failed fork
+/// the same way (it spawns the worker instead) and only logs why, and `server_info` shows the
+/// template's death to a person.
 type ForkReply = Result<(i32, oneshot::Receiver<Exit>), String>;
 
 /// What the event reader shares with callers.

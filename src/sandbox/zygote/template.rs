@@ -86,6 +86,9 @@ fn start(args: &WorkerArgs) -> Result<State, WorkerError> {
 
 impl State {
     /// Step 4: orders in, events out, until the server hangs up.
+    ///
+    /// An error ends the template; its text is only logged. The server does not need to know
+    /// why: any end of the template means "spawn workers until a new one is up".
     fn serve(&mut self) -> Result<(), String> {
         let mut buf = vec![0u8; MAX_MESSAGE_BYTES];
         loop {
