@@ -133,6 +133,48 @@ async fn every_tool_and_resource_shows_nothing_hidden() {
     client.close().await.unwrap();
 }
 
+/// A foreign key naming a hidden column whose own name holds a dot: the reference crosses the
+/// worker's reply as `table.column`, so a split at the wrong dot would miss the rule and show
+/// the hidden name (it did, before `gateway::without_hidden` checked every split). Every place
+/// that shows references and keys shows nothing of it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reference_to_a_hidden_column_with_a_dot_in_its_name_shows_nothing_of_it() {
+    let dir = TempDir::new("privacy-dotted-reference");
+    let db = dir.path().join("dotted.duckdb");
+    make_db(
+        &db,
+        r#"CREATE TABLE devices ("serial.no" VARCHAR PRIMARY KEY, model VARCHAR);
+           CREATE TABLE pumps (id INTEGER, dev VARCHAR REFERENCES devices("serial.no"));"#,
+    );
+    let client = serve(&db, &["--hide-column", "devices.serial.no"]).await;
+    let described = client
+        .call("describe_table", json!({ "table_name": "pumps" }))
+        .await
+        .unwrap();
+    assert_eq!(status(&described), "success", "{}", envelope_of(&described));
+    let columns = &envelope_of(&described)["data"]["columns"];
+    assert_eq!(columns[1]["name"], "dev");
+    assert_eq!(columns[1]["references"], Value::Null, "{columns}");
+    for (tool, args) in [
+        ("describe_table", json!({ "table_name": "pumps" })),
+        ("describe_table", json!({ "table_name": "devices" })),
+        ("list_relationships", json!({})),
+    ] {
+        let reply = serde_json::to_string(&client.call(tool, args.clone()).await.unwrap()).unwrap();
+        assert!(
+            !reply.contains("serial"),
+            "{tool} {args} shows the hidden column: {reply}"
+        );
+    }
+    let snapshot = client.read_resource("schema://snapshot").await.unwrap();
+    let snapshot = serde_json::to_string(&snapshot).unwrap();
+    assert!(
+        !snapshot.contains("serial"),
+        "the schema snapshot shows it: {snapshot}"
+    );
+    client.close().await.unwrap();
+}
+
 /// The envelope with `name` replaced, for comparing a hidden name's refusal with a missing one's.
 fn shape(result: &CallToolResult, name: &str) -> String {
     serde_json::to_string(envelope_of(result))
