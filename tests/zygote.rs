@@ -631,9 +631,10 @@ async fn a_forked_child_runs_with_the_no_new_privs_seccomp_and_limits_of_a_spawn
             assert_eq!(forked.status[name], spawned.status[name], "{name}");
         }
     }
-    // A spawned worker installs the worker's filter; a forked child has the template's and
-    // installs the same worker's filter on top (a process cannot shed a filter), so it has at
-    // least as many, and more than the template: its own filter is really there.
+    // A spawned worker installs the worker's filters; a forked child has the template's and
+    // stacks on them the worker's rules they lack (a process cannot shed a filter), so it has
+    // at least as many, and more than the template: its own filter is really there. The two
+    // tests above show it is denied what a spawned worker is, the same way.
     let filters = |o: &Observed| -> usize { o.status["Seccomp_filters"].parse().unwrap() };
     assert!(
         filters(&forked) >= filters(&spawned),

@@ -90,7 +90,7 @@ pub struct WorkerArgs {
 }
 
 /// How long a forked spare waits for its request before it warms up in its own process.
-const WARM_UP_GRACE: std::time::Duration = std::time::Duration::from_millis(20);
+const WARM_UP_GRACE: std::time::Duration = std::time::Duration::from_millis(60);
 
 /// Whether the request starts arriving on standard input within `grace`.
 fn request_within(grace: std::time::Duration) -> bool {

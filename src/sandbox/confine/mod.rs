@@ -258,27 +258,51 @@ impl std::error::Error for ConfineError {}
 /// is actually in force; `duckdb_settings` and `bypassed_layers` are left for the caller.
 pub fn confine(plan: &ConfinePlan) -> Result<Posture, ConfineError> {
     let kernel = inspect_process()?;
-    confine_with(plan, kernel)
+    confine_steps(plan, kernel, None).map(|(posture, _)| posture)
+}
+
+/// [`confine`] for the zygote's template: the same steps, and what its system-call filter was
+/// built for, which each child it forks needs ([`confine_forked_child`]).
+pub fn confine_template(
+    plan: &ConfinePlan,
+    kernel: ProcessInspection,
+) -> Result<(Posture, TemplateFilter), ConfineError> {
+    let (posture, installed) = confine_steps(plan, kernel, None)?;
+    Ok((posture, TemplateFilter { installed }))
 }
 
 /// [`confine`] for a child the template has just forked: the same steps 1 to 6 with the plan of
-/// a worker (so the child's rules are the worker's, stacked on the template's looser ones), and
-/// step 0's findings taken from the template, which inspected itself before its own landlock
-/// hid `/proc`. The child is single-threaded by construction: it was forked
+/// a worker, and step 0's findings taken from the template, which inspected itself before its
+/// own landlock hid `/proc`. The child is single-threaded by construction: it was forked
 /// (`zygote_fork::fork_single_threaded`) and has started nothing yet.
+///
+/// Its system-call filter is stacked on the template's, which stays in force (a process cannot
+/// shed a filter): the child installs only the worker's rules for the calls whose rules differ
+/// from the template's (`seccomp::install`), so the two filters together deny exactly what the
+/// template's and a whole worker's filter together would.
 pub fn confine_forked_child(
     plan: &ConfinePlan,
     template: ProcessInspection,
+    template_filter: &TemplateFilter,
 ) -> Result<Posture, ConfineError> {
-    confine_with(plan, template)
+    confine_steps(plan, template, template_filter.installed.as_ref()).map(|(posture, _)| posture)
 }
 
-/// Steps 1 to 6, with step 0's findings made by the caller ([`inspect_process`]): the template
-/// inspects itself once and keeps the result for its children.
-pub fn confine_with(
+/// The template's system-call filter as built, which its children stack theirs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TemplateFilter {
+    /// `None` when no filter is in force (a kernel without seccomp, under
+    /// `--allow-unconfined`): a child then tries a whole worker's filter.
+    installed: Option<seccomp::FilterScope>,
+}
+
+/// Steps 1 to 6; `stacked_on`: the filter already in force, which step 6 adds to. Returns the
+/// posture and the filter step 6 put in force (`None`: none).
+fn confine_steps(
     plan: &ConfinePlan,
     kernel: ProcessInspection,
-) -> Result<Posture, ConfineError> {
+    stacked_on: Option<&seccomp::FilterScope>,
+) -> Result<(Posture, Option<seccomp::FilterScope>), ConfineError> {
     prctl::set_no_new_privs()?;
     prctl::die_with_parent(plan.parent_pid)?;
     prctl::set_not_dumpable()?;
@@ -289,9 +313,9 @@ pub fn confine_with(
         landlock_abi: landlock.abi,
         role: plan.role,
     };
-    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined, &scope)?;
+    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined, &scope, stacked_on)?;
     let no_new_privs = prctl::no_new_privs_is_set();
-    Ok(Posture {
+    let posture = Posture {
         landlock: match landlock.abi {
             Some(_) => LandlockStatus::FullyEnforced,
             None => LandlockStatus::NotEnforced,
@@ -313,7 +337,8 @@ pub fn confine_with(
             seccomp: seccomp.enforced,
             no_new_privs,
         }),
-    })
+    };
+    Ok((posture, seccomp.enforced.then_some(scope)))
 }
 
 /// What step 0 learned about the process and the kernel.

@@ -19,7 +19,7 @@ use crate::engine::{Engine, Template};
 use crate::error::ErrorKind;
 use crate::protocol::{Response, WorkerError};
 use crate::sandbox::bypass::Bypass;
-use crate::sandbox::confine::{self, ProcessInspection};
+use crate::sandbox::confine::{self, ProcessInspection, TemplateFilter};
 use crate::sandbox::frame;
 use crate::sandbox::worker::{WorkerArgs, WorkerStart, serve_ready, wal_path};
 
@@ -45,6 +45,8 @@ struct State {
     args: WorkerArgs,
     bypass: Bypass,
     inspection: ProcessInspection,
+    /// The template's own system-call filter, which each child stacks its worker's rules on.
+    filter: TemplateFilter,
     /// The warm instance each child takes over. Always `Some` in the template: a child takes
     /// its own copy, after the fork.
     engine: Option<Template>,
@@ -60,7 +62,7 @@ fn start(args: &WorkerArgs) -> Result<State, WorkerError> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("template: {e}")))?;
     let inspection = confine::inspect_process()
         .map_err(|e| internal(format!("template sandbox setup failed: {e}")))?;
-    let posture = confine::confine_with(&args.confine_plan(&bypass), inspection)
+    let (posture, filter) = confine::confine_template(&args.confine_plan(&bypass), inspection)
         .map_err(|e| internal(format!("template sandbox setup failed: {e}")))?;
     let engine = Engine::template(&args.engine_config(&bypass))?;
     // SIGCHLD is read from a descriptor, never delivered: the loop below is the only place
@@ -78,6 +80,7 @@ fn start(args: &WorkerArgs) -> Result<State, WorkerError> {
         args: args.clone(),
         bypass,
         inspection,
+        filter,
         engine: Some(engine),
         children_signal: Some(children_signal),
         live: BTreeSet::new(),
@@ -236,7 +239,11 @@ fn become_worker(
         ..state.args.clone()
     };
     let posture =
-        confine::confine_forked_child(&args.confine_plan(&state.bypass), state.inspection)
+        confine::confine_forked_child(
+            &args.confine_plan(&state.bypass),
+            state.inspection,
+            &state.filter,
+        )
             .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
     let config = args.engine_config(&state.bypass);
     let engine = state

@@ -31,6 +31,7 @@ pub(in crate::sandbox::confine) fn install(
     kernel_has_seccomp: bool,
     allow_unconfined: bool,
     scope: &FilterScope,
+    stacked_on: Option<&FilterScope>,
 ) -> Result<SeccompOutcome, ConfineError> {
     let unavailable = |evidence: SeccompAbsence| {
         if allow_unconfined {
@@ -45,12 +46,13 @@ pub(in crate::sandbox::confine) fn install(
     if !kernel_has_seccomp {
         return unavailable(SeccompAbsence::NotBuiltIn);
     }
-    let programs = compile(scope).map_err(ConfineError::SeccompBuild)?;
+    let programs = compile(scope, stacked_on).map_err(ConfineError::SeccompBuild)?;
     for (index, program) in programs.iter().enumerate() {
         match seccompiler::apply_filter_all_threads(program) {
             Ok(()) => {}
-            // Only before anything is installed: once a filter is in, the kernel has seccomp.
-            Err(error) if index == 0 => match kernel_lacks_filters(&error) {
+            // Only before anything is installed: once a filter is in (the template's, under a
+            // stacked one), the kernel has seccomp.
+            Err(error) if index == 0 && stacked_on.is_none() => match kernel_lacks_filters(&error) {
                 Some(evidence) => return unavailable(evidence),
                 None => return Err(ConfineError::SeccompInstall(error)),
             },
