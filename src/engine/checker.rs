@@ -60,9 +60,8 @@ pub(super) struct PendingConfigure {
 }
 
 impl Checker {
-    /// Open a second connection on `conn`'s instance and start the thread that owns it.
-    /// The thread checks `SELECT 1` first, so its one-time costs are paid before any request
-    /// (see [`Checker::ready`]).
+    /// Open a second connection on `conn`'s instance and start the thread that owns it. The
+    /// thread's one-time costs are paid by [`Checker::warm_up`], or by the first request.
     pub(super) fn start(conn: &Connection) -> Result<Checker, WorkerError> {
         let own = conn.try_clone().map_err(|e| {
             worker_error(
@@ -77,14 +76,6 @@ impl Checker {
             .name("duckgate-check".into())
             .stack_size(STACK_BYTES)
             .spawn(move || {
-                let warm_rules = TreeRules {
-                    database: "",
-                    restricted: false,
-                };
-                let warm = statement::check(&own, "SELECT 1", &warm_rules);
-                if verdict_out.send(warm).is_err() {
-                    return;
-                }
                 while let Ok(job) = incoming.recv() {
                     let sent = match job {
                         Job::Check {
@@ -127,10 +118,22 @@ impl Checker {
         })
     }
 
-    /// Wait for the thread's warm-up check: a checker that cannot check `SELECT 1` must not
-    /// serve. Called once, after [`Checker::start`], while the caller warms up meanwhile.
-    pub(super) fn ready(&self) -> Result<(), WorkerError> {
-        self.collect(PendingCheck { _private: () }).map(drop)
+    /// Check `SELECT 1` and run `settings` (statements that change no setting's value) on the
+    /// thread, so that its one-time costs (parser, serializer, the walk, a configuration
+    /// statement) are paid before a request; a checker that cannot check `SELECT 1` must not
+    /// serve.
+    pub(super) fn warm_up(&self, settings: Option<String>) -> Result<(), WorkerError> {
+        let rules = TreeRules {
+            database: "",
+            restricted: false,
+        };
+        let check = self.submit("SELECT 1", &rules)?;
+        let configured = settings.map(|sql| self.submit_configure(sql)).transpose()?;
+        let verdict = self.collect(check).map(drop);
+        if let Some(pending) = configured {
+            self.collect_configured(pending)?;
+        }
+        verdict
     }
 
     /// Hand `sql` to the checker thread, to be walked with `rules`; collect the verdict with

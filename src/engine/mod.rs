@@ -110,6 +110,8 @@ pub struct Engine {
     /// A spare forked from the template that has not warmed up in its own process yet
     /// ([`Engine::warm_up_while_idle`]).
     cold_copy: bool,
+    /// Warm the request paths too, not only the parser (a spare's and the template's engine).
+    full_warm_up: bool,
 }
 
 impl std::fmt::Debug for Engine {
@@ -167,7 +169,6 @@ pub fn database_alias(db_path: &Path) -> String {
 /// holds and forks (see [`Engine::template`]). Its one way on is [`Template::into_worker`].
 pub struct Template {
     engine: Engine,
-    full_warm_up: bool,
     /// The process that warmed the instance up. A forked copy of it warms up again: its first
     /// writes to the template's pages are copy-on-write faults, which belong before the request.
     warmed_in: u32,
@@ -192,7 +193,6 @@ impl Template {
     ) -> Result<Engine, WorkerError> {
         let Template {
             mut engine,
-            full_warm_up,
             warmed_in,
         } = self;
         let mut settings = String::new();
@@ -226,16 +226,14 @@ impl Template {
         engine.spills = spill.is_some();
         engine.memory.max_temp_bytes = spill.map(|s| s.max_bytes);
         engine.database = database_alias(db_path);
-        let checker = checker::Checker::start(&engine.conn)?;
-        if full_warm_up {
-            // The checker thread's path for the settings after an attach; this value is the
-            // default, so nothing changes.
-            let pending = checker.submit_configure("SET disabled_optimizers = '';".into())?;
-            checker.collect_configured(pending)?;
+        engine.checker = Some(checker::Checker::start(&engine.conn)?);
+        // A forked copy warms up only while it waits (`Engine::warm_up_while_idle`): every
+        // step of the warm-up is a copy-on-write fault or a first use that the request would
+        // pay anyway, and back to back the request is already waiting.
+        engine.cold_copy = engine.full_warm_up && warmed_in != std::process::id();
+        if !engine.cold_copy {
+            engine.warm_up_checker()?;
         }
-        checker.ready()?;
-        engine.checker = Some(checker);
-        engine.cold_copy = full_warm_up && warmed_in != std::process::id();
         Ok(engine)
     }
 }
@@ -342,6 +340,7 @@ impl Engine {
             shadow: None,
             checked: None,
             cold_copy: false,
+            full_warm_up: cfg.full_warm_up,
         };
         engine.warm_up()?;
         if cfg.full_warm_up {
@@ -349,7 +348,6 @@ impl Engine {
         }
         Ok(Template {
             engine,
-            full_warm_up: cfg.full_warm_up,
             warmed_in: std::process::id(),
         })
     }
@@ -361,9 +359,20 @@ impl Engine {
     /// ms slower without). Back to back the request is already waiting and nothing is spent.
     pub fn warm_up_while_idle(&mut self, idle: impl FnOnce() -> bool) -> Result<(), WorkerError> {
         if std::mem::take(&mut self.cold_copy) && idle() {
+            self.warm_up_checker()?;
             self.warm_up_request_paths()?;
         }
         Ok(())
+    }
+
+    /// The checker thread's warm-up ([`checker::Checker::warm_up`]); with the full warm-up,
+    /// also its path for the settings after an attach (this value is the default, so nothing
+    /// changes).
+    fn warm_up_checker(&self) -> Result<(), WorkerError> {
+        let settings = self
+            .full_warm_up
+            .then(|| "SET disabled_optimizers = '';".to_owned());
+        self.checker()?.warm_up(settings)
     }
 
     /// The checker thread, which only a [`Template`] lacks: fail closed without it.
