@@ -132,6 +132,26 @@ impl Envelope {
         }
     }
 
+    /// `serde_json::to_value(&envelope)`, moving `data` instead of copying it (a result's rows
+    /// are its bulk).
+    pub fn into_value(self) -> Result<Value, serde_json::Error> {
+        let Envelope {
+            status,
+            data,
+            error,
+            follow_up_hints,
+        } = self;
+        let mut map = serde_json::Map::new();
+        map.insert("status".into(), serde_json::to_value(status)?);
+        map.insert("data".into(), data);
+        map.insert("error".into(), serde_json::to_value(error)?);
+        map.insert(
+            "follow_up_hints".into(),
+            serde_json::to_value(follow_up_hints)?,
+        );
+        Ok(Value::Object(map))
+    }
+
     /// A failed call.
     pub fn failed(error: ErrorBody) -> Envelope {
         let follow_up_hints = error
@@ -181,7 +201,7 @@ impl Reply {
     /// The `tools/call` result: `structuredContent`, the image if any, the text, `isError`.
     pub(crate) fn into_result(self) -> CallToolResult {
         let is_error = self.envelope.status.is_error();
-        let structured = serde_json::to_value(&self.envelope).unwrap_or_else(|error| {
+        let structured = self.envelope.into_value().unwrap_or_else(|error| {
             json!({
                 "status": "error", "data": null, "follow_up_hints": null,
                 "error": { "kind": "internal_error", "message": format!("envelope did not serialise: {error}"),
@@ -366,6 +386,22 @@ mod tests {
         assert_eq!(value["error"]["kind"], "unknown_name");
         assert_eq!(value["error"]["recovery"]["fuzzy_matches"], json!([]));
         assert_eq!(value["follow_up_hints"], json!(["list_tables"]));
+    }
+
+    #[test]
+    fn into_value_is_the_serialized_envelope() {
+        let failed = Envelope::failed(
+            ErrorBody::new(ErrorKind::UnknownName, "no table x").suggest("list_tables", None),
+        );
+        let ok = Envelope::ok(
+            Status::Partial,
+            json!({ "rows": [[1, "a"], [null, 2.5]], "truncated": true }),
+            &["query"],
+        );
+        for envelope in [failed, ok] {
+            let serialized = serde_json::to_value(&envelope).unwrap();
+            assert_eq!(envelope.into_value().unwrap(), serialized);
+        }
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //!
 //! Structured data is never clipped; only this text is, so a huge cell cannot flood a chat window.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::gateway::SpillInfo;
@@ -17,42 +19,58 @@ pub const TRUNCATED_SUFFIX: &str =
     "(results truncated — set a higher limit or add a WHERE clause to narrow results)";
 
 /// One cell as text: NULL, strings bare, everything else as compact JSON.
-fn cell_text(value: &Value) -> String {
+fn cell_text(value: &Value) -> Cow<'_, str> {
     match value {
-        Value::Null => "NULL".to_string(),
-        Value::String(s) => s.clone(),
-        Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => value.to_string(),
+        Value::Null => Cow::Borrowed("NULL"),
+        Value::String(s) => Cow::Borrowed(s),
+        Value::Bool(_) | Value::Number(_) | Value::Array(_) | Value::Object(_) => {
+            Cow::Owned(value.to_string())
+        }
     }
 }
 
 /// Clip to `MAX_CELL_CHARS` characters and flatten line breaks so rows stay one line each.
 pub fn clip(text: &str) -> String {
-    let flat: String = text
-        .chars()
-        .map(|c| {
-            if c == '\n' || c == '\r' || c == '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    if flat.chars().count() <= MAX_CELL_CHARS {
-        flat
+    clipped(Cow::Borrowed(text)).into_owned()
+}
+
+/// [`clip`], borrowing the text when it needs no change (most cells: a result of 1,000 rows
+/// would otherwise copy every cell twice).
+fn clipped(text: Cow<'_, str>) -> Cow<'_, str> {
+    let breaks = |c: char| c == '\n' || c == '\r' || c == '\t';
+    if !text.contains(breaks) && char_count(&text) <= MAX_CELL_CHARS {
+        return text;
+    }
+    let flat = text.chars().map(|c| if breaks(c) { ' ' } else { c });
+    if char_count(&text) <= MAX_CELL_CHARS {
+        Cow::Owned(flat.collect())
     } else {
-        let mut clipped: String = flat.chars().take(MAX_CELL_CHARS - 1).collect();
+        let mut clipped: String = flat.take(MAX_CELL_CHARS - 1).collect();
         clipped.push('…');
-        clipped
+        Cow::Owned(clipped)
+    }
+}
+
+/// Characters in `text` (its length when it is ASCII, as most cells are).
+fn char_count(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
     }
 }
 
 /// Aligned columns with a header, then `N rows returned.` (and the truncation notice).
 pub fn query_text(result: &QueryResult) -> String {
-    let headers: Vec<String> = result.columns.iter().map(|c| clip(&c.name)).collect();
-    let cells: Vec<Vec<String>> = result
+    let headers: Vec<Cow<'_, str>> = result
+        .columns
+        .iter()
+        .map(|c| clipped(Cow::Borrowed(c.name.as_str())))
+        .collect();
+    let cells: Vec<Vec<Cow<'_, str>>> = result
         .rows
         .iter()
-        .map(|row| row.iter().map(|v| clip(&cell_text(v))).collect())
+        .map(|row| row.iter().map(|v| clipped(cell_text(v))).collect())
         .collect();
     // Numbers read best right-aligned; a column is numeric when every non-null cell is a number.
     let numeric: Vec<bool> = (0..headers.len())
@@ -67,31 +85,36 @@ pub fn query_text(result: &QueryResult) -> String {
                     .any(|row| matches!(row.get(i), Some(Value::Number(_))))
         })
         .collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| char_count(h)).collect();
     for row in &cells {
         for (i, cell) in row.iter().enumerate() {
             if let Some(width) = widths.get_mut(i) {
-                *width = (*width).max(cell.chars().count());
+                *width = (*width).max(char_count(cell));
             }
         }
     }
     let mut out = String::new();
     if !headers.is_empty() {
-        let line = |values: &[String], out: &mut String| {
-            let parts: Vec<String> = values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let width = widths.get(i).copied().unwrap_or(0);
-                    let pad = width.saturating_sub(v.chars().count());
-                    if numeric.get(i).copied().unwrap_or(false) {
-                        format!("{}{}", " ".repeat(pad), v)
-                    } else {
-                        format!("{}{}", v, " ".repeat(pad))
-                    }
-                })
-                .collect();
-            out.push_str(parts.join(" | ").trim_end());
+        let line = |values: &[Cow<'_, str>], out: &mut String| {
+            let start = out.len();
+            for (i, v) in values.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(" | ");
+                }
+                let width = widths.get(i).copied().unwrap_or(0);
+                let pad = width.saturating_sub(char_count(v));
+                if numeric.get(i).copied().unwrap_or(false) {
+                    out.extend(std::iter::repeat_n(' ', pad));
+                    out.push_str(v);
+                } else {
+                    out.push_str(v);
+                    out.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            // No trailing blanks (the last column is left-aligned text, or a row ends in
+            // empty cells), but the line's own leading blanks stay.
+            let kept = start + out[start..].trim_end().len();
+            out.truncate(kept);
             out.push('\n');
         };
         line(&headers, &mut out);
@@ -377,6 +400,35 @@ mod tests {
         assert!(text.contains(&format!("{}…", "x".repeat(MAX_CELL_CHARS - 1))));
         assert!(!text.contains(&"x".repeat(MAX_CELL_CHARS)));
         assert_eq!(data.rows[0][1], json!(long));
+    }
+
+    #[test]
+    fn cells_with_line_breaks_or_wide_characters_stay_on_one_aligned_line() {
+        let text = query_text(&result(
+            vec![
+                vec![json!(7), json!("two\nlines\tand a tab")],
+                vec![json!(8), json!("mg/dL · über")],
+                vec![json!(9), json!("")],
+            ],
+            false,
+        ));
+        assert_eq!(
+            text,
+            "id | note\n\
+             ---+--------------------\n \
+              7 | two lines and a tab\n \
+              8 | mg/dL · über\n \
+              9 |\n\
+             3 rows returned."
+        );
+        // Clipping counts characters, not bytes.
+        let clipped = clip(&"é".repeat(MAX_CELL_CHARS + 1));
+        assert_eq!(clipped.chars().count(), MAX_CELL_CHARS);
+        assert!(clipped.ends_with('…'));
+        assert_eq!(
+            clip(&"é".repeat(MAX_CELL_CHARS)),
+            "é".repeat(MAX_CELL_CHARS)
+        );
     }
 
     #[test]

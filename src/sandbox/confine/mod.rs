@@ -313,7 +313,12 @@ fn confine_steps(
         landlock_abi: landlock.abi,
         role: plan.role,
     };
-    let seccomp = seccomp::install(kernel.has_seccomp, plan.allow_unconfined, &scope, stacked_on)?;
+    let seccomp = seccomp::install(
+        kernel.has_seccomp,
+        plan.allow_unconfined,
+        &scope,
+        stacked_on,
+    )?;
     let no_new_privs = prctl::no_new_privs_is_set();
     let posture = Posture {
         landlock: match landlock.abi {

@@ -587,7 +587,13 @@ fn compile(
 fn rule_maps(
     scope: &FilterScope,
     stacked_on: Option<&FilterScope>,
-) -> Result<(BTreeMap<i64, Vec<SeccompRule>>, BTreeMap<i64, Vec<SeccompRule>>), BackendError> {
+) -> Result<
+    (
+        BTreeMap<i64, Vec<SeccompRule>>,
+        BTreeMap<i64, Vec<SeccompRule>>,
+    ),
+    BackendError,
+> {
     let eperm = eperm_rules(scope)?;
     let enosys = enosys_rules(scope);
     Ok(match stacked_on {
@@ -758,7 +764,10 @@ mod tests {
             // The calls both deny the same way are left to the template's filter.
             assert!(!stacked_eperm.contains_key(&libc::SYS_execve));
             assert!(!stacked_eperm.contains_key(&libc::SYS_socket));
-            assert!(stacked_enosys.is_empty(), "{abi:?}: clone3 is the template's");
+            assert!(
+                stacked_enosys.is_empty(),
+                "{abi:?}: clone3 is the template's"
+            );
         }
     }
 
@@ -771,7 +780,11 @@ mod tests {
         let child = child_of(&template, 5151);
         let stacked = compile(&child, Some(&template)).expect("compiles");
         let whole = compile(&child, None).expect("compiles");
-        assert_eq!(stacked.len(), 1, "no ENOSYS program: the template's is the same");
+        assert_eq!(
+            stacked.len(),
+            1,
+            "no ENOSYS program: the template's is the same"
+        );
         assert!(
             stacked[0].len() * 5 < whole[0].len(),
             "{} instructions against {}",

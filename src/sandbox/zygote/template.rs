@@ -238,13 +238,12 @@ fn become_worker(
         start: WorkerStart::Spare,
         ..state.args.clone()
     };
-    let posture =
-        confine::confine_forked_child(
-            &args.confine_plan(&state.bypass),
-            state.inspection,
-            &state.filter,
-        )
-            .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
+    let posture = confine::confine_forked_child(
+        &args.confine_plan(&state.bypass),
+        state.inspection,
+        &state.filter,
+    )
+    .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
     let config = args.engine_config(&state.bypass);
     let engine = state
         .engine

@@ -52,10 +52,12 @@ pub(in crate::sandbox::confine) fn install(
             Ok(()) => {}
             // Only before anything is installed: once a filter is in (the template's, under a
             // stacked one), the kernel has seccomp.
-            Err(error) if index == 0 && stacked_on.is_none() => match kernel_lacks_filters(&error) {
-                Some(evidence) => return unavailable(evidence),
-                None => return Err(ConfineError::SeccompInstall(error)),
-            },
+            Err(error) if index == 0 && stacked_on.is_none() => {
+                match kernel_lacks_filters(&error) {
+                    Some(evidence) => return unavailable(evidence),
+                    None => return Err(ConfineError::SeccompInstall(error)),
+                }
+            }
             Err(error) => return Err(ConfineError::SeccompInstall(error)),
         }
     }
