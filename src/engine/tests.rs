@@ -509,3 +509,53 @@ fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
         assert!(err.message.contains("released its lock"), "{}", err.message);
     }
 }
+
+#[test]
+fn a_template_preset_for_a_child_gives_the_worker_one_set_up_at_once_has() {
+    let dir = TempDir::new("preset");
+    let db = small_db(&dir);
+    let wal = wal_path(&db);
+    let spill = |name: &str| {
+        let dir = dir.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        Spill {
+            dir,
+            max_bytes: 1 << 30,
+        }
+    };
+    let (mine, earlier) = (spill("mine"), spill("an-earlier-child"));
+    let cfg = EngineConfig {
+        spill: Some(mine.clone()),
+        ..config("1GB")
+    };
+    let at_once = Engine::open(&cfg, &db, &wal).unwrap();
+    // As in the template: preset for an earlier child first, then for this one.
+    let mut template = Engine::template(&cfg).unwrap();
+    template.preset(Some(&earlier), &db, &wal).unwrap();
+    template.preset(Some(&mine), &db, &wal).unwrap();
+    let preset = template.into_worker(Some(&mine), &db, &wal).unwrap();
+    let mut seen = Vec::new();
+    for mut engine in [at_once, preset] {
+        engine.attach(&db).unwrap();
+        let settings = engine
+            .run_query(
+                "SELECT current_setting('temp_directory'), \
+                        current_setting('max_temp_directory_size'), \
+                        current_setting('allowed_paths')::VARCHAR, \
+                        current_setting('enable_external_access'), \
+                        current_setting('threads')",
+                1,
+                1 << 20,
+            )
+            .unwrap();
+        seen.push(settings.rows);
+    }
+    assert_eq!(seen[0], seen[1]);
+    let row = &seen[0][0];
+    assert_eq!(row[0], json!(mine.dir.to_string_lossy()), "{row:?}");
+    assert_eq!(row[3], json!(false), "{row:?}");
+    assert!(
+        row[2].as_str().unwrap().contains(&*db.to_string_lossy()),
+        "{row:?}"
+    );
+}
