@@ -169,9 +169,6 @@ pub fn database_alias(db_path: &Path) -> String {
 /// holds and forks (see [`Engine::template`]). Its one way on is [`Template::into_worker`].
 pub struct Template {
     engine: Engine,
-    /// The settings [`Template::preset`] put in force, which [`Template::into_worker`] then
-    /// skips.
-    preset: Preset,
     /// The process that warmed the instance up. A forked copy of it warms up again: its first
     /// writes to the template's pages are copy-on-write faults, which belong before the request.
     warmed_in: u32,
@@ -183,52 +180,7 @@ impl std::fmt::Debug for Template {
     }
 }
 
-/// Worker settings already in force in a template ([`Template::preset`]).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct Preset {
-    /// The temporary directory and its cap.
-    spill: Option<Spill>,
-    /// `allowed_paths`: the database and its WAL.
-    allowed: Option<(String, String)>,
-}
-
 impl Template {
-    /// Put in force, in the template, the settings of the next child's
-    /// [`Template::into_worker`] that start no thread and lock nothing out: its temporary
-    /// directory and cap (DuckDB makes the directory only when it first spills, and the
-    /// template runs no query) and the allowed paths (the same for every child). Each setting
-    /// costs a freshly forked child a few hundred microseconds of CPU (copy-on-write faults,
-    /// DuckDB's cold paths), the warm template a fraction of that, off the request's path.
-    /// The child keeps what is set here and sets the rest.
-    pub fn preset(
-        &mut self,
-        spill: Option<&Spill>,
-        db_path: &Path,
-        wal_path: &Path,
-    ) -> Result<(), WorkerError> {
-        let wanted = Preset {
-            spill: spill.cloned(),
-            allowed: self
-                .engine
-                .harden
-                .then(|| Ok::<_, WorkerError>((path_text(db_path)?, path_text(wal_path)?)))
-                .transpose()?,
-        };
-        let settings = worker_settings(&self.preset, &wanted)?;
-        if !settings.is_empty() {
-            // Whatever fails, nothing counts as set: the child sets it all again.
-            self.preset = Preset::default();
-            self.engine.conn.execute_batch(&settings).map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not prepare DuckDB for a worker: {e}"),
-                )
-            })?;
-        }
-        self.preset = wanted;
-        Ok(())
-    }
-
     /// Make this instance a worker's, in the process that will answer the request (a forked
     /// child, after it has confined itself): its own temporary directory, its DuckDB threads,
     /// external access off but for the database and its WAL, then the checker thread. Each
@@ -241,23 +193,29 @@ impl Template {
     ) -> Result<Engine, WorkerError> {
         let Template {
             mut engine,
-            preset,
             warmed_in,
         } = self;
-        let wanted = Preset {
-            spill: spill.cloned(),
-            allowed: engine
-                .harden
-                .then(|| Ok::<_, WorkerError>((path_text(db_path)?, path_text(wal_path)?)))
-                .transpose()?,
-        };
-        let mut settings = worker_settings(&preset, &wanted)?;
+        let mut settings = String::new();
+        // With external access off (below), DuckDB adds its temp_directory to the directories
+        // SQL may name: the worker's checks and the plan check refuse COPY and file-reading
+        // functions, and landlock keeps every write inside this one private directory. It must
+        // be set first: DuckDB refuses to change it once external access is off.
+        if let Some(spill) = spill {
+            settings.push_str(&format!(
+                "SET temp_directory = {}; SET max_temp_directory_size = {};",
+                sql_string(&path_text(&spill.dir)?),
+                sql_string(&format!("{}B", spill.max_bytes))
+            ));
+        }
         // Starts the scheduler's threads, in this process.
         settings.push_str(&format!(" SET threads = {};", engine.threads.max(1)));
         if engine.harden {
-            // After the temporary directory and the allowed paths (`worker_settings`): once
-            // external access is off, neither can change.
-            settings.push_str(" SET enable_external_access = false;");
+            // allowed_paths must come first: once external access is off it cannot be widened.
+            settings.push_str(&format!(
+                " SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
+                sql_string(&path_text(db_path)?),
+                sql_string(&path_text(wal_path)?)
+            ));
         }
         engine.conn.execute_batch(&settings).map_err(|e| {
             worker_error(
@@ -278,30 +236,6 @@ impl Template {
         }
         Ok(engine)
     }
-}
-
-/// The statements that take a worker's settings from `preset` to `wanted`, in the order DuckDB
-/// requires: both before external access is turned off.
-fn worker_settings(preset: &Preset, wanted: &Preset) -> Result<String, WorkerError> {
-    let mut settings = String::new();
-    // With external access off, DuckDB adds its temp_directory to the directories SQL may
-    // name: the worker's checks and the plan check refuse COPY and file-reading functions, and
-    // landlock keeps every write inside this one private directory.
-    if let (Some(spill), true) = (&wanted.spill, preset.spill != wanted.spill) {
-        settings.push_str(&format!(
-            "SET temp_directory = {}; SET max_temp_directory_size = {};",
-            sql_string(&path_text(&spill.dir)?),
-            sql_string(&format!("{}B", spill.max_bytes))
-        ));
-    }
-    if let (Some((db, wal)), true) = (&wanted.allowed, preset.allowed != wanted.allowed) {
-        settings.push_str(&format!(
-            " SET allowed_paths = [{}, {}];",
-            sql_string(db),
-            sql_string(wal)
-        ));
-    }
-    Ok(settings)
 }
 
 impl Engine {
@@ -414,7 +348,6 @@ impl Engine {
         }
         Ok(Template {
             engine,
-            preset: Preset::default(),
             warmed_in: std::process::id(),
         })
     }

@@ -157,21 +157,7 @@ impl State {
         temp_dir: Option<PathBuf>,
         max_temp_bytes: u64,
     ) -> Result<(), String> {
-        // The child's own command line, as a spawned worker would get it.
-        let args = WorkerArgs {
-            temp_dir,
-            max_temp_bytes,
-            parent_pid: std::process::id() as i32,
-            start: WorkerStart::Spare,
-            ..self.args.clone()
-        };
-        if let Some(engine) = self.engine.as_mut() {
-            let spill = args.engine_config(&self.bypass).spill;
-            if let Err(e) = engine.preset(spill.as_ref(), &args.db, &wal_path(&args.db)) {
-                return send_event(&Event::ForkFailed { message: e.message })
-                    .map_err(|e| e.to_string());
-            }
-        }
+        let template_pid = std::process::id() as i32;
         match fork_single_threaded() {
             Ok(Forked::Parent { child }) => {
                 drop(socket);
@@ -182,7 +168,8 @@ impl State {
                 .map_err(|e| e.to_string())
             }
             Ok(Forked::Child) => {
-                let code = match become_worker(self, socket, &args) {
+                let code = match become_worker(self, socket, temp_dir, max_temp_bytes, template_pid)
+                {
                     Ok(()) => 0,
                     Err(e) => {
                         let mut out = io::stdout().lock();
@@ -230,7 +217,13 @@ impl State {
 }
 
 /// The child's steps 1 to 3 (see the module above), then one request.
-fn become_worker(state: &mut State, socket: OwnedFd, args: &WorkerArgs) -> Result<(), WorkerError> {
+fn become_worker(
+    state: &mut State,
+    socket: OwnedFd,
+    temp_dir: Option<PathBuf>,
+    max_temp_bytes: u64,
+    template_pid: i32,
+) -> Result<(), WorkerError> {
     // The order's socket replaces the control socket (descriptor 0) and the template's null
     // standard output: the child can neither read the server's orders nor forge events. The
     // template's SIGCHLD descriptor is closed too: the child has no children.
@@ -238,6 +231,13 @@ fn become_worker(state: &mut State, socket: OwnedFd, args: &WorkerArgs) -> Resul
     nix::unistd::dup2_stdin(&socket).map_err(|e| internal(format!("dup2 failed: {e}")))?;
     nix::unistd::dup2_stdout(&socket).map_err(|e| internal(format!("dup2 failed: {e}")))?;
     drop(socket);
+    let args = WorkerArgs {
+        temp_dir,
+        max_temp_bytes,
+        parent_pid: template_pid,
+        start: WorkerStart::Spare,
+        ..state.args.clone()
+    };
     let posture = confine::confine_forked_child(
         &args.confine_plan(&state.bypass),
         state.inspection,
@@ -253,7 +253,7 @@ fn become_worker(state: &mut State, socket: OwnedFd, args: &WorkerArgs) -> Resul
     serve_ready(
         engine,
         posture,
-        args,
+        &args,
         &state.bypass,
         &mut io::stdout().lock(),
     )
