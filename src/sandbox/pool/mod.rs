@@ -16,7 +16,7 @@ mod worker_process;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{Mutex, OwnedSemaphorePermit};
@@ -63,14 +63,18 @@ pub struct WorkerSpec {
 #[derive(Debug)]
 pub struct Pool {
     spec: WorkerSpec,
-    /// Oldest first: a call takes the spare that has waited longest. A forked spare warms its
+    /// Newest first: a call takes the spare that became ready last. A forked spare warms its
     /// request paths in its own process once it has waited a moment (`worker::WARM_UP_GRACE`),
-    /// so back to back the oldest is the one that has done so, and the newest is left the time
-    /// to do it.
+    /// which costs ~11 ms of CPU. Back to back, the newest has waited about one call, too
+    /// short to have started, so calls never compete with warm-ups (the older spares warm once
+    /// and wait for a burst); after a pause, every spare has warmed.
     spares: Mutex<VecDeque<ReadyWorker>>,
     /// Spares being started right now. Counted with the ready ones, under the `spares` lock, so
     /// that two refills racing (one per reply, back to back) do not start more than the target.
     starting: AtomicUsize,
+    /// Set by [`Pool::drain`]: no spare is started or kept from then on (a refill racing the
+    /// shutdown would otherwise fork from a dying template, then spawn).
+    closing: AtomicBool,
     warm_target: usize,
     running: Slots,
     last_posture: Mutex<Option<Posture>>,
@@ -128,6 +132,7 @@ impl Pool {
     pub fn new(spec: WorkerSpec, warm_target: usize, max_concurrent: usize) -> Arc<Pool> {
         Arc::new(Pool {
             spares: Mutex::new(VecDeque::new()),
+            closing: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
             warm_target,
             running: Slots::new(max_concurrent),
@@ -257,6 +262,8 @@ impl Pool {
         if let Some(zygote) = self.usable_template(start == WorkerStart::Spare).await {
             match fork_worker(&self.spec, &zygote).await {
                 Ok(worker) => return Ok(worker),
+                // Shutting down: the template is being stopped, and nothing needs a worker.
+                Err(e) if self.closing.load(Ordering::SeqCst) => return Err(e),
                 Err(e) => {
                     tracing::warn!(error = %e.message, "could not fork a worker; spawning one");
                 }
@@ -277,7 +284,9 @@ impl Pool {
             loop {
                 {
                     let spares = pool.spares.lock().await;
-                    if spares.len() + pool.starting.load(Ordering::SeqCst) >= pool.warm_target {
+                    if pool.closing.load(Ordering::SeqCst)
+                        || spares.len() + pool.starting.load(Ordering::SeqCst) >= pool.warm_target
+                    {
                         return;
                     }
                     pool.starting.fetch_add(1, Ordering::SeqCst);
@@ -286,7 +295,13 @@ impl Pool {
                 let mut spares = pool.spares.lock().await;
                 pool.starting.fetch_sub(1, Ordering::SeqCst);
                 match started {
+                    Ok(worker) if pool.closing.load(Ordering::SeqCst) => {
+                        drop(spares);
+                        worker.finish().await;
+                        return;
+                    }
                     Ok(worker) => spares.push_back(worker),
+                    Err(_) if pool.closing.load(Ordering::SeqCst) => return,
                     Err(e) => {
                         tracing::warn!(error = %e.message, "could not start a warm worker");
                         return;
@@ -430,7 +445,7 @@ impl Pool {
         let taken = {
             let mut spares = self.spares.lock().await;
             let mut found = None;
-            while let Some(mut w) = spares.pop_front() {
+            while let Some(mut w) = spares.pop_back() {
                 // A spare that died while waiting (killed from outside, OOM) is not handed out.
                 let alive = w.process.is_alive();
                 if alive && w.db_identity == current {
@@ -453,6 +468,7 @@ impl Pool {
 
     /// Kill every spare, then the template (shutdown).
     pub async fn drain(&self) {
+        self.closing.store(true, Ordering::SeqCst);
         let spares: VecDeque<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
         for w in spares {
             w.finish().await;
