@@ -281,6 +281,28 @@ fn probe_pool(scene: &Scene, fork: bool) -> (Arc<Pool>, PathBuf) {
     (Pool::new(spec, 0, 1), instance)
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_the_pool_drains_no_spare_is_started_or_kept() {
+    let scene = scene("drained");
+    let (probing, _) = probe_pool(&scene, true);
+    let pool = Pool::new(probing.spec().clone(), 2, 1);
+    started_template(&pool).await;
+    pool.refill();
+    for _ in 0..300 {
+        if pool.spares_ready().await == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(pool.spares_ready().await, 2, "the spares never came up");
+    // A refill racing the shutdown, as one that follows the last reply does.
+    pool.refill();
+    pool.drain().await;
+    pool.refill();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(pool.spares_ready().await, 0, "a drained pool keeps a spare");
+}
+
 /// One probe, answered by a fresh worker of `pool`.
 async fn probe(pool: &Arc<Pool>, request: ProbeRequest) -> ProbeReport {
     let reply = pool

@@ -466,6 +466,11 @@ impl Pool {
         }
     }
 
+    /// How many spares are ready to be handed out.
+    pub async fn spares_ready(&self) -> usize {
+        self.spares.lock().await.len()
+    }
+
     /// Kill every spare, then the template (shutdown).
     pub async fn drain(&self) {
         self.closing.store(true, Ordering::SeqCst);
