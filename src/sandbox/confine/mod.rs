@@ -268,12 +268,7 @@ pub fn confine_template(
     kernel: ProcessInspection,
 ) -> Result<(Posture, TemplateFilter), ConfineError> {
     let (posture, installed) = confine_steps(plan, kernel, None)?;
-    Ok((
-        posture,
-        TemplateFilter {
-            installed: installed.map(seccomp::Stacking::on),
-        },
-    ))
+    Ok((posture, TemplateFilter { installed }))
 }
 
 /// [`confine`] for a child the template has just forked: the same steps 1 to 6 with the plan of
@@ -293,13 +288,12 @@ pub fn confine_forked_child(
     confine_steps(plan, template, template_filter.installed.as_ref()).map(|(posture, _)| posture)
 }
 
-/// The template's system-call filter as built, which its children stack theirs on, with their
-/// programs built ahead.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The template's system-call filter as built, which its children stack theirs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TemplateFilter {
     /// `None` when no filter is in force (a kernel without seccomp, under
     /// `--allow-unconfined`): a child then tries a whole worker's filter.
-    installed: Option<seccomp::Stacking>,
+    installed: Option<seccomp::FilterScope>,
 }
 
 /// Steps 1 to 6; `stacked_on`: the filter already in force, which step 6 adds to. Returns the
@@ -307,7 +301,7 @@ pub struct TemplateFilter {
 fn confine_steps(
     plan: &ConfinePlan,
     kernel: ProcessInspection,
-    stacked_on: Option<&seccomp::Stacking>,
+    stacked_on: Option<&seccomp::FilterScope>,
 ) -> Result<(Posture, Option<seccomp::FilterScope>), ConfineError> {
     prctl::set_no_new_privs()?;
     prctl::die_with_parent(plan.parent_pid)?;

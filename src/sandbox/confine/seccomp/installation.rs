@@ -3,7 +3,7 @@
 
 use nix::libc;
 
-use super::{FilterScope, Stacking, compile};
+use super::{FilterScope, compile};
 use crate::protocol::SeccompAbsence;
 use crate::sandbox::confine::ConfineError;
 
@@ -31,7 +31,7 @@ pub(in crate::sandbox::confine) fn install(
     kernel_has_seccomp: bool,
     allow_unconfined: bool,
     scope: &FilterScope,
-    stacked_on: Option<&Stacking>,
+    stacked_on: Option<&FilterScope>,
 ) -> Result<SeccompOutcome, ConfineError> {
     let unavailable = |evidence: SeccompAbsence| {
         if allow_unconfined {
@@ -46,11 +46,7 @@ pub(in crate::sandbox::confine) fn install(
     if !kernel_has_seccomp {
         return unavailable(SeccompAbsence::NotBuiltIn);
     }
-    let programs = match stacked_on {
-        Some(stacking) => stacking.programs_for(scope),
-        None => compile(scope, None),
-    }
-    .map_err(ConfineError::SeccompBuild)?;
+    let programs = compile(scope, stacked_on).map_err(ConfineError::SeccompBuild)?;
     for (index, program) in programs.iter().enumerate() {
         match seccompiler::apply_filter_all_threads(program) {
             Ok(()) => {}
