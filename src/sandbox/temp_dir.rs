@@ -31,6 +31,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Prefix of a server's directory and lock file in the root.
 const SERVER_PREFIX: &str = "server-";
 
+/// How old an unlocked `.server-….lock.pending` file must be before a sweep takes it for a dead
+/// server's. A starting server creates its file, then locks it: in between, the file is
+/// unlocked, and a sweep by another server starting at the same moment would remove it (or
+/// hold its lock for an instant, so the starting server's own attempt fails) and that server
+/// would fail to start.
+const PENDING_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Why the temporary directory cannot be set up. Each names the path and the way out.
 #[derive(Debug)]
 pub enum TempDirError {
@@ -334,7 +341,11 @@ fn sweep(root: &Path) {
         }
     }
     for lock_path in pending {
-        if unlocked(&lock_path) == Some(true) {
+        let settled = fs::metadata(&lock_path)
+            .and_then(|meta| meta.modified())
+            .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age >= PENDING_GRACE));
+        // Only then is the lock tested: testing takes it, for an instant.
+        if settled && unlocked(&lock_path) == Some(true) {
             let _ = fs::remove_file(&lock_path);
         }
     }
@@ -406,6 +417,50 @@ mod tests {
         ));
         let _ = fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn a_sweep_spares_the_unlocked_file_of_a_server_still_starting_and_removes_an_old_one() {
+        let root = scratch("pending");
+        create_private_dir_all(&root).unwrap();
+        let starting = root.join(".server-1-00000000000000aa.lock.pending");
+        let abandoned = root.join(".server-2-00000000000000bb.lock.pending");
+        fs::write(&starting, b"").unwrap();
+        fs::write(&abandoned, b"").unwrap();
+        let long_ago = std::time::SystemTime::now() - PENDING_GRACE * 2;
+        File::options()
+            .write(true)
+            .open(&abandoned)
+            .unwrap()
+            .set_modified(long_ago)
+            .unwrap();
+        sweep(&root);
+        assert!(
+            starting.exists(),
+            "a server between creating and locking its file"
+        );
+        assert!(
+            !abandoned.exists(),
+            "a server that died before locking its file"
+        );
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn servers_starting_at_the_same_moment_all_start() {
+        let root = scratch("together");
+        for _ in 0..25 {
+            let opened: Vec<_> = (0..8)
+                .map(|_| {
+                    let root = root.clone();
+                    std::thread::spawn(move || TempRoot::open(&root).map(drop))
+                })
+                .collect();
+            for server in opened {
+                server.join().unwrap().unwrap();
+            }
+        }
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
