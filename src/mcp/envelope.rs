@@ -135,21 +135,16 @@ impl Envelope {
     /// `serde_json::to_value(&envelope)`, moving `data` instead of copying it (a result's rows
     /// are its bulk).
     pub fn into_value(self) -> Result<Value, serde_json::Error> {
-        let Envelope {
-            status,
-            data,
-            error,
-            follow_up_hints,
-        } = self;
-        let mut map = serde_json::Map::new();
-        map.insert("status".into(), serde_json::to_value(status)?);
-        map.insert("data".into(), data);
-        map.insert("error".into(), serde_json::to_value(error)?);
-        map.insert(
-            "follow_up_hints".into(),
-            serde_json::to_value(follow_up_hints)?,
-        );
-        Ok(Value::Object(map))
+        let data = self.data;
+        let rest = Envelope {
+            data: Value::Null,
+            ..self
+        };
+        let mut value = serde_json::to_value(&rest)?;
+        if let Value::Object(map) = &mut value {
+            map.insert("data".into(), data);
+        }
+        Ok(value)
     }
 
     /// A failed call.

@@ -13,7 +13,6 @@ mod slots;
 mod start;
 mod worker_process;
 
-use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -68,7 +67,7 @@ pub struct Pool {
     /// which costs ~11 ms of CPU. Back to back, the newest has waited about one call, too
     /// short to have started, so calls never compete with warm-ups (the older spares warm once
     /// and wait for a burst); after a pause, every spare has warmed.
-    spares: Mutex<VecDeque<ReadyWorker>>,
+    spares: Mutex<Vec<ReadyWorker>>,
     /// Spares being started right now. Counted with the ready ones, under the `spares` lock, so
     /// that two refills racing (one per reply, back to back) do not start more than the target.
     starting: AtomicUsize,
@@ -131,7 +130,7 @@ impl Pool {
     /// A pool that keeps `warm_target` spares and runs at most `max_concurrent` workers.
     pub fn new(spec: WorkerSpec, warm_target: usize, max_concurrent: usize) -> Arc<Pool> {
         Arc::new(Pool {
-            spares: Mutex::new(VecDeque::new()),
+            spares: Mutex::new(Vec::new()),
             closing: AtomicBool::new(false),
             starting: AtomicUsize::new(0),
             warm_target,
@@ -300,7 +299,7 @@ impl Pool {
                         worker.finish().await;
                         return;
                     }
-                    Ok(worker) => spares.push_back(worker),
+                    Ok(worker) => spares.push(worker),
                     Err(_) if pool.closing.load(Ordering::SeqCst) => return,
                     Err(e) => {
                         tracing::warn!(error = %e.message, "could not start a warm worker");
@@ -445,7 +444,7 @@ impl Pool {
         let taken = {
             let mut spares = self.spares.lock().await;
             let mut found = None;
-            while let Some(mut w) = spares.pop_back() {
+            while let Some(mut w) = spares.pop() {
                 // A spare that died while waiting (killed from outside, OOM) is not handed out.
                 let alive = w.process.is_alive();
                 if alive && w.db_identity == current {
@@ -474,7 +473,7 @@ impl Pool {
     /// Kill every spare, then the template (shutdown).
     pub async fn drain(&self) {
         self.closing.store(true, Ordering::SeqCst);
-        let spares: VecDeque<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
+        let spares: Vec<ReadyWorker> = std::mem::take(&mut *self.spares.lock().await);
         for w in spares {
             w.finish().await;
         }
