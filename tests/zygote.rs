@@ -17,6 +17,8 @@
 //!   the server goes on, restarts the template (three starts at most), then spawns workers and
 //!   `server_info` says the template died.
 //! - 1,000 calls leak no process, descriptor or thread in the server or the template.
+//! - A template's workers carry the database identity the template was started for: a spare
+//!   forked after the file changed is never handed a call its template is then retired under.
 //!
 //! The in-process tests drive the library's `Pool`, built by `gateway::worker_spec` as
 //! `duckgate serve` builds it, because only a test can ask a worker for a probe; the others run
@@ -38,7 +40,7 @@ use duckgate::gateway::{GatewayConfig, worker_spec};
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use duckgate::protocol::{ProbeReport, ProbeRequest, Request, Response};
 use duckgate::sandbox::bypass::Bypass;
-use duckgate::sandbox::pool::{Pool, WorkerOrigin};
+use duckgate::sandbox::pool::{Pool, RunError, WorkerOrigin};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -301,6 +303,64 @@ async fn once_the_pool_drains_no_spare_is_started_or_kept() {
     pool.refill();
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(pool.spares_ready().await, 0, "a drained pool keeps a spare");
+}
+
+/// A template's workers carry the database identity the template was started for, not the
+/// one seen when each is forked: that is what the template's landlock rules name, and the
+/// identity the pool retires the template on. Here the `.wal` is there when the template is
+/// asked for and gone (removed once the pool reports the template starting) before its spare
+/// is forked. The spare must count as stale: were it handed the call, the next refill would
+/// retire its template under it and kill the call (it would fail "before answering" long
+/// before its deadline, instead of running to it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_is_never_handed_to_a_spare_of_a_template_started_for_another_database_identity() {
+    let scene = scene("identity");
+    let wal = scene.db.with_file_name("served.duckdb.wal");
+    std::fs::write(&wal, b"").unwrap();
+    let (probing, _) = probe_pool(&scene, true);
+    let pool = Pool::new(probing.spec().clone(), 1, 1);
+    pool.refill();
+    let starting = |origin: &WorkerOrigin| matches!(origin, WorkerOrigin::Spawned { reason } if reason.contains("is starting"));
+    let mut origin = pool.worker_origin().await;
+    for _ in 0..5000 {
+        if starting(&origin) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        origin = pool.worker_origin().await;
+    }
+    assert!(starting(&origin), "the template never started: {origin:?}");
+    std::fs::remove_file(&wal).unwrap();
+    for _ in 0..300 {
+        if pool.spares_ready().await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(pool.spares_ready().await, 1, "the spare never came up");
+
+    let deadline = Duration::from_secs(3);
+    let call = {
+        let pool = Arc::clone(&pool);
+        tokio::spawn(async move {
+            let request = Request::Query {
+                sql: ENDLESS.into(),
+                limit: 10,
+                max_bytes: 1 << 20,
+                privacy: Default::default(),
+            };
+            let cancel = CancellationToken::new();
+            pool.run(&request, deadline, GENEROUS, &cancel, 1 << 20)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    pool.refill();
+    match call.await.unwrap() {
+        Err(RunError::Timeout) => {}
+        other => panic!("the call did not run to its deadline: {other:?}"),
+    }
+    pool.drain().await;
 }
 
 /// One probe, answered by a fresh worker of `pool`.

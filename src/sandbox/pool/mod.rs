@@ -107,6 +107,16 @@ enum TemplateState {
     Unavailable { reason: String },
 }
 
+/// A running template to fork from, and the database identity it was started for.
+struct Template {
+    zygote: Arc<Zygote>,
+    /// What its workers are labelled with, whatever the file is when each is forked: the
+    /// template's landlock rules name the file as it was then, and the pool retires the
+    /// template (killing its workers) once the file differs from this. A worker labelled with
+    /// the file as seen at its fork could be handed a call its template is then retired under.
+    db_identity: Option<FileIdentity>,
+}
+
 /// Where workers come from now: `server_info`'s `workers`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(tag = "origin", rename_all = "snake_case")]
@@ -175,7 +185,7 @@ impl Pool {
     /// running (none yet, it died, or the database file was replaced) is started in the
     /// background, at most [`MAX_TEMPLATE_STARTS`] times; meanwhile a spare waits for it
     /// (`for_spare`, off every caller's clock) and a caller's worker is spawned.
-    async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<Arc<Zygote>> {
+    async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<Template> {
         let current = file_identity(&self.spec.worker.db);
         let mut state = self.template.lock().await;
         if let TemplateState::Running {
@@ -184,7 +194,12 @@ impl Pool {
         } = &*state
         {
             match zygote.death() {
-                None if *db_identity == current => return Some(Arc::clone(zygote)),
+                None if *db_identity == current => {
+                    return Some(Template {
+                        zygote: Arc::clone(zygote),
+                        db_identity: *db_identity,
+                    });
+                }
                 None => {
                     // Its landlock rules name the old file: retire it (its spares die with it
                     // and are skipped when taken). A replacement does not count as a restart.
@@ -198,7 +213,15 @@ impl Pool {
         let may_start = self.spec.fork_workers
             && self.template_starts.load(Ordering::SeqCst) < MAX_TEMPLATE_STARTS;
         match &*state {
-            TemplateState::Running { zygote, .. } => return Some(Arc::clone(zygote)),
+            TemplateState::Running {
+                zygote,
+                db_identity,
+            } => {
+                return Some(Template {
+                    zygote: Arc::clone(zygote),
+                    db_identity: *db_identity,
+                });
+            }
             TemplateState::Starting => {}
             TemplateState::NotStarted | TemplateState::Unavailable { .. } if may_start => {
                 *state = TemplateState::Starting;
@@ -216,7 +239,13 @@ impl Pool {
         drop(state);
         started.await;
         match &*self.template.lock().await {
-            TemplateState::Running { zygote, .. } => Some(Arc::clone(zygote)),
+            TemplateState::Running {
+                zygote,
+                db_identity,
+            } => Some(Template {
+                zygote: Arc::clone(zygote),
+                db_identity: *db_identity,
+            }),
             TemplateState::NotStarted
             | TemplateState::Starting
             | TemplateState::Unavailable { .. } => None,
@@ -258,8 +287,8 @@ impl Pool {
         self: &Arc<Self>,
         start: WorkerStart,
     ) -> Result<ReadyWorker, WorkerError> {
-        if let Some(zygote) = self.usable_template(start == WorkerStart::Spare).await {
-            match fork_worker(&self.spec, &zygote).await {
+        if let Some(template) = self.usable_template(start == WorkerStart::Spare).await {
+            match fork_worker(&self.spec, &template.zygote, template.db_identity).await {
                 Ok(worker) => return Ok(worker),
                 // Shutting down: the template is being stopped, and nothing needs a worker.
                 Err(e) if self.closing.load(Ordering::SeqCst) => return Err(e),

@@ -9,7 +9,9 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::exchange::{describe_death, read_frame_async};
-use super::worker_process::{ReadyWorker, WorkerProcess, file_identity, kill_and_reap};
+use super::worker_process::{
+    FileIdentity, ReadyWorker, WorkerProcess, file_identity, kill_and_reap,
+};
 use super::{WorkerSpec, internal};
 use crate::protocol::{Posture, Response, WorkerError};
 use crate::sandbox::bypass;
@@ -98,12 +100,13 @@ pub(super) async fn launch(
     await_ready(worker, spec.startup_timeout).await
 }
 
-/// Have the template fork a worker, and wait for its ready report.
+/// Have the template fork a worker, and wait for its ready report. The worker is labelled with
+/// `db_identity`, the identity the template was started for (see `Template`).
 pub(super) async fn fork_worker(
     spec: &WorkerSpec,
     zygote: &Arc<Zygote>,
+    db_identity: Option<FileIdentity>,
 ) -> Result<ReadyWorker, WorkerError> {
-    let db_identity = file_identity(&spec.worker.db);
     let (temp, max_temp_bytes) = worker_temp(spec)?;
     let child = zygote
         .fork(
