@@ -333,7 +333,7 @@ pub struct ColumnInfo {
     pub primary_key: bool,
     /// Has a UNIQUE constraint of its own.
     pub unique: bool,
-    /// Foreign-key target (`table.column` on the wire).
+    /// Foreign-key target.
     pub references: Option<ColumnReference>,
     /// `COMMENT ON COLUMN` text.
     pub comment: Option<String>,
@@ -341,11 +341,11 @@ pub struct ColumnInfo {
 
 /// The column a foreign key points at.
 ///
-/// On the wire (the worker's catalog reply and the MCP tools) it is the one string
-/// `table.column` ([`fmt::Display`]); reading it back splits at the last dot, so the table is
-/// everything before it.
+/// It travels as the object `{"table": …, "column": …}`, on the worker's catalog reply and in the
+/// MCP tools alike: a name may itself hold a dot, so one `table.column` string could not be split
+/// back into the true pair, and the parent's privacy check needs the true pair. Only the text a
+/// person reads joins them ([`fmt::Display`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
 pub struct ColumnReference {
     /// The referenced table, without its schema (as DuckDB's constraint names it).
     pub table: String,
@@ -356,38 +356,6 @@ pub struct ColumnReference {
 impl fmt::Display for ColumnReference {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.table, self.column)
-    }
-}
-
-impl From<ColumnReference> for String {
-    fn from(reference: ColumnReference) -> String {
-        reference.to_string()
-    }
-}
-
-/// A column reference on the wire without the dot between table and column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotAColumnReference(pub String);
-
-impl fmt::Display for NotAColumnReference {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "not a table.column reference: {:?}", self.0)
-    }
-}
-
-impl std::error::Error for NotAColumnReference {}
-
-impl TryFrom<String> for ColumnReference {
-    type Error = NotAColumnReference;
-
-    fn try_from(text: String) -> Result<ColumnReference, NotAColumnReference> {
-        match text.rsplit_once('.') {
-            Some((table, column)) => Ok(ColumnReference {
-                table: table.to_owned(),
-                column: column.to_owned(),
-            }),
-            None => Err(NotAColumnReference(text)),
-        }
     }
 }
 

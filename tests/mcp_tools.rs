@@ -148,6 +148,11 @@ async fn every_tool_answers_and_validates_against_its_output_schema() {
         "Insulin units delivered by a bolus"
     );
     assert_eq!(data["foreign_keys"][0]["referenced_table"], "cgm_readings");
+    assert_eq!(
+        data["columns"][1]["references"],
+        json!({ "table": "cgm_readings", "column": "id" })
+    );
+    assert_eq!(data["columns"][0]["references"], Value::Null);
     assert!(
         text_of(&result).contains("units DOUBLE"),
         "{}",

@@ -133,10 +133,10 @@ async fn every_tool_and_resource_shows_nothing_hidden() {
     client.close().await.unwrap();
 }
 
-/// A foreign key naming a hidden column whose own name holds a dot: the reference crosses the
-/// worker's reply as `table.column`, so a split at the wrong dot would miss the rule and show
-/// the hidden name (it did, before `gateway::without_hidden` checked every split). Every place
-/// that shows references and keys shows nothing of it.
+/// A foreign key naming a hidden column whose own name holds a dot (a reference that once crossed
+/// the worker's reply as one `table.column` string, split back at the wrong dot, showed the
+/// hidden name; it now travels as its table and column). Every place that shows references and
+/// keys shows nothing of it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reference_to_a_hidden_column_with_a_dot_in_its_name_shows_nothing_of_it() {
     let dir = TempDir::new("privacy-dotted-reference");

@@ -140,15 +140,7 @@ pub fn without_hidden(
                     && policy.hides_column(&t.schema, &t.name, column)
             })
     };
-    // A column reference crosses the worker's reply as the one string `table.column` and is
-    // read back split at its last dot: with a dot inside the table's or the column's own name
-    // that split is not the true one. So a reference counts as hidden if any split of it names
-    // a hidden column; a wrong split could otherwise show a hidden column's name.
-    let reference_hidden = |target: &ColumnReference| {
-        let text = target.to_string();
-        text.match_indices('.')
-            .any(|(at, _)| column_hidden(&text[..at], &text[at + 1..]))
-    };
+    let reference_hidden = |target: &ColumnReference| column_hidden(&target.table, &target.column);
     let foreign_keys: Vec<_> = snapshot
         .foreign_keys
         .iter()
@@ -245,8 +237,8 @@ mod tests {
         })
     }
 
-    /// `devices ("serial.no", model)` and `pumps (a → devices."serial.no", b → devices.model)`,
-    /// as the parent reads it from a worker's reply.
+    /// `devices ("serial.no", model)`, `"devices.serial" (no)` and `pumps (a → devices."serial.no",
+    /// b → devices.model, c → "devices.serial".no)`, as the parent reads it from a worker's reply.
     fn catalog_through_the_wire() -> CatalogSnapshot {
         let sent = CatalogSnapshot {
             tables: vec![
@@ -254,11 +246,13 @@ mod tests {
                     "devices",
                     vec![column("serial.no", None), column("model", None)],
                 ),
+                table("devices.serial", vec![column("no", None)]),
                 table(
                     "pumps",
                     vec![
                         column("a", reference("devices", "serial.no")),
                         column("b", reference("devices", "model")),
+                        column("c", reference("devices.serial", "no")),
                     ],
                 ),
             ],
@@ -268,22 +262,48 @@ mod tests {
         serde_json::from_str(&wire).unwrap()
     }
 
+    /// Names with dots in them: a reference reaches the parent as the pair the worker sent, and
+    /// is dropped when the column it names is hidden, not when another split of its joined text
+    /// (`devices.serial.no`) would name a hidden one.
     #[test]
-    fn a_reference_to_a_hidden_column_with_a_dot_in_its_name_is_dropped() {
+    fn a_reference_is_checked_as_the_table_and_column_it_names_even_with_dots_in_them() {
         let read = catalog_through_the_wire();
-        // The reply's string split at its last dot is not the true split.
+        let pumps = &read.tables[2];
         assert_eq!(
-            read.tables[1].columns[0].references,
+            pumps.columns[0].references,
+            reference("devices", "serial.no")
+        );
+        assert_eq!(
+            pumps.columns[2].references,
             reference("devices.serial", "no")
         );
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["devices".into()],
+            hide_columns: vec![],
+        };
+        let (visible, _) = without_hidden(read, &policy);
+        let names: Vec<&str> = visible.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["devices.serial", "pumps"]);
+        let pumps = &visible.tables[1];
+        assert_eq!(pumps.columns[0].references, None);
+        assert_eq!(pumps.columns[1].references, None);
+        assert_eq!(
+            pumps.columns[2].references,
+            reference("devices.serial", "no")
+        );
+    }
+
+    /// A hidden column whose name holds a dot: the reference to it is dropped, the one to its
+    /// visible neighbour stays.
+    #[test]
+    fn a_reference_to_a_hidden_column_with_a_dot_in_its_name_is_dropped() {
         let policy = PrivacyPolicy {
             hide_tables: vec![],
             hide_columns: vec!["devices.serial.no".into()],
         };
-        let (visible, _) = without_hidden(read, &policy);
+        let (visible, _) = without_hidden(catalog_through_the_wire(), &policy);
         let pumps = visible.tables.iter().find(|t| t.name == "pumps").unwrap();
         assert_eq!(pumps.columns[0].references, None);
-        // A reference to a visible column stays.
         assert_eq!(pumps.columns[1].references, reference("devices", "model"));
         let devices = visible.tables.iter().find(|t| t.name == "devices").unwrap();
         let names: Vec<&str> = devices.columns.iter().map(|c| c.name.as_str()).collect();

@@ -56,7 +56,19 @@ fn data_schema() -> Value {
                         "default": nullable("string"),
                         "primary_key": { "type": "boolean" },
                         "unique": { "type": "boolean" },
-                        "references": nullable("string"),
+                        "references": {
+                            "anyOf": [
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "table": { "type": "string" },
+                                        "column": { "type": "string" }
+                                    },
+                                    "required": ["table", "column"]
+                                },
+                                { "type": "null" }
+                            ]
+                        },
                         "comment": nullable("string")
                     },
                     "required": ["name", "type", "nullable", "default", "primary_key", "unique", "references", "comment"]
