@@ -674,17 +674,21 @@ mod tests {
     }
 
     #[test]
-    fn a_column_reference_travels_as_table_dot_column() {
+    fn a_column_reference_travels_as_its_table_and_column_even_with_dots_in_them() {
         let reference = ColumnReference {
-            table: "patients".into(),
-            column: "id".into(),
+            table: "devices.serial".into(),
+            column: "no.1".into(),
         };
         let wire = serde_json::to_value(&reference).unwrap();
-        assert_eq!(wire, serde_json::json!("patients.id"));
+        assert_eq!(
+            wire,
+            serde_json::json!({ "table": "devices.serial", "column": "no.1" })
+        );
         assert_eq!(
             serde_json::from_value::<ColumnReference>(wire).unwrap(),
             reference
         );
-        assert!(serde_json::from_str::<ColumnReference>("\"patients\"").is_err());
+        assert!(serde_json::from_str::<ColumnReference>("\"devices.serial.no\"").is_err());
+        assert_eq!(reference.to_string(), "devices.serial.no.1");
     }
 }
