@@ -4,7 +4,8 @@ Usage: check_python.py DUCKGATE_BINARY DATABASE
 
 For each protocol revision it starts `duckgate serve --db DATABASE`, connects with the SDK's
 `Client`, checks the revision the session speaks, lists the tools (the order duckgate documents),
-calls `list_tables` and `query`, and validates each result's structuredContent against the tool's
+calls `list_tables`, `describe_table` (a foreign key's target is an object), `query` and `plot`,
+and validates each result's structuredContent against the tool's
 outputSchema with `jsonschema`. Sessions:
 
 - 2026-07-28, pinned: `mode="2026-07-28"` adopts the revision with no probe; an explicit
@@ -88,6 +89,15 @@ async def session(exe: str, db: str, mode: str, expected_version: str) -> None:
         expect(envelope["status"] == "success", f"list_tables: {envelope}")
         expect(not tables.is_error, "list_tables: isError")
 
+        described = await client.call_tool("describe_table", {"table_name": "cgm_readings"})
+        envelope = check_structured(schemas, "describe_table", described)
+        expect(envelope["status"] == "success", f"describe_table: {envelope}")
+        device = next(c for c in envelope["data"]["columns"] if c["name"] == "device_id")
+        expect(
+            device["references"] == {"table": "devices", "column": "device_id"},
+            f"describe_table: {device}",
+        )
+
         result = await client.call_tool(
             "query", {"sql": "SELECT count(*) AS n FROM cgm_readings"}
         )
@@ -128,7 +138,7 @@ async def main() -> int:
     ]
     passed = failed = 0
     for mode, expected, how in runs:
-        label = f"{expected} {how}: list_tables, query, plot (PNG image), outputSchema"
+        label = f"{expected} {how}: list_tables, describe_table, query, plot (PNG image), outputSchema"
         try:
             await asyncio.wait_for(session(exe, db, mode, expected), timeout=120)
         except Exception:  # noqa: BLE001 - every failure is reported, then counted

@@ -12,7 +12,8 @@
 // - `@modelcontextprotocol/sdk` (v1; its newest release stops at 2025-11-25 and has no 2026-07-28
 //   and no way to pin another revision): `initialize` at 2025-11-25.
 //
-// Each session lists the tools (the order duckgate documents), calls list_tables and query,
+// Each session lists the tools (the order duckgate documents), calls list_tables, describe_table
+// (a foreign key's target is an object), query and plot,
 // and validates each result's structuredContent against the tool's outputSchema with Ajv.
 // Prints one line per session and a closing `typescript-sdk: N passed, N failed`; exits 1 on a
 // failure.
@@ -88,6 +89,12 @@ async function exercise(client: SdkClient, expectedVersion: string): Promise<voi
 
   const tables = await call('list_tables', {});
   expect(tables.status === 'success', `list_tables: ${JSON.stringify(tables)}`);
+  const described = await call('describe_table', { table_name: 'cgm_readings' });
+  const device = described.data?.columns?.find((c: Record<string, any>) => c.name === 'device_id');
+  expect(
+    described.status === 'success' && device?.references?.table === 'devices' && device?.references?.column === 'device_id',
+    `describe_table: ${JSON.stringify(device)}`,
+  );
   const query = await call('query', { sql: 'SELECT count(*) AS n FROM cgm_readings' });
   expect(query.status === 'success' && query.data.row_count === 1, `query: ${JSON.stringify(query)}`);
   const chart = await call('plot', { sql: 'SELECT read_at, glucose_mg_dl FROM cgm_readings', kind: 'agp' });
@@ -171,7 +178,7 @@ async function main(): Promise<number> {
   let passed = 0;
   let failed = 0;
   for (const [label, run] of runs) {
-    const what = `${label}: list_tables, query, plot (PNG image), outputSchema`;
+    const what = `${label}: list_tables, describe_table, query, plot (PNG image), outputSchema`;
     try {
       await Promise.race([
         run(),
