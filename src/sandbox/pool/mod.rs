@@ -108,7 +108,7 @@ enum TemplateState {
 }
 
 /// A running template to fork from, and the database identity it was started for.
-struct Template {
+struct UsableTemplate {
     zygote: Arc<Zygote>,
     /// What its workers are labelled with, whatever the file is when each is forked: the
     /// template's landlock rules name the file as it was then, and the pool retires the
@@ -185,7 +185,7 @@ impl Pool {
     /// running (none yet, it died, or the database file was replaced) is started in the
     /// background, at most [`MAX_TEMPLATE_STARTS`] times; meanwhile a spare waits for it
     /// (`for_spare`, off every caller's clock) and a caller's worker is spawned.
-    async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<Template> {
+    async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<UsableTemplate> {
         let current = file_identity(&self.spec.worker.db);
         let mut state = self.template.lock().await;
         if let TemplateState::Running {
@@ -195,7 +195,7 @@ impl Pool {
         {
             match zygote.death() {
                 None if *db_identity == current => {
-                    return Some(Template {
+                    return Some(UsableTemplate {
                         zygote: Arc::clone(zygote),
                         db_identity: *db_identity,
                     });
@@ -217,7 +217,7 @@ impl Pool {
                 zygote,
                 db_identity,
             } => {
-                return Some(Template {
+                return Some(UsableTemplate {
                     zygote: Arc::clone(zygote),
                     db_identity: *db_identity,
                 });
@@ -242,7 +242,7 @@ impl Pool {
             TemplateState::Running {
                 zygote,
                 db_identity,
-            } => Some(Template {
+            } => Some(UsableTemplate {
                 zygote: Arc::clone(zygote),
                 db_identity: *db_identity,
             }),

@@ -101,7 +101,7 @@ pub(super) async fn launch(
 }
 
 /// Have the template fork a worker, and wait for its ready report. The worker is labelled with
-/// `db_identity`, the identity the template was started for (see `Template`).
+/// `db_identity`, the identity the template was started for (see `UsableTemplate`).
 pub(super) async fn fork_worker(
     spec: &WorkerSpec,
     zygote: &Arc<Zygote>,
