@@ -290,13 +290,7 @@ async fn once_the_pool_drains_no_spare_is_started_or_kept() {
     let pool = Pool::new(probing.spec().clone(), 2, 1);
     started_template(&pool).await;
     pool.refill();
-    for _ in 0..300 {
-        if pool.spares_ready().await == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(pool.spares_ready().await, 2, "the spares never came up");
+    spares_come_up(&pool, 2).await;
     // A refill racing the shutdown, as one that follows the last reply does.
     pool.refill();
     pool.drain().await;
@@ -331,13 +325,7 @@ async fn a_call_is_never_handed_to_a_spare_of_a_template_started_for_another_dat
     }
     assert!(starting(&origin), "the template never started: {origin:?}");
     std::fs::remove_file(&wal).unwrap();
-    for _ in 0..300 {
-        if pool.spares_ready().await == 1 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert_eq!(pool.spares_ready().await, 1, "the spare never came up");
+    spares_come_up(&pool, 1).await;
 
     let deadline = Duration::from_secs(3);
     let call = {
@@ -361,6 +349,17 @@ async fn a_call_is_never_handed_to_a_spare_of_a_template_started_for_another_dat
         other => panic!("the call did not run to its deadline: {other:?}"),
     }
     pool.drain().await;
+}
+
+/// Wait until `pool` has `n` spares ready (a refill has been asked for).
+async fn spares_come_up(pool: &Arc<Pool>, n: usize) {
+    for _ in 0..300 {
+        if pool.spares_ready().await == n {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(pool.spares_ready().await, n, "the spares never came up");
 }
 
 /// One probe, answered by a fresh worker of `pool`.

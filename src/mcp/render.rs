@@ -38,11 +38,12 @@ pub fn clip(text: &str) -> String {
 /// would otherwise copy every cell twice).
 fn clipped(text: Cow<'_, str>) -> Cow<'_, str> {
     let breaks = |c: char| c == '\n' || c == '\r' || c == '\t';
-    if !text.contains(breaks) && char_count(&text) <= MAX_CELL_CHARS {
+    let fits = char_count(&text) <= MAX_CELL_CHARS;
+    if fits && !text.contains(breaks) {
         return text;
     }
     let flat = text.chars().map(|c| if breaks(c) { ' ' } else { c });
-    if char_count(&text) <= MAX_CELL_CHARS {
+    if fits {
         Cow::Owned(flat.collect())
     } else {
         let mut clipped: String = flat.take(MAX_CELL_CHARS - 1).collect();

@@ -99,15 +99,13 @@ enum TemplateState {
     /// A template is being started in the background ([`Pool::start_template`]).
     Starting,
     /// A template is running; its landlock rules name the database as it was then.
-    Running {
-        zygote: Arc<Zygote>,
-        db_identity: Option<FileIdentity>,
-    },
+    Running(UsableTemplate),
     /// Workers are spawned, and why.
     Unavailable { reason: String },
 }
 
 /// A running template to fork from, and the database identity it was started for.
+#[derive(Debug, Clone)]
 struct UsableTemplate {
     zygote: Arc<Zygote>,
     /// What its workers are labelled with, whatever the file is when each is forked: the
@@ -162,7 +160,7 @@ impl Pool {
     /// Where workers come from now (for `server_info`).
     pub async fn worker_origin(&self) -> WorkerOrigin {
         match &*self.template.lock().await {
-            TemplateState::Running { zygote, .. } => match zygote.death() {
+            TemplateState::Running(UsableTemplate { zygote, .. }) => match zygote.death() {
                 None => WorkerOrigin::Template {
                     template_pid: zygote.pid(),
                     template_starts: self.template_starts.load(Ordering::SeqCst),
@@ -188,18 +186,10 @@ impl Pool {
     async fn usable_template(self: &Arc<Self>, for_spare: bool) -> Option<UsableTemplate> {
         let current = file_identity(&self.spec.worker.db);
         let mut state = self.template.lock().await;
-        if let TemplateState::Running {
-            zygote,
-            db_identity,
-        } = &*state
-        {
+        if let TemplateState::Running(template) = &*state {
+            let zygote = &template.zygote;
             match zygote.death() {
-                None if *db_identity == current => {
-                    return Some(UsableTemplate {
-                        zygote: Arc::clone(zygote),
-                        db_identity: *db_identity,
-                    });
-                }
+                None if template.db_identity == current => return Some(template.clone()),
                 None => {
                     // Its landlock rules name the old file: retire it (its spares die with it
                     // and are skipped when taken). A replacement does not count as a restart.
@@ -213,15 +203,7 @@ impl Pool {
         let may_start = self.spec.fork_workers
             && self.template_starts.load(Ordering::SeqCst) < MAX_TEMPLATE_STARTS;
         match &*state {
-            TemplateState::Running {
-                zygote,
-                db_identity,
-            } => {
-                return Some(UsableTemplate {
-                    zygote: Arc::clone(zygote),
-                    db_identity: *db_identity,
-                });
-            }
+            TemplateState::Running(template) => return Some(template.clone()),
             TemplateState::Starting => {}
             TemplateState::NotStarted | TemplateState::Unavailable { .. } if may_start => {
                 *state = TemplateState::Starting;
@@ -239,13 +221,7 @@ impl Pool {
         drop(state);
         started.await;
         match &*self.template.lock().await {
-            TemplateState::Running {
-                zygote,
-                db_identity,
-            } => Some(UsableTemplate {
-                zygote: Arc::clone(zygote),
-                db_identity: *db_identity,
-            }),
+            TemplateState::Running(template) => Some(template.clone()),
             TemplateState::NotStarted
             | TemplateState::Starting
             | TemplateState::Unavailable { .. } => None,
@@ -268,10 +244,10 @@ impl Pool {
         )
         .await;
         *self.template.lock().await = match started {
-            Ok(zygote) => TemplateState::Running {
+            Ok(zygote) => TemplateState::Running(UsableTemplate {
                 zygote,
                 db_identity,
-            },
+            }),
             Err(e) => {
                 tracing::warn!(error = %e.message, "could not start the template; spawning workers");
                 TemplateState::Unavailable {
@@ -288,7 +264,7 @@ impl Pool {
         start: WorkerStart,
     ) -> Result<ReadyWorker, WorkerError> {
         if let Some(template) = self.usable_template(start == WorkerStart::Spare).await {
-            match fork_worker(&self.spec, &template.zygote, template.db_identity).await {
+            match fork_worker(&self.spec, &template).await {
                 Ok(worker) => return Ok(worker),
                 // Shutting down: the template is being stopped, and nothing needs a worker.
                 Err(e) if self.closing.load(Ordering::SeqCst) => return Err(e),
@@ -506,8 +482,8 @@ impl Pool {
         for w in spares {
             w.finish().await;
         }
-        if let TemplateState::Running { zygote, .. } = &*self.template.lock().await {
-            zygote.stop().await;
+        if let TemplateState::Running(template) = &*self.template.lock().await {
+            template.zygote.stop().await;
         }
     }
 }

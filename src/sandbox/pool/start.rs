@@ -9,15 +9,12 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::exchange::{describe_death, read_frame_async};
-use super::worker_process::{
-    FileIdentity, ReadyWorker, WorkerProcess, file_identity, kill_and_reap,
-};
-use super::{WorkerSpec, internal};
+use super::worker_process::{ReadyWorker, WorkerProcess, file_identity, kill_and_reap};
+use super::{UsableTemplate, WorkerSpec, internal};
 use crate::protocol::{Posture, Response, WorkerError};
 use crate::sandbox::bypass;
 use crate::sandbox::temp_dir::WorkerTempDir;
 use crate::sandbox::worker::{WorkerArgs, WorkerStart};
-use crate::sandbox::zygote::handle::Zygote;
 
 /// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
 /// confines itself exactly as every worker does, reports the posture it got and exits without
@@ -101,14 +98,14 @@ pub(super) async fn launch(
 }
 
 /// Have the template fork a worker, and wait for its ready report. The worker is labelled with
-/// `db_identity`, the identity the template was started for (see `UsableTemplate`).
+/// the identity the template was started for (see [`UsableTemplate`]).
 pub(super) async fn fork_worker(
     spec: &WorkerSpec,
-    zygote: &Arc<Zygote>,
-    db_identity: Option<FileIdentity>,
+    template: &UsableTemplate,
 ) -> Result<ReadyWorker, WorkerError> {
     let (temp, max_temp_bytes) = worker_temp(spec)?;
-    let child = zygote
+    let child = template
+        .zygote
         .fork(
             temp.as_ref().map(|t| t.path().to_path_buf()),
             max_temp_bytes,
@@ -120,13 +117,13 @@ pub(super) async fn fork_worker(
     let worker = ReadyWorker {
         process: WorkerProcess::Forked {
             pid: child.pid,
-            zygote: Arc::clone(zygote),
+            zygote: Arc::clone(&template.zygote),
             exited: child.exited,
             ended: None,
         },
         input: Box::new(input),
         output: Box::new(output),
-        db_identity,
+        db_identity: template.db_identity,
         temp,
         max_temp_bytes,
     };
