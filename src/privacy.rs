@@ -46,6 +46,23 @@ pub fn unknown_name_refusal(missing: Option<&MissingName>) -> WorkerError {
     }
 }
 
+/// Under privacy rules, DuckDB's error for a query whose message quoted a name that is neither
+/// visible nor written in the query: reworded whole, naming nothing.
+#[cfg(feature = "engine")]
+pub fn unnamed_error() -> WorkerError {
+    crate::validate::Refusal {
+        kind: crate::error::ErrorKind::DatabaseError,
+        message: UNNAMED_ERROR.into(),
+        construct: String::new(),
+        suggestion: "Check the names with list_tables and describe_table, and simplify the query."
+            .into(),
+    }
+    .into()
+}
+
+/// The sentence of [`unnamed_error`].
+pub const UNNAMED_ERROR: &str = "DuckDB could not run the query as written; its message named something not available on this server.";
+
 /// The one sentence for a name that does not exist (or is hidden) under privacy rules.
 pub const UNKNOWN_NAME: &str = "A name in the query does not exist in this database.";
 
@@ -73,6 +90,43 @@ impl PrivacyPolicy {
         self.hide_tables
             .iter()
             .any(|p| glob_matches(p, name) || glob_matches(p, &qualified))
+    }
+
+    /// The columns of one table that are hidden, given each column's name and the columns its
+    /// default or generated expression reads (`None`: unknown, so any). A column the rules name
+    /// is hidden; so is one whose expression reads a hidden column, since its values are
+    /// computed from hidden data (`length(serial_number)`), to a fixed point.
+    pub fn hidden_columns(
+        &self,
+        schema: &str,
+        table: &str,
+        columns: &[(&str, Option<&[String]>)],
+    ) -> Vec<String> {
+        let mut hidden: Vec<String> = columns
+            .iter()
+            .filter(|(name, _)| self.hides_column(schema, table, name))
+            .map(|(name, _)| (*name).to_owned())
+            .collect();
+        loop {
+            let before = hidden.len();
+            for (name, reads) in columns {
+                if hidden.iter().any(|h| h == name) || hidden.is_empty() {
+                    continue;
+                }
+                let reads_hidden = match reads {
+                    None => true,
+                    Some(reads) => reads
+                        .iter()
+                        .any(|read| hidden.iter().any(|h| h.eq_ignore_ascii_case(read))),
+                };
+                if reads_hidden {
+                    hidden.push((*name).to_owned());
+                }
+            }
+            if hidden.len() == before {
+                return hidden;
+            }
+        }
     }
 
     /// Whether the column `schema.table.column` is hidden (a column of a hidden table is too).

@@ -337,6 +337,13 @@ pub struct ColumnInfo {
     pub references: Option<ColumnReference>,
     /// `COMMENT ON COLUMN` text.
     pub comment: Option<String>,
+    /// The columns of its own table its default or generated expression reads, as DuckDB's own
+    /// parser reads the expression (empty without one); `None` when DuckDB could not parse it,
+    /// so it may read any. It crosses the worker's catalog reply for the parent's privacy
+    /// filter (a column computed from a hidden one is hidden too), which then empties it: no
+    /// tool shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_reads: Option<Vec<String>>,
 }
 
 /// The column a foreign key points at.

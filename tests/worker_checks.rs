@@ -204,3 +204,29 @@ fn text_the_parent_cannot_parse_is_decided_by_the_worker() {
     );
     assert!(out.contains("read_csv"), "{out}");
 }
+
+/// Text whose quoting or comments sqlparser cuts differently from DuckDB hides a second
+/// statement from the parent, which therefore cannot read it and leaves it to the worker:
+/// DuckDB's own parser sees both statements, and the worker refuses them, with and without the
+/// parent's validator.
+#[test]
+fn lexical_tricks_the_parent_cannot_read_are_refused_by_the_worker() {
+    let s = scene("lexical-tricks");
+    for layers in ["", "validator"] {
+        for sql in [
+            "SELECT 1 --x\r; DROP TABLE readings",
+            "SELECT /* /* */ 2 */* ; DROP TABLE readings; -- */ 3",
+            "SELECT e'\\' , ' ; DROP TABLE readings; --'",
+        ] {
+            let (code, out) = query(&s.db, layers, sql);
+            assert_eq!(code, 1, "[{layers}] {sql:?} was answered: {out}");
+            assert!(
+                out.starts_with("multiple_statements:"),
+                "[{layers}] {sql:?}: {out}"
+            );
+        }
+    }
+    let (code, out) = query(&s.db, "", "SELECT count(*) FROM readings");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains('5'), "{out}");
+}

@@ -206,6 +206,12 @@ pub(crate) struct ServeArgs {
     /// Hide a column from agents (`table.column`, globs such as `*.serial_number`); repeatable.
     #[arg(long)]
     pub(crate) hide_column: Vec<String>,
+    /// Let queries spill to disk even while tables or columns are hidden. The trade-off:
+    /// spilling keeps DuckDB's file system enabled, so SQL that got past all of duckgate's SQL
+    /// checks could read the database file's raw bytes, hidden data included. Off by default:
+    /// under privacy rules a query that needs more memory than its share fails instead.
+    #[arg(long)]
+    pub(crate) spill_with_privacy_rules: bool,
 }
 
 /// The chart kinds, as the command line spells them.

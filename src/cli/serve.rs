@@ -84,5 +84,6 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
         return Err(UsageError::AuditRequiredWithoutLog);
     }
     config.privacy = file.privacy;
+    config.spill_with_privacy_rules = args.spill_with_privacy_rules;
     Ok(())
 }

@@ -101,6 +101,7 @@ pub(super) fn gateway_config(
         allow_unconfined: args.allow_unconfined,
         worker_exe: None,
         privacy: Default::default(),
+        spill_with_privacy_rules: false,
         audit: None,
     })
 }

@@ -64,10 +64,14 @@ impl Engine {
         let alias = database_alias(db_path);
         // Under privacy rules the file goes under a private name and the binder sees only the
         // shadow catalog under the public one (`shadow`).
-        let shadow = self.privacy.as_ref().map(|_| shadow::Shadow {
-            private: shadow::private_alias(),
-            public: alias.clone(),
-        });
+        let mut shadow = match &self.privacy {
+            Some(_) => Some(shadow::Shadow {
+                private: shadow::private_alias()?,
+                public: alias.clone(),
+                visible: Default::default(),
+            }),
+            None => None,
+        };
         let attached_as = shadow.as_ref().map_or(&alias, |s| &s.private).clone();
         let attach = format!(
             "ATTACH {} AS {} (READ_ONLY)",
@@ -77,19 +81,7 @@ impl Engine {
         self.conn
             .execute_batch(&attach)
             .map_err(|e| attach_error(&e, Path::new(&text)))?;
-        if self.privacy.is_some() {
-            // The plan check reads DuckDB's unoptimized logical plan too, where a scan the
-            // optimizer drops (`LIMIT 0`) still shows; a setting of this connection, set before
-            // the checker thread locks the configuration below.
-            self.conn
-                .execute_batch("SET explain_output = 'all';")
-                .map_err(|e| {
-                    worker_error(
-                        ErrorKind::InternalError,
-                        format!("Could not configure DuckDB for the query: {e}"),
-                    )
-                })?;
-        }
+        self.reseed_random()?;
         // The settings that must hold before any query: global, so the checker's connection
         // sets them while this one selects the database; the query runs only once both are
         // done (`collect_configured` below), and a failure of either fails the request.
@@ -111,6 +103,8 @@ impl Engine {
             // file system (measured: with it disabled, a spilling DISTINCT fails with
             // "File system LocalFileSystem has been disabled by configuration"). Then writes to
             // the database are denied by landlock (read-only grant) and by both SQL checks.
+            // The parent gives a worker no spilling under privacy rules unless the operator
+            // opted in (`gateway::config::spills`), so there SQL can never open the file by path.
             if !self.spills {
                 hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
             }
@@ -123,7 +117,7 @@ impl Engine {
         } else {
             Some(self.checker()?.submit_configure(hardening)?)
         };
-        let selected = match (&shadow, &self.privacy) {
+        let selected = match (&mut shadow, &self.privacy) {
             (Some(shadow), Some(policy)) => shadow.build(&self.conn, policy),
             _ => self
                 .conn
@@ -144,6 +138,24 @@ impl Engine {
         self.attached_file = Some(PathBuf::from(text));
         self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(())
+    }
+
+    /// Seed this connection's random generator from the kernel, for `random()`, `uuid()` and
+    /// samples without a seed. DuckDB seeds it once, when the connection is made: in a worker
+    /// forked from a template that was the template's seed, so every request drew the same
+    /// values. `setseed` takes a number in [-1, 1]; 53 random bits fill its fraction.
+    fn reseed_random(&self) -> Result<(), WorkerError> {
+        let bits = u64::from_le_bytes(super::kernel_random::<8>()?) >> 11;
+        let seed = bits as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        self.conn
+            .execute("SELECT setseed(?)", [seed])
+            .map(drop)
+            .map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not seed DuckDB's random generator: {e}"),
+                )
+            })
     }
 
     /// What the walk of DuckDB's syntax tree needs to know about this request.

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use duckdb::Connection;
+use serde_json::Value as Json;
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
@@ -102,6 +103,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
                 unique: false,
                 references: None,
                 comment: row.get(6)?,
+                default_reads: Some(Vec::new()),
             };
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, column))
         },
@@ -110,6 +112,9 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         let Some(&i) = position.get(&(schema.clone(), table.clone())) else {
             continue;
         };
+        if let Some(expression) = &column.default {
+            column.default_reads = columns_read(conn, expression);
+        }
         annotate(&mut column, &schema, &table, &constraints);
         tables[i].columns.push(column);
     }
@@ -218,4 +223,39 @@ fn annotate(column: &mut ColumnInfo, schema: &str, table: &str, constraints: &[C
             _ => {}
         }
     }
+}
+
+/// The column names a default or generated expression reads, as DuckDB's own parser reads it
+/// (`json_serialize_sql` of `SELECT <expression>`, called by the worker, not by SQL); `None` when
+/// DuckDB cannot parse it, so it may read any. A generated column can read only columns of its
+/// own table, so the last part of each column reference is enough.
+pub(crate) fn columns_read(conn: &Connection, expression: &str) -> Option<Vec<String>> {
+    let text: String = conn
+        .prepare_cached("SELECT json_serialize_sql('SELECT ' || ?)")
+        .and_then(|mut stmt| stmt.query_row([expression], |row| row.get(0)))
+        .ok()?;
+    let tree: Json = serde_json::from_str(&text).ok()?;
+    if tree.get("error") != Some(&Json::Bool(false)) {
+        return None;
+    }
+    let mut read = Vec::new();
+    let mut stack = vec![&tree];
+    while let Some(value) = stack.pop() {
+        match value {
+            Json::Object(map) => {
+                if map.get("class").and_then(Json::as_str) == Some("COLUMN_REF") {
+                    let last = map
+                        .get("column_names")
+                        .and_then(Json::as_array)
+                        .and_then(|names| names.last())
+                        .and_then(Json::as_str)?;
+                    read.push(last.to_owned());
+                }
+                stack.extend(map.values());
+            }
+            Json::Array(items) => stack.extend(items.iter()),
+            Json::Null | Json::Bool(_) | Json::Number(_) | Json::String(_) => {}
+        }
+    }
+    Some(read)
 }

@@ -127,6 +127,20 @@ impl std::fmt::Debug for Engine {
 
 /// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
 /// symlinks, which is a pure string operation) and UTF-8.
+/// `N` bytes from the kernel's random source (`getrandom(2)`), drawn by the calling process:
+/// the per-request secrets of a worker, which must differ between workers forked from one
+/// template (everything in a template's memory is copied into each of them).
+fn kernel_random<const N: usize>() -> Result<[u8; N], WorkerError> {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).map_err(|e| {
+        worker_error(
+            ErrorKind::InternalError,
+            format!("Could not draw random bytes from the kernel: {e}"),
+        )
+    })?;
+    Ok(bytes)
+}
+
 fn path_text(path: &Path) -> Result<String, WorkerError> {
     let absolute: PathBuf = std::path::absolute(path).map_err(|e| {
         worker_error(

@@ -136,11 +136,6 @@ impl Engine {
             else {
                 continue;
             };
-            // Under privacy rules DuckDB prints its logical plans too, for the plan check
-            // (`explain_output`); the agent asked for the plan that runs.
-            if self.shadow.is_some() && (key == "logical_plan" || key == "logical_opt") {
-                continue;
-            }
             let parsed =
                 serde_json::from_str(value).unwrap_or_else(|_| Json::String(value.clone()));
             plans.insert(key.clone(), parsed);
@@ -170,12 +165,20 @@ impl Engine {
     /// replaced by its public one, and a "not found" error in words that depend only on the
     /// name the query wrote (`privacy::unknown_name_refusal`), so a hidden name and a made-up
     /// one fail alike. Without rules, the error as is.
-    pub fn private_error(&self, error: WorkerError) -> WorkerError {
+    pub fn private_error(&self, error: WorkerError, sql: &str) -> WorkerError {
         let Some(shadow) = &self.shadow else {
             return error;
         };
         if error.kind == ErrorKind::UnknownName {
             return crate::privacy::unknown_name_refusal(error.missing.as_ref());
+        }
+        // Any other error that quotes a name the shadow does not show, and the query did not
+        // write, is reworded whole: such a name could only come from what is hidden.
+        if !shadow.quotes_only(&error.message, sql) {
+            return WorkerError {
+                kind: error.kind,
+                ..crate::privacy::unnamed_error()
+            };
         }
         WorkerError {
             message: shadow.scrub(&error.message),
@@ -201,6 +204,25 @@ impl Engine {
             }
         }
         result
+    }
+}
+
+impl Engine {
+    /// Under privacy rules, a chart's data as it may be drawn and described: no axis title or
+    /// category carries the database's private name (it is drawn into the picture, where no
+    /// reply scrubbing could reach it).
+    pub fn private_plot_data(&self, mut data: crate::plot::PlotData) -> crate::plot::PlotData {
+        let Some(shadow) = &self.shadow else {
+            return data;
+        };
+        data.x_label = shadow.scrub(&data.x_label);
+        data.y_label = shadow.scrub(&data.y_label);
+        for x in &mut data.x {
+            if let crate::plot::XValue::Category(text) = x {
+                *text = shadow.scrub(text);
+            }
+        }
+        data
     }
 }
 

@@ -21,9 +21,6 @@
 //! through the same code, in the same time. What reads through a view stored in the database
 //! (whose text may name hidden objects) is still checked by the plan check.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
-
 use duckdb::Connection;
 use serde_json::Value as Json;
 
@@ -33,6 +30,50 @@ use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::WorkerError;
 
+/// Every name the shadow built from `rows` shows, lower case: the public catalog, its schemas,
+/// and the tables and visible columns of the tables it makes views of.
+fn visible_names(
+    rows: &[ShadowColumn],
+    policy: &PrivacyPolicy,
+    public: &str,
+) -> std::collections::HashSet<String> {
+    let mut names = std::collections::HashSet::from([public.to_lowercase(), "main".to_owned()]);
+    let mut at = 0;
+    while at < rows.len() {
+        let (schema, table) = (&rows[at].schema, &rows[at].table);
+        let end = rows[at..]
+            .iter()
+            .position(|row| &row.schema != schema || &row.table != table)
+            .map_or(rows.len(), |n| at + n);
+        let columns: Vec<(&str, Option<&[String]>)> = rows[at..end]
+            .iter()
+            .map(|row| (row.column.as_str(), row.reads.as_deref()))
+            .collect();
+        let hidden = policy.hidden_columns(schema, table, &columns);
+        let visible: Vec<&ShadowColumn> = rows[at..end]
+            .iter()
+            .filter(|row| !hidden.contains(&row.column))
+            .collect();
+        if !visible.is_empty() {
+            names.insert(schema.to_lowercase());
+            names.insert(table.to_lowercase());
+            names.extend(visible.iter().map(|row| row.column.to_lowercase()));
+        }
+        at = end;
+    }
+    names
+}
+
+/// One column of the attached database, as the shadow catalog is built from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ShadowColumn {
+    schema: String,
+    table: String,
+    column: String,
+    /// What its default or generated expression reads (`catalog::columns_read`).
+    reads: Option<Vec<String>>,
+}
+
 /// The two names of a database attached under privacy rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shadow {
@@ -40,41 +81,60 @@ pub(crate) struct Shadow {
     pub(crate) private: String,
     /// The database's public name, the shadow catalog's.
     pub(crate) public: String,
+    /// Every name the shadow catalog shows (schemas, tables, views, visible columns), lower
+    /// case: what an error may quote besides what the query wrote ([`Shadow::quotes_only`]).
+    pub(crate) visible: std::collections::HashSet<String>,
 }
 
-/// A catalog name nobody can guess: 128 bits from the kernel's random source (the standard
-/// library seeds each `RandomState` with `getrandom`, which the sandbox allows; `/dev/urandom`
-/// is not readable there).
-pub(crate) fn private_alias() -> String {
-    let word = || {
-        let mut hasher = RandomState::new().build_hasher();
-        hasher.write_u8(0);
-        hasher.finish()
-    };
-    format!("duckgate_private_{:016x}{:016x}", word(), word())
+/// A catalog name nobody can guess, different in every request: 128 bits drawn from the kernel
+/// (`getrandom(2)`, which the sandbox allows; `/dev/urandom` is not readable there) by the
+/// process that answers the request. Never from state a `fork()` copies: std's `RandomState`
+/// keys, drawn once per thread, were the same in every worker forked from one template.
+pub(crate) fn private_alias() -> Result<String, WorkerError> {
+    let bytes = super::kernel_random::<16>()?;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("duckgate_private_{hex}"))
 }
 
 impl Shadow {
     /// Build the shadow catalog: the file is already attached as `self.private`; attach the
     /// in-memory catalog as `self.public` and fill it (see the module documentation).
     pub(crate) fn build(
-        &self,
+        &mut self,
         conn: &Connection,
         policy: &PrivacyPolicy,
     ) -> Result<(), WorkerError> {
         let mut columns = conn
             .prepare(
-                "SELECT schema_name, table_name, column_name FROM duckdb_columns() \
+                "SELECT schema_name, table_name, column_name, column_default FROM duckdb_columns() \
                  WHERE database_name = ? ORDER BY schema_name, table_name, column_index",
             )
             .map_err(|e| query_error(&e))?;
-        let rows: Vec<(String, String, String)> = columns
+        let rows: Vec<(String, String, String, Option<String>)> = columns
             .query_map([&self.private], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| query_error(&e))?;
+        // A generated column computed from a hidden one is hidden too (`PrivacyPolicy::
+        // hidden_columns`), so what each default reads comes from DuckDB's parser.
+        let rows: Vec<ShadowColumn> = rows
+            .into_iter()
+            .map(|(schema, table, column, default)| {
+                let reads = match &default {
+                    Some(expression) => super::catalog::columns_read(conn, expression),
+                    None => Some(Vec::new()),
+                };
+                ShadowColumn {
+                    schema,
+                    table,
+                    column,
+                    reads,
+                }
+            })
+            .collect();
         let script = self.script(&rows, policy);
+        self.visible = visible_names(&rows, policy, &self.public);
         conn.execute_batch(&script).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
@@ -88,22 +148,27 @@ impl Shadow {
 
     /// The statements that build the shadow catalog from `(schema, table, column)` rows in
     /// column order.
-    fn script(&self, rows: &[(String, String, String)], policy: &PrivacyPolicy) -> String {
+    fn script(&self, rows: &[ShadowColumn], policy: &PrivacyPolicy) -> String {
         let public = sql_identifier(&self.public);
         let private = sql_identifier(&self.private);
         let mut script = format!("ATTACH ':memory:' AS {public};");
         let mut schemas: Vec<&str> = Vec::new();
         let mut at = 0;
         while at < rows.len() {
-            let (schema, table) = (&rows[at].0, &rows[at].1);
+            let (schema, table) = (&rows[at].schema, &rows[at].table);
             let end = rows[at..]
                 .iter()
-                .position(|(s, t, _)| s != schema || t != table)
+                .position(|row| &row.schema != schema || &row.table != table)
                 .map_or(rows.len(), |n| at + n);
+            let columns: Vec<(&str, Option<&[String]>)> = rows[at..end]
+                .iter()
+                .map(|row| (row.column.as_str(), row.reads.as_deref()))
+                .collect();
+            let hidden = policy.hidden_columns(schema, table, &columns);
             let visible: Vec<String> = rows[at..end]
                 .iter()
-                .filter(|(_, _, column)| !policy.hides_column(schema, table, column))
-                .map(|(_, _, column)| sql_identifier(column))
+                .filter(|row| !hidden.contains(&row.column))
+                .map(|row| sql_identifier(&row.column))
                 .collect();
             at = end;
             if visible.is_empty() {
@@ -126,9 +191,47 @@ impl Shadow {
         script
     }
 
-    /// `text` with the private name replaced by the public one.
+    /// `text` with the private name replaced by the public one, in any letter case (DuckDB folds
+    /// identifiers, and `upper()` of a name is still the name). Nothing should carry the name
+    /// (no function that lists catalogs or settings is allowed under privacy rules); this is the
+    /// last line.
     pub(crate) fn scrub(&self, text: &str) -> String {
-        text.replace(&self.private, &self.public)
+        let lower = text.to_ascii_lowercase();
+        let private = self.private.to_ascii_lowercase();
+        if !lower.contains(&private) {
+            return text.to_owned();
+        }
+        let mut scrubbed = String::with_capacity(text.len());
+        let mut from = 0;
+        // ASCII lower-casing keeps byte offsets, so positions in `lower` are positions in `text`.
+        while let Some(at) = lower[from..].find(&private) {
+            scrubbed.push_str(&text[from..from + at]);
+            scrubbed.push_str(&self.public);
+            from += at + private.len();
+        }
+        scrubbed.push_str(&text[from..]);
+        scrubbed
+    }
+
+    /// Whether every name `message` quotes (DuckDB puts identifiers in double quotes, a
+    /// qualified one as `"a.b"`) is one the shadow catalog shows or one the query itself wrote.
+    /// A bind error that quotes anything else is reworded (`Engine::private_error`): it could
+    /// only have come from what the shadow does not show.
+    pub(crate) fn quotes_only(&self, message: &str, sql: &str) -> bool {
+        let written = sql.to_lowercase();
+        message
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .flat_map(|quoted| quoted.split('.'))
+            .map(str::to_lowercase)
+            .all(|name| name.is_empty() || self.visible.contains(&name) || written.contains(&name))
+    }
+
+    /// Whether `text` carries the private name, in any letter case.
+    fn carries_private_name(&self, text: &str) -> bool {
+        text.to_ascii_lowercase()
+            .contains(&self.private.to_ascii_lowercase())
     }
 
     /// Every string in `value` scrubbed.
@@ -138,7 +241,7 @@ impl Shadow {
         while let Some(value) = stack.pop() {
             match value {
                 Json::String(text) => {
-                    if text.contains(&self.private) {
+                    if self.carries_private_name(text) {
                         *text = self.scrub(text);
                     }
                 }
@@ -158,11 +261,17 @@ mod tests {
         Shadow {
             private: "duckgate_private_0123".into(),
             public: "health".into(),
+            visible: Default::default(),
         }
     }
 
-    fn row(schema: &str, table: &str, column: &str) -> (String, String, String) {
-        (schema.into(), table.into(), column.into())
+    fn row(schema: &str, table: &str, column: &str) -> ShadowColumn {
+        ShadowColumn {
+            schema: schema.into(),
+            table: table.into(),
+            column: column.into(),
+            reads: Some(Vec::new()),
+        }
     }
 
     #[test]
@@ -198,13 +307,44 @@ mod tests {
     }
 
     #[test]
+    fn a_generated_column_computed_from_a_hidden_one_gets_no_place_in_the_view() {
+        let policy = PrivacyPolicy {
+            hide_tables: vec![],
+            hide_columns: vec!["*.serial_number".into()],
+        };
+        let reads = |column: &str, read: &[&str]| ShadowColumn {
+            reads: Some(read.iter().map(|r| (*r).to_owned()).collect()),
+            ..row("main", "devices", column)
+        };
+        let rows = [
+            row("main", "devices", "id"),
+            row("main", "devices", "serial_number"),
+            // length(serial_number), and a column computed from that one in turn.
+            reads("serial_length", &["SERIAL_NUMBER"]),
+            reads("serial_length_twice", &["serial_length"]),
+            reads("id_plus_one", &["id"]),
+            // An expression DuckDB could not parse may read anything.
+            ShadowColumn {
+                reads: None,
+                ..row("main", "devices", "unknown")
+            },
+        ];
+        let script = shadow().script(&rows, &policy);
+        assert!(
+            script.contains("SELECT \"id\", \"id_plus_one\" FROM"),
+            "{script}"
+        );
+    }
+
+    #[test]
     fn private_names_are_fresh_and_scrubbed_everywhere() {
-        let (a, b) = (private_alias(), private_alias());
+        let (a, b) = (private_alias().unwrap(), private_alias().unwrap());
         assert_ne!(a, b);
         assert_eq!(a.len(), "duckgate_private_".len() + 32);
         let shadow = Shadow {
             private: a.clone(),
             public: "health".into(),
+            visible: Default::default(),
         };
         let mut plan = serde_json::json!([{ "extra_info": { "Table": format!("{a}.main.t") },
                                             "children": [format!("x {a} y")] }]);
@@ -212,5 +352,11 @@ mod tests {
         let text = plan.to_string();
         assert!(!text.contains(&a), "{text}");
         assert!(text.contains("health.main.t"), "{text}");
+        // In any letter case: `upper()` of the name is still the name.
+        let shouted = format!("x {} y {a}", a.to_ascii_uppercase());
+        assert_eq!(shadow.scrub(&shouted), "x health y health");
+        let mut cell = serde_json::json!(a.to_ascii_uppercase());
+        shadow.scrub_json(&mut cell);
+        assert_eq!(cell, serde_json::json!("health"));
     }
 }

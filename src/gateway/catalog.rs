@@ -119,6 +119,7 @@ pub fn without_hidden(
 ) -> (CatalogSnapshot, HiddenColumns) {
     let mut hidden = HiddenColumns::new();
     if policy.is_empty() {
+        forget_default_reads(&mut snapshot);
         return (snapshot, hidden);
     }
     let hidden_tables: Vec<String> = snapshot
@@ -169,12 +170,12 @@ pub fn without_hidden(
     }
     for table in &mut snapshot.tables {
         let (schema, name) = (table.schema.clone(), table.name.clone());
-        let hidden_here: Vec<String> = table
+        let columns: Vec<(&str, Option<&[String]>)> = table
             .columns
             .iter()
-            .filter(|c| policy.hides_column(&schema, &name, &c.name))
-            .map(|c| c.name.clone())
+            .map(|c| (c.name.as_str(), c.default_reads.as_deref()))
             .collect();
+        let hidden_here = policy.hidden_columns(&schema, &name, &columns);
         if hidden_here.is_empty() {
             continue;
         }
@@ -197,7 +198,19 @@ pub fn without_hidden(
         }
     }
     snapshot.foreign_keys = foreign_keys;
+    forget_default_reads(&mut snapshot);
     (snapshot, hidden)
+}
+
+/// What each default reads is for [`without_hidden`] only; no tool shows it.
+fn forget_default_reads(snapshot: &mut CatalogSnapshot) {
+    for column in snapshot
+        .tables
+        .iter_mut()
+        .flat_map(|t| t.columns.iter_mut())
+    {
+        column.default_reads = None;
+    }
 }
 
 #[cfg(test)]
@@ -214,6 +227,7 @@ mod tests {
             primary_key: false,
             unique: false,
             references,
+            default_reads: Some(Vec::new()),
             comment: None,
         }
     }
@@ -308,5 +322,60 @@ mod tests {
         let devices = visible.tables.iter().find(|t| t.name == "devices").unwrap();
         let names: Vec<&str> = devices.columns.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["model"]);
+    }
+
+    /// A visible column generated from a hidden one (`length(serial_number)`) would show the
+    /// hidden name in its expression and values computed from hidden data: it is hidden too,
+    /// through the worker's wire form, and what a default reads is never passed on.
+    #[test]
+    fn a_column_generated_from_a_hidden_one_is_hidden_and_no_default_reads_are_shown() {
+        let mut generated = column("serial_length", None);
+        generated.default = Some("CAST(length(serial_number) AS INTEGER)".into());
+        generated.default_reads = Some(vec!["serial_number".into()]);
+        let mut constant = column("source", None);
+        constant.default = Some("'pump'".into());
+        let sent = CatalogSnapshot {
+            tables: vec![table(
+                "devices",
+                vec![
+                    column("id", None),
+                    column("serial_number", None),
+                    generated,
+                    constant,
+                ],
+            )],
+            foreign_keys: vec![],
+        };
+        let wire = serde_json::to_string(&sent).unwrap();
+        let read: CatalogSnapshot = serde_json::from_str(&wire).unwrap();
+        let policy = PrivacyPolicy {
+            hide_tables: vec![],
+            hide_columns: vec!["*.serial_number".into()],
+        };
+        let (visible, hidden) = without_hidden(read.clone(), &policy);
+        let names: Vec<&str> = visible.tables[0]
+            .columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["id", "source"]);
+        assert_eq!(
+            hidden.get(&("main".to_string(), "devices".to_string())),
+            Some(&vec![
+                "serial_number".to_string(),
+                "serial_length".to_string()
+            ])
+        );
+        let shown = serde_json::to_string(&visible).unwrap();
+        assert!(!shown.contains("default_reads"), "{shown}");
+        assert!(!shown.contains("serial"), "{shown}");
+        // Without rules every column stays, and still nothing shows what a default reads.
+        let (all, _) = without_hidden(read, &PrivacyPolicy::default());
+        assert_eq!(all.tables[0].columns.len(), 4);
+        assert!(
+            !serde_json::to_string(&all)
+                .unwrap()
+                .contains("default_reads")
+        );
     }
 }

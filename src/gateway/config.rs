@@ -59,6 +59,10 @@ pub struct GatewayConfig {
     pub worker_exe: Option<PathBuf>,
     /// Tables and columns hidden from agents.
     pub privacy: PrivacyPolicy,
+    /// Let workers spill to disk under privacy rules too (`--spill-with-privacy-rules`). Off by
+    /// default: spilling needs DuckDB's local file system enabled, and with it SQL that got past
+    /// every SQL check could open the database file by its path (see [`spills`]).
+    pub spill_with_privacy_rules: bool,
     /// The audit log every tool call is recorded in, if the operator asked for one.
     pub audit: Option<Arc<AuditLog>>,
 }
@@ -93,9 +97,20 @@ impl GatewayConfig {
             allow_unconfined: false,
             worker_exe: None,
             privacy: PrivacyPolicy::default(),
+            spill_with_privacy_rules: false,
             audit: None,
         }
     }
+}
+
+/// Whether workers may spill to disk. Not under privacy rules unless the operator opted in:
+/// a worker that spills keeps DuckDB's local file system enabled, and `allowed_paths` always
+/// holds the attached database file (DuckDB adds it on ATTACH), so only the SQL checks would
+/// stand between SQL and the file's raw bytes, hidden tables and columns included. Without
+/// spilling the worker disables that file system after the attach (`engine::attach`), and
+/// DuckDB then reads the file only through the handles it already holds.
+pub(crate) fn spills(config: &GatewayConfig) -> bool {
+    config.max_temp_bytes != 0 && (config.privacy.is_empty() || config.spill_with_privacy_rules)
 }
 
 /// Where workers spill, for `server_info`.
@@ -155,7 +170,7 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
         })?,
     };
     let memory = worker_memory(config, &exe)?;
-    let temp_root = if config.max_temp_bytes == 0 {
+    let temp_root = if !spills(config) {
         None
     } else {
         let root = config
@@ -181,7 +196,11 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
             address_space_bytes: memory.cap_bytes.saturating_add(ADDRESS_SPACE_SLACK_BYTES),
             // Set per worker by the pool, which makes the directory.
             temp_dir: None,
-            max_temp_bytes: config.max_temp_bytes,
+            max_temp_bytes: if spills(config) {
+                config.max_temp_bytes
+            } else {
+                0
+            },
             parent_pid: std::process::id() as i32,
             allow_unconfined: config.allow_unconfined,
             start: WorkerStart::OnDemand,

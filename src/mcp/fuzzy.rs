@@ -323,6 +323,7 @@ mod tests {
             unique: false,
             references: None,
             comment: None,
+            default_reads: None,
         }
     }
 

@@ -310,7 +310,7 @@ fn answer(
         } => {
             let rows = checked_attach(engine, &sql, &privacy, args, bypass)
                 .and_then(|()| engine.run_query(&sql, limit, max_bytes))
-                .map_err(|e| engine.private_error(e))?;
+                .map_err(|e| engine.private_error(e, &sql))?;
             Response::Rows(engine.private_result(rows))
         }
         Request::Plot {
@@ -322,13 +322,14 @@ fn answer(
                 .and_then(|()| {
                     engine.plot_data(&sql, chart.kind, chart.x.as_deref(), chart.y.as_deref())
                 })
-                .map_err(|e| engine.private_error(e))?;
-            Response::Chart(draw(&data, &chart)?)
+                .map_err(|e| engine.private_error(e, &sql))?;
+            let data = engine.private_plot_data(data);
+            Response::Chart(draw(&data, &chart).map_err(|e| engine.private_error(e, &sql))?)
         }
         Request::Explain { sql, privacy } => {
             let plan = checked_attach(engine, &sql, &privacy, args, bypass)
                 .and_then(|()| engine.explain(&sql))
-                .map_err(|e| engine.private_error(e))?;
+                .map_err(|e| engine.private_error(e, &sql))?;
             Response::Plan(plan)
         }
         Request::Catalog => {

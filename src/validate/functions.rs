@@ -1,11 +1,20 @@
-//! The function tables: which table functions may appear in `FROM`, and which functions are
-//! refused wherever they appear. Every entry carries its reason, which becomes the refusal message.
+//! Which functions may be called, and where: the policy over every function of the bundled
+//! DuckDB (`function_policy`), and DuckDB's system views.
 //!
-//! Table functions are an allowlist: a name not listed in [`ALLOWED_TABLE_FUNCTIONS`] is refused in
-//! `FROM`. Scalar, aggregate and window functions are too many to list (and new ones are pure
-//! computations), so they are a denylist: [`DENIED_FUNCTIONS`] by exact name, then
-//! [`DENIED_PREFIXES`] / [`DENIED_SUFFIXES`] for families such as `read_*` and `*_scan`. The
-//! denylist applies in every position, `FROM` included, so a refusal there names the real reason.
+//! The policy is an allowlist that is complete against DuckDB itself: every function
+//! `duckdb_functions()` lists has a row and a [`Class`], and a test fails on any it does not
+//! list. The three SQL checks read it alike:
+//! - a function classified as refused is refused wherever it is written or bound, with its
+//!   reason;
+//! - a function classified as allowed passes (a catalog listing only without privacy rules);
+//! - in DuckDB's bound plan, a function that has no row is refused (`engine::plan_check`): a
+//!   DuckDB upgrade, an extension or anything else that binds an unclassified function fails
+//!   closed there. The two walks of the SQL text defer such a name to that check instead of
+//!   refusing it, because in the text it may also be one of the database's own macros, which
+//!   DuckDB expands before the plan is checked, or no function at all, which DuckDB answers
+//!   with its own error.
+
+use super::function_policy::{FUNCTION_POLICY, PolicyEntry};
 
 /// Why a function is refused, and what to do instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,7 +30,7 @@ const READS_FILES: Denial = Denial {
     instead: "query the database's tables instead (see list_tables)",
 };
 const RUNS_SQL_TEXT: Denial = Denial {
-    reason: "runs SQL built from a string, which bypasses validation",
+    reason: "runs, binds or parses SQL given as a string, which bypasses validation",
     instead: "write the query itself instead",
 };
 const WRITES: Denial = Denial {
@@ -29,20 +38,54 @@ const WRITES: Denial = Denial {
     instead: "remove it; only read-only queries are allowed",
 };
 pub(crate) const READS_SETTINGS: Denial = Denial {
-    reason: "reads DuckDB's configuration or secrets, not the database's data",
+    reason: "reads DuckDB's configuration, secrets or internal state, not the database's data",
     instead: "use server_info for the server's settings, or query the database's tables",
+};
+const PRAGMA: Denial = Denial {
+    reason: "is a PRAGMA, which can read settings or files",
+    instead: "use list_tables / describe_table, or the duckdb_tables() / duckdb_columns() functions",
+};
+const BUILDS_TYPE_FROM_TEXT: Denial = Denial {
+    reason: "builds a type from a value at bind time, which can name objects of the catalog",
+    instead: "write the type itself, e.g. CAST(x AS INTEGER)",
+};
+const NAMES_A_TABLE_BY_TEXT: Denial = Denial {
+    reason: "reads a table named by a string, which DuckDB resolves before any check",
+    instead: "name the table in FROM instead",
 };
 const READS_ENVIRONMENT: Denial = Denial {
     reason: "reads the server's environment, not the database",
     instead: "query the database's tables instead (see list_tables)",
 };
-const PRAGMA: Denial = Denial {
-    reason: "is a PRAGMA function, which can read settings or files",
-    instead: "use list_tables / describe_table, or the duckdb_tables() / duckdb_columns() functions",
-};
+
+/// Functions other builds of DuckDB register but this one does not (the command-line shell's
+/// `getenv`, the readers of extensions this build does not link): refused by name by the two walks, should a later build link them. They cannot be
+/// in the policy table, which must match this build exactly; the plan check would refuse them
+/// anyway, as functions with no row.
+const OTHER_BUILDS: &[(&str, Denial)] = &[
+    ("getenv", READS_ENVIRONMENT),
+    ("iceberg_scan", READS_FILES),
+    ("iceberg_metadata", READS_FILES),
+    ("iceberg_snapshots", READS_FILES),
+    ("delta_scan", READS_FILES),
+    ("read_xlsx", READS_FILES),
+    ("sqlite_scan", EXTERNAL_DATABASE),
+    ("sqlite_attach", EXTERNAL_DATABASE),
+    ("postgres_scan", EXTERNAL_DATABASE),
+    ("postgres_attach", EXTERNAL_DATABASE),
+    ("postgres_query", EXTERNAL_DATABASE),
+    ("mysql_scan", EXTERNAL_DATABASE),
+    ("mysql_query", EXTERNAL_DATABASE),
+];
+
 const EXTERNAL_DATABASE: Denial = Denial {
     reason: "reads another database or a remote service",
     instead: "query this database's tables instead (see list_tables)",
+};
+
+const ONLY_WAITS: Denial = Denial {
+    reason: "only waits, holding a worker without answering anything",
+    instead: "remove it",
 };
 
 /// Where a table function's rows come from, which decides where it may appear.
@@ -57,97 +100,279 @@ pub(crate) enum RowSource {
     Constant,
 }
 
-/// Table functions allowed in `FROM`: where their rows come from, and why they are safe.
-/// The parent's walk, the worker's walk of DuckDB's parse tree and the worker's plan check all
-/// read this one table (a table function shows in DuckDB's plan as an operator of its name).
-pub(crate) const ALLOWED_TABLE_FUNCTIONS: &[(&str, RowSource, &str)] = &[
-    (
-        "range",
-        RowSource::Arguments,
-        "generates numbers or timestamps; reads nothing",
-    ),
-    (
-        "generate_series",
-        RowSource::Arguments,
-        "generates numbers or timestamps; reads nothing",
-    ),
-    (
-        "unnest",
-        RowSource::Arguments,
-        "expands a list or struct value given as its argument",
-    ),
-    (
-        "json_each",
-        RowSource::Arguments,
-        "expands a JSON value given as its argument",
-    ),
-    (
-        "json_tree",
-        RowSource::Arguments,
-        "expands a JSON value given as its argument",
-    ),
-    (
-        "duckdb_tables",
-        RowSource::Catalog,
-        "lists the database's tables (catalog metadata)",
-    ),
-    (
-        "duckdb_columns",
-        RowSource::Catalog,
-        "lists the database's columns (catalog metadata)",
-    ),
-    (
-        "duckdb_views",
-        RowSource::Catalog,
-        "lists the database's views (catalog metadata)",
-    ),
-    (
-        "duckdb_schemas",
-        RowSource::Catalog,
-        "lists the database's schemas (catalog metadata)",
-    ),
-    (
-        "duckdb_constraints",
-        RowSource::Catalog,
-        "lists constraints (catalog metadata)",
-    ),
-    (
-        "duckdb_indexes",
-        RowSource::Catalog,
-        "lists indexes (catalog metadata)",
-    ),
-    (
-        "duckdb_sequences",
-        RowSource::Catalog,
-        "lists sequences (catalog metadata)",
-    ),
-    (
-        "duckdb_dependencies",
-        RowSource::Catalog,
-        "lists dependencies between catalog entries (catalog metadata)",
-    ),
-    (
-        "duckdb_types",
-        RowSource::Catalog,
-        "lists data types (catalog metadata)",
-    ),
-    (
-        "duckdb_functions",
-        RowSource::Catalog,
-        "lists functions (catalog metadata)",
-    ),
-    (
-        "duckdb_keywords",
-        RowSource::Constant,
-        "lists SQL keywords (static)",
-    ),
-];
+/// What kind of function DuckDB registers (`duckdb_functions().function_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FunctionKind {
+    Scalar,
+    Aggregate,
+    Window,
+    /// A scalar macro built into DuckDB (expanded at bind time).
+    Macro,
+    Table,
+    /// A table macro built into DuckDB (expanded at bind time).
+    TableMacro,
+    /// A `PRAGMA` statement, never a function SQL may call.
+    Pragma,
+}
 
-/// Table functions DuckDB itself puts into a plan for a statement that is allowed, and that SQL
-/// may not call by name (`pragma_*` is refused): `SHOW t` plans as `PRAGMA_SHOW`, the list of
-/// `t`'s columns. Only the engine's plan check reads plans.
+impl FunctionKind {
+    /// `duckdb_functions().function_type` as DuckDB spells it.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn duckdb_name(self) -> &'static str {
+        match self {
+            FunctionKind::Scalar => "scalar",
+            FunctionKind::Aggregate => "aggregate",
+            FunctionKind::Window => "window",
+            FunctionKind::Macro => "macro",
+            FunctionKind::Table => "table",
+            FunctionKind::TableMacro => "table_macro",
+            FunctionKind::Pragma => "pragma",
+        }
+    }
+
+    /// Called where an expression stands (`SELECT f(x)`), rather than in `FROM`.
+    fn in_expressions(self) -> bool {
+        match self {
+            FunctionKind::Scalar
+            | FunctionKind::Aggregate
+            | FunctionKind::Window
+            | FunctionKind::Macro => true,
+            FunctionKind::Table | FunctionKind::TableMacro | FunctionKind::Pragma => false,
+        }
+    }
+}
+
+/// What a function does, which decides whether and where it may be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Computes its result from its arguments alone.
+    Computes,
+    /// Inserted by DuckDB's optimizer (`__internal_*`); computes from its arguments alone.
+    OptimizerInternal,
+    /// Reads the clock (`now()`, `current_date`).
+    ReadsClock,
+    /// Draws random values; the worker reseeds DuckDB's generator for every request.
+    DrawsRandom,
+    /// A fixed property of the session: the database's public name, the schema, the user, the
+    /// version, PostgreSQL compatibility constants.
+    SessionConstant,
+    /// Lists or describes the catalog: allowed unless privacy rules hide names.
+    ListsCatalog,
+    /// Table rows compiled into DuckDB (`duckdb_keywords()`, `test_all_types()`).
+    ConstantRows,
+    /// Table rows made from its arguments alone (`range`, `unnest`, `json_each`).
+    RowsFromArguments,
+    /// Appears in DuckDB's plans for statements that are allowed (`seq_scan` for a table scan,
+    /// `pragma_show` for `SHOW t`); SQL may not call it by name.
+    PlanOnly,
+    RunsSqlText,
+    BuildsTypeFromText,
+    Writes,
+    ReadsSettings,
+    NamesATableByText,
+    OnlyWaits,
+    ReadsFiles,
+    PragmaStatement,
+}
+
+impl Class {
+    /// Why it is refused, if it is.
+    pub(crate) fn denial(self) -> Option<Denial> {
+        match self {
+            Class::Computes
+            | Class::OptimizerInternal
+            | Class::ReadsClock
+            | Class::DrawsRandom
+            | Class::SessionConstant
+            | Class::ListsCatalog
+            | Class::ConstantRows
+            | Class::RowsFromArguments
+            | Class::PlanOnly => None,
+            Class::RunsSqlText => Some(RUNS_SQL_TEXT),
+            Class::BuildsTypeFromText => Some(BUILDS_TYPE_FROM_TEXT),
+            Class::Writes => Some(WRITES),
+            Class::ReadsSettings => Some(READS_SETTINGS),
+            Class::NamesATableByText => Some(NAMES_A_TABLE_BY_TEXT),
+            Class::OnlyWaits => Some(ONLY_WAITS),
+            Class::ReadsFiles => Some(READS_FILES),
+            Class::PragmaStatement => Some(PRAGMA),
+        }
+    }
+
+    /// Why it is allowed, or why refused: the reason each row of the policy carries.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            Class::Computes => "computes its result from its arguments alone",
+            Class::OptimizerInternal => {
+                "inserted by DuckDB's optimizer; computes from its arguments alone"
+            }
+            Class::ReadsClock => "reads the clock",
+            Class::DrawsRandom => "draws random values from a generator seeded for each request",
+            Class::SessionConstant => "returns a fixed property of the session",
+            Class::ListsCatalog => "lists the catalog; refused under privacy rules",
+            Class::ConstantRows => "returns rows compiled into DuckDB",
+            Class::RowsFromArguments => "returns rows made from its arguments alone",
+            Class::PlanOnly => "appears in DuckDB's plans only, for statements that are allowed",
+            Class::RunsSqlText
+            | Class::BuildsTypeFromText
+            | Class::Writes
+            | Class::ReadsSettings
+            | Class::NamesATableByText
+            | Class::OnlyWaits
+            | Class::ReadsFiles
+            | Class::PragmaStatement => match self.denial() {
+                Some(denial) => denial.reason,
+                None => "",
+            },
+        }
+    }
+
+    /// Where the rows of an allowed table function come from.
+    fn row_source(self) -> Option<RowSource> {
+        match self {
+            Class::ListsCatalog => Some(RowSource::Catalog),
+            Class::ConstantRows => Some(RowSource::Constant),
+            Class::RowsFromArguments => Some(RowSource::Arguments),
+            Class::Computes
+            | Class::OptimizerInternal
+            | Class::ReadsClock
+            | Class::DrawsRandom
+            | Class::SessionConstant
+            | Class::PlanOnly
+            | Class::RunsSqlText
+            | Class::BuildsTypeFromText
+            | Class::Writes
+            | Class::ReadsSettings
+            | Class::NamesATableByText
+            | Class::OnlyWaits
+            | Class::ReadsFiles
+            | Class::PragmaStatement => None,
+        }
+    }
+}
+
+/// What the policy says of a function called where an expression stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ExpressionUse {
+    /// Allowed everywhere.
+    Allowed,
+    /// Lists the catalog: allowed unless privacy rules hide names.
+    CatalogListing,
+    /// Refused, with the reason.
+    Refused(Denial),
+    /// Not one of DuckDB's built-in functions: the database's own macro, or nothing (DuckDB's
+    /// binder decides; the plan check refuses whatever unclassified function it binds).
+    NotBuiltIn,
+}
+
+fn entries(name: &str) -> impl Iterator<Item = &'static PolicyEntry> + '_ {
+    FUNCTION_POLICY
+        .iter()
+        .filter(move |entry| entry.name.eq_ignore_ascii_case(name))
+}
+
+/// What the policy says of `name` (any case) called where an expression stands. A name refused
+/// in any of its expression kinds is refused; one DuckDB knows only as a refused table function
+/// is refused too, so the refusal names the real reason wherever it is written.
+pub(crate) fn expression_use(name: &str) -> ExpressionUse {
+    let mut found = None;
+    for entry in entries(name).filter(|e| e.kind.in_expressions()) {
+        let this = match entry.class.denial() {
+            Some(denial) => return ExpressionUse::Refused(denial),
+            None if entry.class == Class::ListsCatalog => ExpressionUse::CatalogListing,
+            None => ExpressionUse::Allowed,
+        };
+        if found != Some(ExpressionUse::CatalogListing) {
+            found = Some(this);
+        }
+    }
+    if let Some(found) = found {
+        return found;
+    }
+    if let Some((_, denial)) = OTHER_BUILDS
+        .iter()
+        .find(|(other, _)| other.eq_ignore_ascii_case(name))
+    {
+        return ExpressionUse::Refused(*denial);
+    }
+    match entries(name).find_map(|e| e.class.denial()) {
+        Some(denial) => ExpressionUse::Refused(denial),
+        None => ExpressionUse::NotBuiltIn,
+    }
+}
+
+/// Why `name` (any case) is refused where an expression stands, if the policy refuses it.
+pub(crate) fn denial(name: &str) -> Option<Denial> {
+    match expression_use(name) {
+        ExpressionUse::Refused(denial) => Some(denial),
+        ExpressionUse::Allowed | ExpressionUse::CatalogListing | ExpressionUse::NotBuiltIn => None,
+    }
+}
+
+/// What the policy says of a table function (`FROM name(…)`, any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TableUse {
+    /// Allowed, with where its rows come from.
+    Allowed(RowSource),
+    /// Refused, with the reason.
+    Refused(Denial),
+    /// A built-in that only DuckDB's plans use (`seq_scan`, `pragma_show`): SQL may not call it.
+    PlanOnly,
+    /// Not one of DuckDB's built-in table functions: a table macro stored in the database (whose
+    /// body the plan check sees expanded), `values(…)`, or nothing (DuckDB's binder answers).
+    NotBuiltIn,
+}
+
+/// What the policy says of `name` (any case) called in `FROM`.
+pub(crate) fn table_use(name: &str) -> TableUse {
+    let mut allowed = None;
+    let mut plan_only = false;
+    for entry in entries(name) {
+        let in_from = match entry.kind {
+            FunctionKind::Table | FunctionKind::TableMacro => true,
+            FunctionKind::Scalar
+            | FunctionKind::Aggregate
+            | FunctionKind::Window
+            | FunctionKind::Macro
+            | FunctionKind::Pragma => false,
+        };
+        if !in_from {
+            continue;
+        }
+        if let Some(denial) = entry.class.denial() {
+            return TableUse::Refused(denial);
+        }
+        plan_only |= entry.class == Class::PlanOnly;
+        allowed = allowed.or(entry.class.row_source());
+    }
+    match (allowed, plan_only) {
+        (Some(source), _) => TableUse::Allowed(source),
+        (None, true) => TableUse::PlanOnly,
+        // Not a table function: a refused scalar of that name still says why.
+        (None, false) => match denial(name) {
+            Some(denial) => TableUse::Refused(denial),
+            None => TableUse::NotBuiltIn,
+        },
+    }
+}
+
+/// The function DuckDB bound in a plan, by its exact spelling (operators and casts are bound
+/// as `<`, `__cast`, `~~`) and position: the policy's spelling and its class, or `None` when the
+/// policy has no row for it, which the plan check refuses. A name with a refused kind among
+/// allowed ones counts as refused.
 #[cfg(any(feature = "engine", test))]
-const PLAN_ONLY_TABLE_FUNCTIONS: &[(&str, RowSource)] = &[("pragma_show", RowSource::Catalog)];
+pub(crate) fn bound_function(name: &str, expressions: bool) -> Option<(&'static str, Class)> {
+    let mut rows = FUNCTION_POLICY
+        .iter()
+        .filter(|e| e.name == name && e.kind.in_expressions() == expressions);
+    let first = rows.next()?;
+    let class = rows.fold(first.class, |worst, entry| match entry.class.denial() {
+        Some(_) => entry.class,
+        None => worst,
+    });
+    Some((first.name, class))
+}
 
 /// How a relation in DuckDB's `system` catalog (a view over table functions) may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,99 +497,26 @@ pub(crate) fn system_view(schema: Option<&str>, name: &str) -> Option<SystemView
     }
 }
 
-/// Functions refused by exact (lower-case) name, wherever they appear.
-pub(crate) const DENIED_FUNCTIONS: &[(&str, Denial)] = &[
-    ("glob", READS_FILES),
-    ("sniff_csv", READS_FILES),
-    ("query", RUNS_SQL_TEXT),
-    ("query_table", RUNS_SQL_TEXT),
-    ("json_execute_serialized_sql", RUNS_SQL_TEXT),
-    ("checkpoint", WRITES),
-    ("force_checkpoint", WRITES),
-    ("nextval", WRITES),
-    ("currval", WRITES),
-    ("setseed", WRITES),
-    ("set_variable", WRITES),
-    ("getenv", READS_ENVIRONMENT),
-    ("current_setting", READS_SETTINGS),
-    ("getvariable", READS_SETTINGS),
-    ("duckdb_secrets", READS_SETTINGS),
-    ("which_secret", READS_SETTINGS),
-    ("duckdb_settings", READS_SETTINGS),
-    ("duckdb_extensions", READS_SETTINGS),
-    ("duckdb_databases", READS_SETTINGS),
-    ("duckdb_temporary_files", READS_SETTINGS),
-    ("duckdb_memory", READS_SETTINGS),
-    ("duckdb_log", READS_SETTINGS),
-    ("duckdb_logs", READS_SETTINGS),
-    ("duckdb_variables", READS_SETTINGS),
-    ("duckdb_external_file_cache", READS_SETTINGS),
-    ("enable_logging", WRITES),
-    ("disable_logging", WRITES),
-    ("truncate_duckdb_logs", WRITES),
-    ("load_extension", WRITES),
-    ("install_extension", WRITES),
-];
-
-/// Families refused by name prefix.
-pub(crate) const DENIED_PREFIXES: &[(&str, Denial)] = &[
-    ("read_", READS_FILES),
-    ("parquet_", READS_FILES),
-    ("iceberg_", READS_FILES),
-    ("delta_", READS_FILES),
-    ("pragma_", PRAGMA),
-    ("sqlite_", EXTERNAL_DATABASE),
-    ("postgres_", EXTERNAL_DATABASE),
-    ("mysql_", EXTERNAL_DATABASE),
-    ("http", EXTERNAL_DATABASE),
-];
-
-/// Families refused by name suffix.
-pub(crate) const DENIED_SUFFIXES: &[(&str, Denial)] = &[
-    ("_scan", READS_FILES),
-    ("_metadata", READS_FILES),
-    ("_secrets", READS_SETTINGS),
-];
-
-/// Why `name` (any case) is refused wherever it appears, if it is.
-pub(crate) fn denial(name: &str) -> Option<Denial> {
-    let name = name.to_ascii_lowercase();
-    let exact = DENIED_FUNCTIONS.iter().find(|(n, _)| *n == name);
-    let prefix = || DENIED_PREFIXES.iter().find(|(p, _)| name.starts_with(p));
-    let suffix = || DENIED_SUFFIXES.iter().find(|(s, _)| name.ends_with(s));
-    exact.or_else(prefix).or_else(suffix).map(|(_, d)| *d)
-}
-
 /// Where the rows of table function `name` (any case) come from, if SQL may call it in `FROM`.
 pub(crate) fn allowed_table_function(name: &str) -> Option<RowSource> {
-    let name = name.to_ascii_lowercase();
-    if denial(&name).is_some() {
-        return None;
+    match table_use(name) {
+        TableUse::Allowed(source) => Some(source),
+        TableUse::Refused(_) | TableUse::PlanOnly | TableUse::NotBuiltIn => None,
     }
-    ALLOWED_TABLE_FUNCTIONS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, source, _)| *source)
 }
 
-/// Where the rows of a table-function operator in DuckDB's physical plan come from, if it is
-/// allowed there: the operator is named after its function, in upper case.
-#[cfg(any(feature = "engine", test))]
-pub(crate) fn plan_table_function(operator: &str) -> Option<RowSource> {
-    let name = operator.to_ascii_lowercase();
-    allowed_table_function(&name).or_else(|| {
-        PLAN_ONLY_TABLE_FUNCTIONS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, source)| *source)
-    })
-}
-
-/// The allowlist as a readable list for refusal messages.
+/// The allowed table functions as a readable list for refusal messages.
 pub(crate) fn allowed_table_function_list() -> String {
-    ALLOWED_TABLE_FUNCTIONS
+    let mut names: Vec<&str> = FUNCTION_POLICY
         .iter()
-        .map(|(n, _, _)| format!("{n}()"))
+        .filter(|e| matches!(e.kind, FunctionKind::Table | FunctionKind::TableMacro))
+        .filter(|e| e.class.row_source().is_some())
+        .map(|e| e.name)
+        .collect();
+    names.dedup();
+    names
+        .iter()
+        .map(|n| format!("{n}()"))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -406,37 +558,127 @@ mod tests {
     }
 
     #[test]
-    fn plan_operators_map_to_the_allowlist_and_plan_only_functions() {
-        assert_eq!(plan_table_function("RANGE"), Some(RowSource::Arguments));
+    fn table_functions_are_allowed_by_their_class_and_plan_only_ones_cannot_be_called() {
+        assert_eq!(table_use("RANGE"), TableUse::Allowed(RowSource::Arguments));
+        assert_eq!(table_use("repeat"), TableUse::Allowed(RowSource::Arguments));
         assert_eq!(
-            plan_table_function("DUCKDB_COLUMNS"),
-            Some(RowSource::Catalog)
+            table_use("test_all_types"),
+            TableUse::Allowed(RowSource::Constant)
         );
-        assert_eq!(plan_table_function("PRAGMA_SHOW"), Some(RowSource::Catalog));
+        assert_eq!(
+            table_use("duckdb_columns"),
+            TableUse::Allowed(RowSource::Catalog)
+        );
+        assert_eq!(
+            table_use("pragma_table_info"),
+            TableUse::Allowed(RowSource::Catalog)
+        );
         for refused in [
-            "DUCKDB_SETTINGS",
+            "duckdb_settings",
             "DUCKDB_DATABASES",
-            "READ_CSV",
-            "SEQ_SCAN",
-            "QUERY_TABLE",
+            "read_csv",
+            "query_table",
+            "histogram",
         ] {
-            assert_eq!(plan_table_function(refused), None, "{refused}");
+            assert!(
+                matches!(table_use(refused), TableUse::Refused(_)),
+                "{refused}"
+            );
         }
-        // SQL cannot call the plan-only functions.
-        assert!(allowed_table_function("pragma_show").is_none());
+        // SQL cannot call the plan-only functions; a name DuckDB does not have is the
+        // database's own table macro or nothing, which the plan check decides.
+        assert_eq!(table_use("pragma_show"), TableUse::PlanOnly);
+        assert_eq!(table_use("seq_scan"), TableUse::PlanOnly);
+        assert_eq!(table_use("my_table_macro"), TableUse::NotBuiltIn);
     }
 
     #[test]
-    fn no_allowed_table_function_is_also_denied() {
-        for (name, _, _) in ALLOWED_TABLE_FUNCTIONS {
-            assert!(denial(name).is_none(), "{name} is both allowed and denied");
-            assert!(allowed_table_function(name).is_some());
-            assert!(allowed_table_function(&name.to_ascii_uppercase()).is_some());
+    fn functions_that_run_sql_text_read_settings_or_build_types_from_text_are_refused_anywhere() {
+        for name in [
+            "json_serialize_plan",
+            "JSON_SERIALIZE_SQL",
+            "json_deserialize_sql",
+            "json_execute_serialized_sql",
+            "query",
+            "query_table",
+            "current_setting",
+            "getvariable",
+            "make_type",
+            "cast_to_type",
+            "get_type",
+            "index_key",
+            "setval",
+            "nextval",
+            "setseed",
+            "write_log",
+            "sleep_ms",
+            "read_csv",
+            "glob",
+        ] {
+            assert!(
+                denial(name).is_some(),
+                "{name} should be refused as an expression"
+            );
+            assert!(allowed_table_function(name).is_none(), "{name} in FROM");
         }
     }
 
     #[test]
-    fn file_readers_are_denied_by_family() {
+    fn an_aggregate_is_not_refused_for_a_table_macro_of_the_same_name() {
+        // `histogram` the aggregate computes; `histogram` the table macro runs query_table.
+        assert_eq!(expression_use("histogram"), ExpressionUse::Allowed);
+        assert!(matches!(table_use("histogram"), TableUse::Refused(_)));
+    }
+
+    #[test]
+    fn catalog_functions_are_catalog_listings_and_unknown_names_are_left_to_the_binder() {
+        assert_eq!(
+            expression_use("in_search_path"),
+            ExpressionUse::CatalogListing
+        );
+        assert_eq!(
+            expression_use("pg_get_viewdef"),
+            ExpressionUse::CatalogListing
+        );
+        assert_eq!(expression_use("my_stored_macro"), ExpressionUse::NotBuiltIn);
+    }
+
+    #[test]
+    fn bound_functions_are_found_by_their_exact_spelling_and_kind() {
+        let bound_class =
+            |name: &str, expressions| bound_function(name, expressions).map(|(_, class)| class);
+        assert_eq!(bound_class("__cast", true), Some(Class::Computes));
+        assert_eq!(bound_class("<", true), Some(Class::Computes));
+        assert_eq!(
+            bound_class("json_serialize_plan", true),
+            Some(Class::RunsSqlText)
+        );
+        assert_eq!(bound_class("seq_scan", false), Some(Class::PlanOnly));
+        assert_eq!(bound_class("read_csv", false), Some(Class::ReadsFiles));
+        assert_eq!(bound_class("not_a_function", true), None);
+        // The table function `range` and the scalar `range` are separate rows.
+        assert_eq!(bound_class("range", false), Some(Class::RowsFromArguments));
+        assert_eq!(bound_class("range", true), Some(Class::Computes));
+    }
+
+    #[test]
+    fn every_refused_class_has_a_denial_and_every_row_a_reason() {
+        for entry in FUNCTION_POLICY {
+            assert!(!entry.class.reason().is_empty(), "{entry:?}");
+            assert!(entry.overloads > 0, "{entry:?}");
+        }
+        // Sorted and unique, so a lookup finds every row of a name.
+        for pair in FUNCTION_POLICY.windows(2) {
+            assert!(
+                (pair[0].name, pair[0].kind.duckdb_name())
+                    != (pair[1].name, pair[1].kind.duckdb_name()),
+                "{pair:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn file_readers_are_denied() {
         for name in [
             "read_csv",
             "READ_CSV_AUTO",
@@ -447,17 +689,12 @@ mod tests {
             "read_blob",
             "parquet_metadata",
             "parquet_schema",
-            "iceberg_scan",
-            "delta_scan",
-            "sqlite_scan",
-            "postgres_scan",
             "glob",
             "sniff_csv",
-            "pragma_table_info",
+            "read_duckdb",
         ] {
-            assert!(denial(name).is_some(), "{name} should be denied");
             assert!(
-                allowed_table_function(name).is_none(),
+                matches!(table_use(name), TableUse::Refused(_)),
                 "{name} should not be a table function"
             );
         }
@@ -477,7 +714,6 @@ mod tests {
             "random",
             "uuid",
             "coalesce",
-            "columns",
             "unnest",
         ] {
             assert!(denial(name).is_none(), "{name} should not be denied");

@@ -247,15 +247,26 @@ fn refuse(kind: ErrorKind, construct: &str, message: String, suggestion: &str) -
     }
 }
 
-fn ambiguous(construct: &str, what: &str) -> Refusal {
-    refuse(
-        ErrorKind::PolicyBlocked,
-        construct,
-        format!(
-            "{what} is not allowed: DuckDB could read the query differently from the validator."
-        ),
-        "Use plain '...' strings, \"...\" identifiers and un-nested comments.",
-    )
+/// Why the lexical check stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LexicalStop {
+    /// A refusal on evidence: a cap.
+    Refused(Refusal),
+    /// sqlparser would cut the text differently from DuckDB's lexer, or does not read this
+    /// literal as DuckDB does (`E'…'`, `X'…'`, a nested comment, a slice step read as a
+    /// parameter): the parent cannot read the query, which is no evidence against it. It goes
+    /// on to the worker, where DuckDB's own parser and the plan check decide. The construct.
+    Unreadable(String),
+}
+
+impl From<Refusal> for LexicalStop {
+    fn from(refusal: Refusal) -> Self {
+        LexicalStop::Refused(refusal)
+    }
+}
+
+fn ambiguous(construct: &str, _what: &str) -> LexicalStop {
+    LexicalStop::Unreadable(construct.to_owned())
 }
 
 /// Refuse control characters that have no business in a query (NUL truncates C strings).
@@ -285,19 +296,12 @@ enum TokenClass {
 
 /// Classify a token, refusing the kinds DuckDB does not lex the same way. Exhaustive on purpose:
 /// a new token kind in sqlparser must be looked at before it is let through.
-fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, Refusal> {
-    let unsupported_literal = |what: &str| {
-        Err(refuse(
-            ErrorKind::PolicyBlocked,
-            what,
-            format!("{what} literals are not supported by duckgate."),
-            "Use a plain '...' string literal.",
-        ))
-    };
+fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, LexicalStop> {
+    let unsupported_literal = |what: &str| Err(LexicalStop::Unreadable(what.to_owned()));
     Ok(match token {
         Token::Word(word) => {
             if word.value.len() > limits.max_identifier_bytes {
-                return Err(refuse(
+                return Err(LexicalStop::Refused(refuse(
                     ErrorKind::InvalidArgument,
                     "identifier",
                     format!(
@@ -306,7 +310,7 @@ fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, Refusal> {
                         limits.max_identifier_bytes
                     ),
                     "Use shorter names and aliases.",
-                ));
+                )));
             }
             match word.quote_style {
                 None => TokenClass::Code,
@@ -360,16 +364,9 @@ fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, Refusal> {
         Token::EscapedStringLiteral(_) => return unsupported_literal("Escape string (E'...')"),
         Token::UnicodeStringLiteral(_) => return unsupported_literal("Unicode string (U&'...')"),
         Token::HexStringLiteral(_) => return unsupported_literal("Hex string (X'...')"),
-        Token::Placeholder(p) => {
-            return Err(refuse(
-                ErrorKind::PolicyBlocked,
-                p,
-                format!(
-                    "Query parameters such as {p} are not supported: duckgate runs the query as written."
-                ),
-                "Write the value into the query as a literal.",
-            ));
-        }
+        // `$1` and `?` bind nothing here; `:2` may be DuckDB's slice step (`a[:-:2]`), which
+        // sqlparser reads as a parameter. DuckDB's parser tells them apart.
+        Token::Placeholder(p) => return Err(LexicalStop::Unreadable(format!("the parameter {p}"))),
         Token::EOF
         | Token::Number(..)
         | Token::Char(_)
@@ -458,7 +455,11 @@ fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, Refusal> {
 
 /// Check that sqlparser's tokens agree with DuckDB's lexical rules (see the module docs), and
 /// that no identifier is over the length cap.
-pub(crate) fn check(sql: &str, tokens: &[TokenWithSpan], limits: &Limits) -> Result<(), Refusal> {
+pub(crate) fn check(
+    sql: &str,
+    tokens: &[TokenWithSpan],
+    limits: &Limits,
+) -> Result<(), LexicalStop> {
     let scan = independent_regions(sql);
     if let Some(at) = scan.nested_comment_at {
         return Err(ambiguous(

@@ -33,6 +33,7 @@ use crate::error::{ErrorKind, messages};
 
 #[doc(hidden)]
 pub mod corpus;
+pub(crate) mod function_policy;
 pub(crate) mod functions;
 #[doc(hidden)]
 pub mod fuzz_entry;
@@ -419,10 +420,20 @@ fn check_unbounded_stack(
     let dialect = DuckDbDialect {};
     // One token per ~4 bytes of SQL: reserving up front spares the buffer's regrowth copies.
     let mut tokens = Vec::with_capacity(sql.len() / 4 + 8);
-    Tokenizer::new(&dialect, sql)
+    // Text sqlparser cannot cut into tokens, or cuts differently from DuckDB's lexer, is no
+    // evidence against the query: it goes on to the worker, whose checks read DuckDB's own
+    // parse tree and bound plan (`lexical::LexicalStop::Unreadable`).
+    if Tokenizer::new(&dialect, sql)
         .tokenize_with_location_into_buf(&mut tokens)
-        .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), limits))?;
-    lexical::check(sql, &tokens, limits)?;
+        .is_err()
+    {
+        return Ok(left_to_the_worker());
+    }
+    match lexical::check(sql, &tokens, limits) {
+        Ok(()) => {}
+        Err(lexical::LexicalStop::Refused(refusal)) => return Err(refusal),
+        Err(lexical::LexicalStop::Unreadable(_)) => return Ok(left_to_the_worker()),
+    }
     if lexical::has_several_statements(&tokens) {
         return Err(multiple_statements());
     }
@@ -470,6 +481,16 @@ fn check_unbounded_stack(
                 functions: Vec::new(),
             })
         }
+    }
+}
+
+/// A statement the parent cannot read: accepted as [`StatementKind::Unparsed`] with nothing
+/// resolved, for the worker's checks to decide.
+fn left_to_the_worker() -> Accepted {
+    Accepted {
+        kind: StatementKind::Unparsed,
+        relations: Vec::new(),
+        functions: Vec::new(),
     }
 }
 

@@ -64,6 +64,19 @@ pub(crate) fn unknown_relation(name: &str) -> Refusal {
     }
 }
 
+/// A function or type named with a catalog that is neither the database's nor `system`.
+pub(crate) fn other_catalog(name: &str) -> Refusal {
+    Refusal {
+        kind: ErrorKind::UnknownName,
+        message: format!(
+            "{name} does not exist: only this database's own objects and DuckDB's built-ins \
+             (catalog system) may be named with a catalog."
+        ),
+        construct: name.into(),
+        suggestion: "Leave the catalog out of the name.".into(),
+    }
+}
+
 /// A table function that is not on the allowlist.
 pub(crate) fn table_function_not_allowed(called: &str) -> Refusal {
     policy_blocked(
@@ -98,7 +111,7 @@ pub(crate) fn looks_like_path(name: &str) -> bool {
 const DATA_FILE_EXTENSIONS: &[&str] = &[
     "csv", "tsv", "tbl", "txt", "text", "parquet", "json", "jsonl", "ndjson", "arrow", "ipc",
     "feather", "avro", "orc", "xlsx", "xls", "blob", "gz", "gzip", "zst", "zstd", "bz2", "xz",
-    "lz4",
+    "lz4", "db", "ddb", "duckdb", "geojson", "geojsonl",
 ];
 
 /// Whether the two-part name `schema.table` (with no such table) is a file DuckDB would read.

@@ -28,9 +28,9 @@
 use serde_json::{Map, Value as Json};
 
 use super::Refusal;
-use super::functions::{self, RowSource, SystemView};
+use super::functions::{self, ExpressionUse, RowSource, SystemView, TableUse};
 use super::refusals::{
-    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file,
+    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file, other_catalog,
     table_function_not_allowed, unknown_relation, unsupported,
 };
 use crate::error::{ErrorKind, messages};
@@ -264,12 +264,36 @@ impl Walk<'_, '_> {
             Some("SHOW_REF") => self.show(map)?,
             _ => {}
         }
+        // A function or type named with a catalog must be DuckDB's built-in one (`system`) or
+        // the attached database's: any other catalog (the private one under privacy rules,
+        // `temp`, `memory`) holds nothing an agent may reach.
+        if let (Some("FUNCTION" | "TYPE"), Some(Json::String(catalog))) =
+            (map.get("class").and_then(Json::as_str), map.get("catalog"))
+            && !catalog.is_empty()
+            && !catalog.eq_ignore_ascii_case("system")
+            && !catalog.eq_ignore_ascii_case(self.rules.database)
+        {
+            let name = map
+                .get("function_name")
+                .or_else(|| map.get("type_name"))
+                .and_then(Json::as_str)
+                .unwrap_or_default();
+            return Err(other_catalog(&format!("{catalog}.{name}")));
+        }
         if let Some(name) = map.get("function_name") {
             let name = name
                 .as_str()
                 .ok_or_else(|| unexpected("a function whose name is not text"))?;
-            if let Some(denial) = functions::denial(name) {
-                return Err(denied(&name.to_ascii_lowercase(), denial));
+            match functions::expression_use(name) {
+                ExpressionUse::Refused(denial) => {
+                    return Err(denied(&name.to_ascii_lowercase(), denial));
+                }
+                ExpressionUse::CatalogListing if self.rules.restricted => {
+                    return Err(catalog_listing(&format!("{}()", name.to_ascii_lowercase())));
+                }
+                ExpressionUse::CatalogListing
+                | ExpressionUse::Allowed
+                | ExpressionUse::NotBuiltIn => {}
             }
         }
         for (key, value) in map {
@@ -337,15 +361,17 @@ impl Walk<'_, '_> {
             .and_then(Json::as_str)
             .ok_or_else(|| unexpected("a table function without a name"))?
             .to_ascii_lowercase();
-        if let Some(denial) = functions::denial(&called) {
-            return Err(denied(&called, denial));
-        }
-        match functions::allowed_table_function(&called) {
-            None => Err(table_function_not_allowed(&called)),
-            Some(RowSource::Catalog) if self.rules.restricted => {
+        match functions::table_use(&called) {
+            TableUse::Refused(denial) => Err(denied(&called, denial)),
+            TableUse::PlanOnly => Err(table_function_not_allowed(&called)),
+            // The database's own table macro or nothing: the plan check sees what DuckDB binds.
+            TableUse::NotBuiltIn => Ok(()),
+            TableUse::Allowed(RowSource::Catalog) if self.rules.restricted => {
                 Err(catalog_listing(&format!("{called}()")))
             }
-            Some(RowSource::Catalog | RowSource::Arguments | RowSource::Constant) => Ok(()),
+            TableUse::Allowed(RowSource::Catalog | RowSource::Arguments | RowSource::Constant) => {
+                Ok(())
+            }
         }
     }
 
@@ -574,9 +600,14 @@ mod tests {
             Ok(TreeFacts::default())
         );
         assert!(check(from("duckdb_tables"), &PRIVATE).is_err());
-        let refusal = check(from("my_macro"), &RULES).unwrap_err();
+        // A name DuckDB has no built-in for is the database's own table macro or nothing: the
+        // plan check sees what DuckDB binds it to.
+        assert_eq!(check(from("my_macro"), &RULES), Ok(TreeFacts::default()));
+        let refusal = check(from("pragma_show"), &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert!(refusal.message.contains("not an allowed table function"));
+        let refusal = check(from("read_csv"), &RULES).unwrap_err();
+        assert!(refusal.message.contains("reads files"), "{refusal:?}");
     }
 
     #[test]

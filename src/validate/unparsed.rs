@@ -427,7 +427,10 @@ impl<'t> Scan<'t> {
         if let Some(denial) = functions::denial(&name) {
             return Err(denied(&name, denial));
         }
-        if name.starts_with("duckdb_") || name.starts_with("pragma_") {
+        let lists_catalog = functions::expression_use(&name)
+            == functions::ExpressionUse::CatalogListing
+            || functions::allowed_table_function(&name) == Some(RowSource::Catalog);
+        if lists_catalog {
             walker.check_catalog_listing(&format!("{name}()"))?;
         }
         Ok(())
@@ -515,13 +518,14 @@ impl<'t> Scan<'t> {
     /// A table function called in `FROM`: the allowlist decides.
     fn table_function(&self, function: &Word, walker: &Walker<'_>) -> Result<(), Refusal> {
         let called = function.value.to_ascii_lowercase();
-        if let Some(denial) = functions::denial(&called) {
-            return Err(denied(&called, denial));
-        }
-        match functions::allowed_table_function(&called) {
-            None => Err(table_function_not_allowed(&called)),
-            Some(RowSource::Catalog) => walker.check_catalog_listing(&format!("{called}()")),
-            Some(RowSource::Arguments | RowSource::Constant) => Ok(()),
+        match functions::table_use(&called) {
+            functions::TableUse::Refused(denial) => Err(denied(&called, denial)),
+            functions::TableUse::PlanOnly => Err(table_function_not_allowed(&called)),
+            functions::TableUse::NotBuiltIn => Ok(()),
+            functions::TableUse::Allowed(RowSource::Catalog) => {
+                walker.check_catalog_listing(&format!("{called}()"))
+            }
+            functions::TableUse::Allowed(RowSource::Arguments | RowSource::Constant) => Ok(()),
         }
     }
 

@@ -7,7 +7,7 @@ use sqlparser::ast::{
 };
 
 use super::{Walk, Walker, lower, pivot_refused, push_unique};
-use crate::validate::functions::{self, RowSource, SystemView};
+use crate::validate::functions::{self, RowSource, SystemView, TableUse};
 use crate::validate::refusals::{
     denied, file_relation, looks_like_path, names_a_data_file, table_function_not_allowed,
     unknown_relation, unsupported,
@@ -255,13 +255,16 @@ impl Walker<'_> {
     /// A table function call in `FROM`: allowlisted names only.
     fn table_function(&mut self, name: &ObjectName, args: &[FunctionArg]) -> Walk {
         let called = self.function_name(name)?;
-        if let Some(denial) = functions::denial(&called) {
-            return Err(denied(&called, denial));
-        }
-        match functions::allowed_table_function(&called) {
-            None => return Err(table_function_not_allowed(&called)),
-            Some(RowSource::Catalog) => self.check_catalog_listing(&format!("{called}()"))?,
-            Some(RowSource::Arguments | RowSource::Constant) => {}
+        match functions::table_use(&called) {
+            TableUse::Refused(denial) => return Err(denied(&called, denial)),
+            TableUse::PlanOnly => return Err(table_function_not_allowed(&called)),
+            // The database's own table macro, `values(…)` or nothing: DuckDB's binder and the
+            // worker's plan check, which sees the macro's body expanded, decide.
+            TableUse::NotBuiltIn => {}
+            TableUse::Allowed(RowSource::Catalog) => {
+                self.check_catalog_listing(&format!("{called}()"))?
+            }
+            TableUse::Allowed(RowSource::Arguments | RowSource::Constant) => {}
         }
         push_unique(&mut self.functions, called);
         self.function_args(args)

@@ -9,7 +9,7 @@ use sqlparser::ast::{
 use super::{Walk, Walker, lower, push_unique};
 use crate::validate::Refusal;
 use crate::validate::functions;
-use crate::validate::refusals::{denied, unsupported};
+use crate::validate::refusals::{denied, other_catalog, unsupported};
 
 impl Walker<'_> {
     /// The called name (last part, lower case), refusing names built from function calls.
@@ -25,6 +25,14 @@ impl Walker<'_> {
                     ));
                 }
             }
+        }
+        // `catalog.schema.name`: a built-in (`system`) or the database's own macro; a function
+        // of any other catalog is nothing an agent may call.
+        if let [ObjectNamePart::Identifier(catalog), _, _] = name.0.as_slice()
+            && !catalog.value.eq_ignore_ascii_case("system")
+            && !catalog.value.eq_ignore_ascii_case(&self.catalog.database)
+        {
+            return Err(other_catalog(&name.to_string()));
         }
         match last {
             Some(ident) => Ok(lower(ident)),
@@ -65,7 +73,7 @@ impl Walker<'_> {
                 ));
             }
         }
-        if called.starts_with("duckdb_") || called.starts_with("pragma_") {
+        if functions::expression_use(&called) == functions::ExpressionUse::CatalogListing {
             self.check_catalog_listing(&format!("{called}()"))?;
         }
         push_unique(&mut self.functions, called);
