@@ -66,10 +66,21 @@ fn assert_nothing_hidden(what: &str, result: &CallToolResult) {
 }
 
 fn assert_refused(what: &str, result: &CallToolResult) {
+    assert_refused_echoing(what, result, &[]);
+}
+
+/// [`assert_refused`], where the reply may echo the names the query itself wrote.
+fn assert_refused_echoing(what: &str, result: &CallToolResult, written: &[&str]) {
     assert_ne!(status(result), "success", "{what}: {}", envelope_of(result));
     assert_ne!(status(result), "empty", "{what}: {}", envelope_of(result));
     assert_eq!(result.is_error, Some(true), "{what}");
-    assert_nothing_hidden(what, result);
+    let mut reply = reply_text(result);
+    for word in written {
+        reply = reply.replace(&word.to_lowercase(), "<written>");
+    }
+    for word in FORBIDDEN.iter().chain(&["duckgate_private", "sn-planted"]) {
+        assert!(!reply.contains(word), "{what} leaks {word:?}: {reply}");
+    }
 }
 
 /// The SQL-text routes of the white-box round: a function that parses, binds or plans SQL given
@@ -230,12 +241,12 @@ async fn a_column_generated_from_a_hidden_one_is_hidden_with_its_expression() {
     let star = query(&client, "SELECT * FROM pumps").await;
     assert_eq!(status(&star), "success", "{}", envelope_of(&star));
     assert_eq!(envelope_of(&star)["data"]["rows"], json!([[1, "t:slim"]]));
-    for sql in [
-        "SELECT serial_length FROM pumps",
-        "SELECT length(serial_number) FROM pumps",
+    for (sql, written) in [
+        ("SELECT serial_length FROM pumps", "serial_length"),
+        ("SELECT length(serial_number) FROM pumps", "serial_number"),
     ] {
         let result = query(&client, sql).await;
-        assert_refused(sql, &result);
+        assert_refused_echoing(sql, &result, &[written]);
     }
     client.close().await.unwrap();
 }
@@ -302,10 +313,7 @@ async fn the_private_catalog_name_is_fresh_in_every_call_and_useless_once_known(
                 envelope_of(&result)
             );
             // The agent's own words may come back; nothing else of the catalog may.
-            let reply = reply_text(&result).replace(name.as_str(), "<written>");
-            for word in FORBIDDEN.iter().chain(&["duckgate_private", "sn-planted"]) {
-                assert!(!reply.contains(word), "{sql} leaks {word:?}: {reply}");
-            }
+            assert_refused_echoing(&sql, &result, &[name.as_str(), "raw_payloads"]);
         }
     }
     client.close().await.unwrap();
@@ -322,6 +330,11 @@ async fn the_plan_check_alone_refuses_bind_time_sql_and_has_no_word_oracle() {
         "SELECT json_serialize_plan('SELECT current_setting(''allowed_paths'') AS a', optimize := true)",
         "SELECT current_setting('allowed_paths')",
         "SELECT json_serialize_sql('SELECT 1')",
+        // DuckDB's binder runs these calls while it binds (their results are cast into
+        // `lower`'s argument), so no plan shows them: the check refuses them by what the
+        // query writes, before binding.
+        "SELECT lower(json_serialize_plan('SELECT id FROM devices'))",
+        "SELECT lower(current_setting('allowed_paths')::VARCHAR)",
         "SELECT label FROM device_labels",
     ] {
         let result = query(&client, sql).await;

@@ -220,8 +220,10 @@ fn lexical_tricks_the_parent_cannot_read_are_refused_by_the_worker() {
         ] {
             let (code, out) = query(&s.db, layers, sql);
             assert_eq!(code, 1, "[{layers}] {sql:?} was answered: {out}");
+            // DuckDB's parser sees the second statement: several statements, one of them a
+            // write, refused either way.
             assert!(
-                out.starts_with("multiple_statements:"),
+                out.starts_with("multiple_statements:") || out.starts_with("policy_blocked:"),
                 "[{layers}] {sql:?}: {out}"
             );
         }

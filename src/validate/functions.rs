@@ -38,7 +38,7 @@ const WRITES: Denial = Denial {
     instead: "remove it; only read-only queries are allowed",
 };
 pub(crate) const READS_SETTINGS: Denial = Denial {
-    reason: "reads DuckDB's configuration, secrets or internal state, not the database's data",
+    reason: "reads DuckDB's configuration or secrets, not the database's data",
     instead: "use server_info for the server's settings, or query the database's tables",
 };
 const PRAGMA: Denial = Denial {
