@@ -14,7 +14,7 @@ use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 use support::steps::{ENDLESS, PRIVATE_RULES, PrivateDb, private_db};
-use support::{FORBIDDEN, error_kind, serve, status};
+use support::{FORBIDDEN, error_kind, serve, status, strip_durations};
 
 /// A view stored in the database over the hidden table: not hidden itself.
 const VIEW_OVER_HIDDEN_TABLE: &str = "CREATE VIEW payload_view AS SELECT * FROM raw_payloads;";
@@ -42,17 +42,6 @@ fn normalized(result: &CallToolResult, name: &str) -> String {
     let mut envelope = envelope_of(result).clone();
     strip_durations(&mut envelope);
     format!("{envelope}\n{}", text_of(result)).replace(name, "NAME")
-}
-
-fn strip_durations(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.remove("duration_ms");
-            map.values_mut().for_each(strip_durations);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_durations),
-        _ => {}
-    }
 }
 
 /// Every reply with any hidden name other than the one the call itself wrote taken out must

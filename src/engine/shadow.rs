@@ -38,6 +38,22 @@ fn visible_names(
     public: &str,
 ) -> std::collections::HashSet<String> {
     let mut names = std::collections::HashSet::from([public.to_lowercase(), "main".to_owned()]);
+    for (schema, table, visible) in visible_tables(rows, policy) {
+        if !visible.is_empty() {
+            names.insert(schema.to_lowercase());
+            names.insert(table.to_lowercase());
+            names.extend(visible.iter().map(|row| row.column.to_lowercase()));
+        }
+    }
+    names
+}
+
+/// Each table of `rows` (in column order, grouped by table) with its visible columns.
+fn visible_tables<'r>(
+    rows: &'r [ShadowColumn],
+    policy: &PrivacyPolicy,
+) -> Vec<(&'r str, &'r str, Vec<&'r ShadowColumn>)> {
+    let mut tables = Vec::new();
     let mut at = 0;
     while at < rows.len() {
         let (schema, table) = (&rows[at].schema, &rows[at].table);
@@ -50,18 +66,14 @@ fn visible_names(
             .map(|row| (row.column.as_str(), row.reads.as_deref()))
             .collect();
         let hidden = policy.hidden_columns(schema, table, &columns);
-        let visible: Vec<&ShadowColumn> = rows[at..end]
+        let visible = rows[at..end]
             .iter()
             .filter(|row| !hidden.contains(&row.column))
             .collect();
-        if !visible.is_empty() {
-            names.insert(schema.to_lowercase());
-            names.insert(table.to_lowercase());
-            names.extend(visible.iter().map(|row| row.column.to_lowercase()));
-        }
+        tables.push((schema.as_str(), table.as_str(), visible));
         at = end;
     }
-    names
+    tables
 }
 
 /// One column of the attached database, as the shadow catalog is built from it.
@@ -153,28 +165,15 @@ impl Shadow {
         let private = sql_identifier(&self.private);
         let mut script = format!("ATTACH ':memory:' AS {public};");
         let mut schemas: Vec<&str> = Vec::new();
-        let mut at = 0;
-        while at < rows.len() {
-            let (schema, table) = (&rows[at].schema, &rows[at].table);
-            let end = rows[at..]
+        for (schema, table, visible) in visible_tables(rows, policy) {
+            let visible: Vec<String> = visible
                 .iter()
-                .position(|row| &row.schema != schema || &row.table != table)
-                .map_or(rows.len(), |n| at + n);
-            let columns: Vec<(&str, Option<&[String]>)> = rows[at..end]
-                .iter()
-                .map(|row| (row.column.as_str(), row.reads.as_deref()))
-                .collect();
-            let hidden = policy.hidden_columns(schema, table, &columns);
-            let visible: Vec<String> = rows[at..end]
-                .iter()
-                .filter(|row| !hidden.contains(&row.column))
                 .map(|row| sql_identifier(&row.column))
                 .collect();
-            at = end;
             if visible.is_empty() {
                 continue;
             }
-            if !schemas.contains(&schema.as_str()) {
+            if !schemas.contains(&schema) {
                 schemas.push(schema);
                 script.push_str(&format!(
                     "CREATE SCHEMA IF NOT EXISTS {public}.{};",

@@ -324,8 +324,15 @@ impl Walk<'_, '_> {
             .copied()
             .collect::<Vec<_>>()
             .join(".");
+        // Every part of the name, not only the three DuckDB files as catalog, schema and table:
+        // a name of four or more parts (nested schemas) carries the others in its full path.
+        let every_part: Vec<&str> = match map.get("qualified_name").and_then(|q| q.get("path")) {
+            Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
+            _ => Vec::new(),
+        };
         if [catalog, schema, table]
             .iter()
+            .chain(every_part.iter())
             .any(|p| !p.is_empty() && looks_like_path(p))
             || table.is_empty()
             || (catalog.is_empty() && names_a_data_file(schema, table))
@@ -608,6 +615,23 @@ mod tests {
         assert!(refusal.message.contains("not an allowed table function"));
         let refusal = check(from("read_csv"), &RULES).unwrap_err();
         assert!(refusal.message.contains("reads files"), "{refusal:?}");
+    }
+
+    /// DuckDB files `a.b.c.d` as catalog `a`, schema `c`, table `d`; the part in between is in
+    /// the full path only, and is checked too.
+    #[test]
+    fn every_part_of_a_long_name_is_checked() {
+        let table = |path: Json| {
+            select_from(json!({"type": "BASE_TABLE", "catalog_name": "health",
+                               "schema_name": "c", "table_name": "d",
+                               "qualified_name": {"path": path}}))
+        };
+        assert_eq!(
+            check(table(json!(["health", "b", "c", "d"])), &RULES),
+            Ok(TreeFacts::default())
+        );
+        let refusal = check(table(json!(["health", "x.csv", "c", "d"])), &RULES).unwrap_err();
+        assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{refusal:?}");
     }
 
     #[test]

@@ -444,3 +444,16 @@ pub fn query_with_bypass(db: &Path, layers: &str, sql: &str) -> (i32, String) {
     let (code, stdout, _) = outcome(&run_cli(command, None));
     (code, stdout)
 }
+
+/// `value` without its `duration_ms` fields, at any depth: what differs between two runs of the
+/// same call.
+pub fn strip_durations(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("duration_ms");
+            map.values_mut().for_each(strip_durations);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_durations),
+        _ => {}
+    }
+}
