@@ -217,14 +217,23 @@ impl Shadow {
     /// A bind error that quotes anything else is reworded (`Engine::private_error`): it could
     /// only have come from what the shadow does not show.
     pub(crate) fn quotes_only(&self, message: &str, sql: &str) -> bool {
-        let written = sql.to_lowercase();
+        // What the query wrote, as whole names: its words and its quoted identifiers (a hidden
+        // `id` is not written by a query that says `device_id`).
+        let lower = sql.to_lowercase();
+        let mut written: std::collections::HashSet<&str> = lower
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|word| !word.is_empty())
+            .collect();
+        written.extend(lower.split('"').skip(1).step_by(2));
         message
             .split('"')
             .skip(1)
             .step_by(2)
             .flat_map(|quoted| quoted.split('.'))
             .map(str::to_lowercase)
-            .all(|name| name.is_empty() || self.visible.contains(&name) || written.contains(&name))
+            .all(|name| {
+                name.is_empty() || self.visible.contains(&name) || written.contains(name.as_str())
+            })
     }
 
     /// Whether `text` carries the private name, in any letter case.
@@ -333,6 +342,39 @@ mod tests {
             script.contains("SELECT \"id\", \"id_plus_one\" FROM"),
             "{script}"
         );
+    }
+
+    #[test]
+    fn an_error_may_quote_only_visible_names_and_what_the_query_wrote() {
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["raw_events".into()],
+            hide_columns: vec!["readings.note".into()],
+        };
+        let rows = [
+            row("main", "raw_events", "id"),
+            row("main", "readings", "ts"),
+            row("main", "readings", "note"),
+        ];
+        let shadow = Shadow {
+            visible: visible_names(&rows, &policy, "health"),
+            ..shadow()
+        };
+        let sql = "SELECT ts, x FROM readings GROUP BY x";
+        // Visible objects, and what the query wrote, in any case and qualified.
+        assert!(shadow.quotes_only(
+            r#"Binder Error: column "TS" must appear in the GROUP BY clause"#,
+            sql
+        ));
+        assert!(shadow.quotes_only(r#"Candidate bindings: "readings.ts", "x""#, sql));
+        assert!(shadow.quotes_only("no quotes at all", sql));
+        // A hidden column or table the query did not write.
+        assert!(!shadow.quotes_only(r#"Candidate bindings: "readings.note""#, sql));
+        assert!(!shadow.quotes_only(r#"Table "raw_events" has no column "id""#, sql));
+        // A name inside a longer word the query wrote is not written.
+        assert!(!shadow.quotes_only(
+            r#"column "note" is ambiguous"#,
+            "SELECT footnote FROM readings"
+        ));
     }
 
     #[test]
