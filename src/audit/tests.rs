@@ -116,14 +116,7 @@ fn line_terminators_serde_json_leaves_raw_are_escaped_and_read_back_the_same() {
 
 #[test]
 fn a_record_stays_one_bounded_line_whatever_the_arguments() {
-    let log = AuditLog {
-        path: PathBuf::from("/dev/null"),
-        file: Mutex::new(File::open("/dev/null").unwrap()),
-        redact_sql: false,
-        required: false,
-        max_bytes: DEFAULT_MAX_BYTES,
-        rotates: false,
-    };
+    let log = AuditLog::open(Path::new("/dev/null"), false, false).unwrap();
     let many: Vec<Value> = (0..100_000).map(|i| json!(format!("c{i}"))).collect();
     let cases = [
         json!({ "sql": "x".repeat(15 << 20) }),

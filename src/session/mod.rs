@@ -331,6 +331,11 @@ impl Session {
         }
     }
 
+    /// What the session has ignored or refused so far.
+    pub fn counters(&self) -> &SessionCounters {
+        &self.counters
+    }
+
     /// Where the session is.
     pub fn phase(&self) -> Phase {
         self.phase
