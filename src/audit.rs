@@ -583,6 +583,13 @@ fn remove_unless_held(path: &Path) -> std::io::Result<Removal> {
 /// Rename `from` to `to`, failing if `to` exists (a rename would silently replace it, and with
 /// it records): a hard link then an unlink, which keeps the inode (and the locks on it).
 fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    // Only the log's own files move: anything else in their place is the operator's to clear.
+    if !std::fs::symlink_metadata(from)?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file; move it out of the way",
+        ));
+    }
     match std::fs::hard_link(from, to) {
         Ok(()) => std::fs::remove_file(from),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
