@@ -258,11 +258,7 @@ impl AuditLog {
         } else {
             None
         };
-        let kept = if rotates {
-            1 + rotated_count(path)
-        } else {
-            1
-        };
+        let kept = if rotates { 1 + rotated_count(path) } else { 1 };
         Ok(AuditLog {
             path: path.to_path_buf(),
             state: Mutex::new(LogState {
@@ -515,7 +511,9 @@ impl AuditLog {
 /// What a session still owes at `now` when its charged records are paid for at `paid_until`.
 fn owed(paid_until: Instant, now: Instant) -> Duration {
     let burst = Duration::from_secs_f64(CHARGE_BURST_BYTES as f64 / CHARGE_BYTES_PER_SECOND as f64);
-    paid_until.saturating_duration_since(now).saturating_sub(burst)
+    paid_until
+        .saturating_duration_since(now)
+        .saturating_sub(burst)
 }
 
 /// Whether a record costs the session time: every one but the answer of a tool call, which

@@ -77,7 +77,10 @@ async fn send(session: &mut RawSession, line: &Value) {
 /// before it.
 async fn next_is_answer(session: &mut RawSession, id: Value) -> Value {
     let message = session.next_message().await;
-    assert_eq!(message["id"], id, "expected the answer to {id} first: {message}");
+    assert_eq!(
+        message["id"], id,
+        "expected the answer to {id} first: {message}"
+    );
     message
 }
 
@@ -339,7 +342,11 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
     let mark = "MARKED-7f3a";
 
     // The setting: 200 KB generations and the default count of them.
-    let mut session = RawSession::start(&exe(), &db, &["--audit-log", log_arg, "--audit-max-bytes", "200000"]);
+    let mut session = RawSession::start(
+        &exe(),
+        &db,
+        &["--audit-log", log_arg, "--audit-max-bytes", "200000"],
+    );
     session.initialize().await;
     answers_marked(&mut session, 2, mark).await;
     let before = log_bytes(&log);
@@ -367,7 +374,14 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
     // Two generations only: the flood needs the oldest gone, and this session holds it.
     let log = dir.path().join("tight.jsonl");
     let log_arg = log.to_str().unwrap();
-    let args = ["--audit-log", log_arg, "--audit-max-bytes", "200000", "--audit-generations", "2"];
+    let args = [
+        "--audit-log",
+        log_arg,
+        "--audit-max-bytes",
+        "200000",
+        "--audit-generations",
+        "2",
+    ];
     let mut session = RawSession::start(&exe(), &db, &args);
     session.initialize().await;
     answers_marked(&mut session, 2, mark).await;
@@ -396,7 +410,11 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
 
 /// A query whose SQL carries `mark`, answered.
 async fn answers_marked(session: &mut RawSession, id: i64, mark: &str) {
-    send(session, &call(json!(id), &format!("SELECT '{mark}' AS mark"), None)).await;
+    send(
+        session,
+        &call(json!(id), &format!("SELECT '{mark}' AS mark"), None),
+    )
+    .await;
     let reply = next_is_answer(session, json!(id)).await;
     assert_eq!(
         reply["result"]["structuredContent"]["status"], "success",
@@ -424,7 +442,11 @@ async fn under_audit_required_a_log_full_of_this_sessions_records_fails_calls_cl
     let mut full = None;
     for i in 0..40 {
         let id = 100 + i;
-        send(&mut session, &call(json!(id), &refused_sql(i as usize), None)).await;
+        send(
+            &mut session,
+            &call(json!(id), &refused_sql(i as usize), None),
+        )
+        .await;
         let reply = next_is_answer(&mut session, json!(id)).await;
         let envelope = &reply["result"]["structuredContent"];
         if envelope["status"] == "error" {
@@ -468,7 +490,11 @@ fn write_transport_fuzz_seeds() {
     {
         scripts.push((
             format!("first-{n}-2025"),
-            vec![first.clone(), initialize(1), call(json!(2), "SELECT 1", None)],
+            vec![
+                first.clone(),
+                initialize(1),
+                call(json!(2), "SELECT 1", None),
+            ],
         ));
         scripts.push((
             format!("first-{n}-2026"),
@@ -493,7 +519,12 @@ fn write_transport_fuzz_seeds() {
     };
     scripts.push((
         "duplicate-id".into(),
-        vec![initialize(1), hold(json!(777)), hold(json!(777)), call(json!(3), "SELECT 1", None)],
+        vec![
+            initialize(1),
+            hold(json!(777)),
+            hold(json!(777)),
+            call(json!(3), "SELECT 1", None),
+        ],
     ));
     scripts.push((
         "duplicate-cancel".into(),

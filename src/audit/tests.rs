@@ -337,7 +337,10 @@ fn a_charged_record_costs_nothing_within_the_burst_and_its_bytes_in_time_past_it
     let bytes = log.line(&refused_with(&arguments)).len() as u64 + 1;
     let within = CHARGE_BURST_BYTES / bytes;
     for _ in 0..within {
-        assert_eq!(log.record(&refused_with(&arguments)).unwrap(), Duration::ZERO);
+        assert_eq!(
+            log.record(&refused_with(&arguments)).unwrap(),
+            Duration::ZERO
+        );
     }
     // Past the burst, each record owes its bytes at the charged rate (less what time has paid).
     let mut owed = Duration::ZERO;

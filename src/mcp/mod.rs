@@ -47,7 +47,8 @@ pub async fn serve_stdio(gateway: Gateway, options: ServeOptions) -> Result<(), 
     let counters = Arc::new(SessionCounters::default());
     let server = DuckgateServer::new(gateway, options, Arc::clone(&counters));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let transport = transport::LineTransport::new(stdin, stdout, audit.clone(), Arc::clone(&counters));
+    let transport =
+        transport::LineTransport::new(stdin, stdout, audit.clone(), Arc::clone(&counters));
     let outcome = match server.serve(transport).await {
         Ok(running) => running
             .waiting()

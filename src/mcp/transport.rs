@@ -329,9 +329,11 @@ mod tests {
             matches!(&message, JsonRpcMessage::Request(_)),
             "{message:?}"
         );
-        assert!(transport
-            .session
-            .is_in_flight(&rmcp::model::NumberOrString::Number(id)));
+        assert!(
+            transport
+                .session
+                .is_in_flight(&rmcp::model::NumberOrString::Number(id))
+        );
     }
 
     /// The first line the client reads, as JSON. It waits up to 5 s: the task answering a bad

@@ -89,7 +89,7 @@ fn check_stateless(line: &[u8]) {
             panic!("a notification was answered: {reply}");
         }
         if !id.is_null() {
-            assert_eq!(value.get("id"), Some(id), "{reply}");
+            assert_eq!(value.get("id").map(id_key), Some(id_key(id)), "{reply}");
         }
     }
 }
@@ -152,16 +152,38 @@ async fn check_session(mut lines: Vec<Vec<u8>>) {
         if !is_answer || id.is_null() {
             continue;
         }
-        let key = id.to_string();
+        let key = id_key(id);
         let sent = sent_ids.get(&key).copied().unwrap_or(0);
-        assert!(sent > 0, "an answer under an id the client never sent: {message}");
+        assert!(
+            sent > 0,
+            "an answer under an id the client never sent: {message}"
+        );
         let count = answers.entry(key).or_insert(0);
         *count += 1;
-        assert!(*count <= sent, "id {id} answered {count} times, sent {sent}");
+        assert!(
+            *count <= sent,
+            "id {id} answered {count} times, sent {sent}"
+        );
     }
 }
 
-/// How many lines carry each `id` (as JSON text): the most answers that id may get.
+/// An id as JSON-RPC compares it: a number by its value (rmcp reads `5.0` as `5`), a string
+/// by its text.
+fn id_key(id: &Value) -> String {
+    match id {
+        Value::Number(number) => match (number.as_i64(), number.as_f64()) {
+            (Some(integer), _) => format!("n{integer}"),
+            (None, Some(float)) if float.fract() == 0.0 && float.abs() < 9.0e15 => {
+                format!("n{}", float as i64)
+            }
+            (None, _) => format!("n{number}"),
+        },
+        Value::String(text) => format!("s{text}"),
+        other => format!("j{other}"),
+    }
+}
+
+/// How many lines carry each `id` (by [`id_key`]): the most answers that id may get.
 fn client_ids(lines: &[Vec<u8>]) -> HashMap<String, usize> {
     let mut ids = HashMap::new();
     for line in lines {
@@ -170,7 +192,7 @@ fn client_ids(lines: &[Vec<u8>]) -> HashMap<String, usize> {
         if let Ok(value) = serde_json::from_slice::<Value>(line)
             && let Some(id) = value.get("id")
         {
-            *ids.entry(id.to_string()).or_insert(0) += 1;
+            *ids.entry(id_key(id)).or_insert(0) += 1;
         }
     }
     ids

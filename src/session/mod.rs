@@ -373,8 +373,7 @@ impl Session {
                         .fetch_add(1, Ordering::Relaxed);
                     return Incoming::Rejected(duplicate_id(&request.id));
                 }
-                if self.phase == Phase::Opening && opens_session(&request.request, self.supported)
-                {
+                if self.phase == Phase::Opening && opens_session(&request.request, self.supported) {
                     self.phase = Phase::Serving;
                 }
                 let own = NumberOrString::Number(self.next_id);
@@ -403,7 +402,9 @@ impl Session {
             }
             reply @ (JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_)) => match self.phase {
                 Phase::Opening => {
-                    self.counters.replies_ignored.fetch_add(1, Ordering::Relaxed);
+                    self.counters
+                        .replies_ignored
+                        .fetch_add(1, Ordering::Relaxed);
                     Incoming::Rejected(ignored(event::IGNORED_REPLY, "before_first_request"))
                 }
                 // The server sends no requests: rmcp drops a reply to none.

@@ -73,8 +73,7 @@ fn cancel(id: Value) -> Value {
 }
 
 fn answer(session: &mut Session, own: RequestId) -> Value {
-    let mut message: ServerJsonRpcMessage =
-        JsonRpcMessage::response(ServerResult::empty(()), own);
+    let mut message: ServerJsonRpcMessage = JsonRpcMessage::response(ServerResult::empty(()), own);
     session.on_send(&mut message);
     serde_json::to_value(&message).unwrap()
 }
@@ -216,7 +215,11 @@ fn only_initialize_or_a_complete_2026_request_opens_the_session_as_rmcp_does() {
         ),
         // No _meta, or a revision the server lacks: rmcp refuses it and keeps waiting.
         request(json!(3), "tools/list", json!({})),
-        request(json!(4), "tools/list", json!({ "_meta": meta("2099-01-01") })),
+        request(
+            json!(4),
+            "tools/list",
+            json!({ "_meta": meta("2099-01-01") }),
+        ),
         request(
             json!(5),
             "tools/call",
@@ -234,7 +237,11 @@ fn only_initialize_or_a_complete_2026_request_opens_the_session_as_rmcp_does() {
     assert_eq!(problem.event, event::IGNORED_NOTIFICATION);
     delivered(
         &mut session,
-        &request(json!(6), "tools/list", json!({ "_meta": meta("2026-07-28") })),
+        &request(
+            json!(6),
+            "tools/list",
+            json!({ "_meta": meta("2026-07-28") }),
+        ),
     );
     assert_eq!(session.phase(), Phase::Serving);
 
@@ -299,7 +306,10 @@ fn a_cancellation_reaches_rmcp_under_its_own_id_and_one_of_no_request_in_flight_
     delivered(&mut session, &initialize(1));
     let call = request(json!(777), "tools/call", json!({ "name": "query" }));
     let own = session_id(&delivered(&mut session, &call));
-    assert!(matches!(kept(&mut session, &call).event, event::DUPLICATE_ID));
+    assert!(matches!(
+        kept(&mut session, &call).event,
+        event::DUPLICATE_ID
+    ));
     match delivered(&mut session, &cancel(json!(777))) {
         JsonRpcMessage::Notification(notification) => match notification.notification {
             ClientNotification::CancelledNotification(cancelled) => {
