@@ -13,7 +13,7 @@
 //! is rotated to `PATH.1` (and `PATH.1` to `PATH.2`, …) when a record would take it past
 //! `--audit-max-bytes`, and the oldest generations go once there are more than
 //! `--audit-generations` — but only a generation no running server holds. Each server holds a
-//! shared lock (`flock`) on the file its session started in, for as long as it runs (the kernel
+//! shared lock (`flock`) on the file its first record went to, for as long as it runs (the kernel
 //! drops it when the process ends, however it ends); a server's records are all in that file or
 //! newer ones, and generations go oldest first, so a locked one stops the removal. When nothing
 //! may go, the log grows past its cap (with a warning on stderr), or under `--audit-required`
@@ -106,9 +106,9 @@ pub struct AuditLog {
 struct LogState {
     /// Where records go now.
     file: File,
-    /// The file this server's session started in, share-locked while the process lives: no
+    /// The file this server's first record went to, share-locked while the process lives: no
     /// server removes it, nor (generations going oldest first) any newer one.
-    _anchor: Option<File>,
+    anchor: Option<File>,
     /// Generations on disk at the last count, `PATH` included.
     kept: u32,
     /// More generations than the cap are kept because running servers hold them.
@@ -240,30 +240,21 @@ impl<'a> AuditEntry<'a> {
 impl AuditLog {
     /// Open (creating with mode 0600) `path` for appending, rotated at [`DEFAULT_MAX_BYTES`].
     ///
-    /// A regular file is share-locked for the life of the process: the generation this session
-    /// starts in is never removed while it runs (see the module's documentation).
+    /// The file a session's first record goes to is share-locked for the life of the process: it
+    /// is never removed while the session runs (see the module's documentation).
     pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, AuditError> {
         let file = open_append(path)?;
         let rotates = file.metadata().is_ok_and(|m| m.is_file());
-        let anchor = if rotates {
-            let anchor = file.try_clone().map_err(|error| AuditError::Open {
-                path: path.to_path_buf(),
-                error,
-            })?;
-            anchor.lock_shared().map_err(|error| AuditError::Open {
-                path: path.to_path_buf(),
-                error,
-            })?;
-            Some(anchor)
+        let kept = if rotates {
+            1 + rotated_count(path)
         } else {
-            None
+            1
         };
-        let kept = if rotates { 1 + rotated_count(path) } else { 1 };
         Ok(AuditLog {
             path: path.to_path_buf(),
             state: Mutex::new(LogState {
                 file,
-                _anchor: anchor,
+                anchor: None,
                 kept,
                 over_cap: false,
             }),
@@ -414,6 +405,9 @@ impl AuditLog {
                 }
             }
         }
+        if self.rotates && state.anchor.is_none() {
+            state.anchor = Some(self.anchor(&state.file)?);
+        }
         // One write of the whole line: with O_APPEND it lands after every earlier line.
         state
             .file
@@ -425,6 +419,18 @@ impl AuditLog {
             })?;
         drop(state);
         Ok(self.charge(entry, line.len()))
+    }
+
+    /// A second descriptor of `file`, share-locked: held until the process ends, it keeps `file`
+    /// (and every newer generation) from being removed by any server.
+    fn anchor(&self, file: &File) -> Result<File, AuditError> {
+        let anchor = file
+            .try_clone()
+            .and_then(|anchor| anchor.lock_shared().map(|()| anchor));
+        anchor.map_err(|error| AuditError::Write {
+            path: self.path.clone(),
+            error,
+        })
     }
 
     /// Make room for a line of `incoming` bytes: remove the oldest generations no running server

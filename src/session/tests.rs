@@ -245,9 +245,9 @@ fn only_initialize_or_a_complete_2026_request_opens_the_session_as_rmcp_does() {
     );
     assert_eq!(session.phase(), Phase::Serving);
 
-    let (mut session, _) = session();
-    delivered(&mut session, &initialize(1));
-    assert_eq!(session.phase(), Phase::Serving);
+    let (mut fresh, _) = self::session();
+    delivered(&mut fresh, &initialize(1));
+    assert_eq!(fresh.phase(), Phase::Serving);
 }
 
 #[test]
