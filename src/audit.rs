@@ -245,11 +245,7 @@ impl AuditLog {
     pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, AuditError> {
         let file = open_append(path)?;
         let rotates = file.metadata().is_ok_and(|m| m.is_file());
-        let kept = if rotates {
-            1 + rotated_count(path)
-        } else {
-            1
-        };
+        let kept = if rotates { 1 + rotated_count(path) } else { 1 };
         Ok(AuditLog {
             path: path.to_path_buf(),
             state: Mutex::new(LogState {
