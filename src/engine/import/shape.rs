@@ -211,11 +211,11 @@ SELECT r.source, CAST(r.ts AS DATE) AS day, count(*) AS readings,
     round(3.31 + 0.02392 * avg(g), 2) AS gmi_pct,
     count(*) FILTER (WHERE g < 54) AS readings_below_54,
     count(*) FILTER (WHERE g > 250) AS readings_above_250,
-    round(100.0 * count(*) FILTER (WHERE g < 54) / count(*), 1) AS pct_below_54,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 54 AND 69) / count(*), 1) AS pct_54_69,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 70 AND 180) / count(*), 1) AS pct_70_180,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 181 AND 250) / count(*), 1) AS pct_181_250,
-    round(100.0 * count(*) FILTER (WHERE g > 250) / count(*), 1) AS pct_above_250
+    round(100 * (count(*) FILTER (WHERE g < 54))::DOUBLE / count(*), 1) AS pct_below_54,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 54 AND 69))::DOUBLE / count(*), 1) AS pct_54_69,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 70 AND 180))::DOUBLE / count(*), 1) AS pct_70_180,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 181 AND 250))::DOUBLE / count(*), 1) AS pct_181_250,
+    round(100 * (count(*) FILTER (WHERE g > 250))::DOUBLE / count(*), 1) AS pct_above_250
 FROM r JOIN intervals i ON i.source = r.source AND i.device = r.device
 GROUP BY r.source, CAST(r.ts AS DATE);
 
@@ -242,11 +242,11 @@ SELECT source, last_day - (14 * period + 13) AS period_start, last_day - 14 * pe
     round(3.31 + 0.02392 * avg(g), 2) AS gmi_pct,
     count(*) FILTER (WHERE g < 54) AS readings_below_54,
     count(*) FILTER (WHERE g > 250) AS readings_above_250,
-    round(100.0 * count(*) FILTER (WHERE g < 54) / count(*), 1) AS pct_below_54,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 54 AND 69) / count(*), 1) AS pct_54_69,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 70 AND 180) / count(*), 1) AS pct_70_180,
-    round(100.0 * count(*) FILTER (WHERE g BETWEEN 181 AND 250) / count(*), 1) AS pct_181_250,
-    round(100.0 * count(*) FILTER (WHERE g > 250) / count(*), 1) AS pct_above_250
+    round(100 * (count(*) FILTER (WHERE g < 54))::DOUBLE / count(*), 1) AS pct_below_54,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 54 AND 69))::DOUBLE / count(*), 1) AS pct_54_69,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 70 AND 180))::DOUBLE / count(*), 1) AS pct_70_180,
+    round(100 * (count(*) FILTER (WHERE g BETWEEN 181 AND 250))::DOUBLE / count(*), 1) AS pct_181_250,
+    round(100 * (count(*) FILTER (WHERE g > 250))::DOUBLE / count(*), 1) AS pct_above_250
 FROM p
 GROUP BY source, last_day, period;
 "#;
