@@ -41,17 +41,15 @@ pub(super) fn import(
                 ExitCode::SUCCESS
             }
         }
-        Err(ImportError::NothingImported(files)) => {
-            let mut text = String::from("Nothing was imported:\n");
-            for file in &files {
-                text.push_str(&file_lines(file));
+        Err(e @ ImportError::NothingImported(_)) => {
+            if let ImportError::NothingImported(files) = &e {
+                let mut text = String::from("Nothing was imported:\n");
+                for file in files {
+                    text.push_str(&file_lines(file));
+                }
+                out::text(text.trim_end());
             }
-            out::text(text.trim_end());
-            tracing::error!(
-                "{}; {}",
-                ImportError::NothingImported(files.clone()),
-                ImportError::NothingImported(files).next_step()
-            );
+            tracing::error!("{e}; {}", e.next_step());
             ExitCode::from(1)
         }
         Err(e @ (ImportError::Exists(_) | ImportError::NothingToAppendTo(_))) => {

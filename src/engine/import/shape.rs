@@ -12,8 +12,6 @@
 //!   one below its lower limit or one above its upper limit, with `out_of_range` = 'low' or
 //!   'high': `< 54`, `< 70`, `> 180` and `> 250` count it, and the mean uses the limit.
 
-use super::detect::Format;
-
 /// The tables the vendor formats fill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
@@ -185,11 +183,6 @@ pub fn create_table(kind: Kind) -> String {
         kind.table(),
         columns.join(", ")
     )
-}
-
-/// The source formats of `kind`'s rows, as the `source` column names them.
-pub fn source_label(format: Format) -> &'static str {
-    format.label()
 }
 
 /// The views of the consensus CGM metrics (International Consensus on Time in Range, 2019):

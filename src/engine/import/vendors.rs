@@ -412,7 +412,9 @@ fn clarity(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         stages.push(
             base(
                 Kind::Boluses,
-                format!("{event} = 'Insulin' AND {subtype} NOT ILIKE 'Long%' AND {timed}"),
+                format!(
+                    "{event} = 'Insulin' AND coalesce({subtype}, '') NOT ILIKE 'Long%' AND {timed}"
+                ),
                 with_provenance(vec![
                     format!("dg_num({insulin}) AS units"),
                     format!("coalesce(dg_text({subtype}), 'Insulin') AS bolus_type"),
@@ -425,7 +427,9 @@ fn clarity(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         stages.push(
             base(
                 Kind::LongActing,
-                format!("{event} = 'Insulin' AND {subtype} ILIKE 'Long%' AND {timed}"),
+                format!(
+                    "{event} = 'Insulin' AND coalesce({subtype}, '') ILIKE 'Long%' AND {timed}"
+                ),
                 with_provenance(vec![format!("dg_num({insulin}) AS units")]),
                 vec![("units", insulin_name, insulin.clone())],
             )
