@@ -258,7 +258,14 @@ pub fn import(
             if options.mode == Mode::Append {
                 copy_database(out, partial)?;
             }
-            build(partial, files, options, &scratch).map(|(files, tables)| ImportReport {
+            let (files, tables) = build(partial, files, options, &scratch)?;
+            // The old database's WAL, if it left one, belongs to the file being replaced (an
+            // append took it in with the copy): DuckDB would replay it onto the new one.
+            let wal = crate::sandbox::worker::wal_path(out);
+            if wal.exists() {
+                std::fs::remove_file(&wal).map_err(ImportError::MoveIntoPlace)?;
+            }
+            Ok(ImportReport {
                 db: out.to_path_buf(),
                 files,
                 tables,
@@ -497,7 +504,8 @@ fn generic_csv(conn: &Connection, file: &Path) -> Result<FileImport, String> {
     let table = sql_identifier(&name);
     let existed: bool = conn
         .query_row(
-            "SELECT count(*) > 0 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = ?",
+            "SELECT count(*) > 0 FROM duckdb_tables() WHERE database_name = current_database() \
+             AND schema_name = 'main' AND table_name = ?",
             [&name],
             |r| r.get(0),
         )
@@ -575,7 +583,8 @@ fn finish(conn: &Connection) -> duckdb::Result<()> {
         conn.execute_batch(&sql)?;
     }
     let has_cgm: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = 'cgm_readings'",
+        "SELECT count(*) > 0 FROM duckdb_tables() WHERE database_name = current_database() \
+         AND schema_name = 'main' AND table_name = 'cgm_readings'",
         [],
         |r| r.get(0),
     )?;
@@ -602,9 +611,11 @@ fn finish(conn: &Connection) -> duckdb::Result<()> {
 /// The database's tables and views: rows, first and last time, columns and types.
 fn summarise(conn: &Connection) -> duckdb::Result<Vec<TableSummary>> {
     let mut statement = conn.prepare(
-        "SELECT table_name, false FROM duckdb_tables() WHERE schema_name = 'main' AND NOT internal \
+        "SELECT table_name, false FROM duckdb_tables() \
+         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal \
          UNION ALL \
-         SELECT view_name, true FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal \
+         SELECT view_name, true FROM duckdb_views() \
+         WHERE database_name = current_database() AND schema_name = 'main' AND NOT internal \
          ORDER BY 2, 1",
     )?;
     let names: Vec<(String, bool)> = statement
@@ -614,7 +625,8 @@ fn summarise(conn: &Connection) -> duckdb::Result<Vec<TableSummary>> {
     for (name, view) in names {
         let mut statement = conn.prepare(
             "SELECT column_name, data_type FROM duckdb_columns() \
-             WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index",
+             WHERE database_name = current_database() AND schema_name = 'main' \
+             AND table_name = ? ORDER BY column_index",
         )?;
         let columns: Vec<(String, String)> = statement
             .query_map([&name], |r| Ok((r.get(0)?, r.get(1)?)))?

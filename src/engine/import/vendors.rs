@@ -928,9 +928,9 @@ fn nightscout_entries(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
             "utcOffset",
         ],
     )?;
-    let ts = nightscout_time("date", "\"dateString\"", "\"utcOffset\"", ctx.time_zone);
+    let ts = nightscout_time("\"date\"", "\"dateString\"", "\"utcOffset\"", ctx.time_zone);
     let device = nightscout_device("device");
-    let ts_raw = "coalesce(\"dateString\", date)".to_string();
+    let ts_raw = "coalesce(\"dateString\", \"date\")".to_string();
     let dexcom = format!("({device}) LIKE 'Dexcom%'");
     let sgv_columns = format!(
         "CASE WHEN dg_num(sgv) >= 39 THEN CAST(round(dg_num(sgv)) AS INTEGER) END AS glucose_mg_dl, \
@@ -948,7 +948,7 @@ fn nightscout_entries(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         Spec {
             kind: Kind::Cgm,
             raw: &raw,
-            filter: "coalesce(type, 'sgv') = 'sgv' AND sgv IS NOT NULL".into(),
+            filter: "coalesce(\"type\", 'sgv') = 'sgv' AND sgv IS NOT NULL".into(),
             ts_raw: ts_raw.clone(),
             ts_label: "date".into(),
             ts: ts.clone(),
@@ -963,7 +963,7 @@ fn nightscout_entries(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         Spec {
             kind: Kind::Checks,
             raw: &raw,
-            filter: "type = 'mbg' AND mbg IS NOT NULL".into(),
+            filter: "\"type\" = 'mbg' AND mbg IS NOT NULL".into(),
             ts_raw,
             ts_label: "date".into(),
             ts,
@@ -1113,8 +1113,8 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         }
         .stage()
     };
-    let glucose = "type = 'HKQuantityTypeIdentifierBloodGlucose'";
-    let insulin = "type = 'HKQuantityTypeIdentifierInsulinDelivery'";
+    let glucose = "\"type\" = 'HKQuantityTypeIdentifierBloodGlucose'";
+    let insulin = "\"type\" = 'HKQuantityTypeIdentifierInsulinDelivery'";
     let span = format!("date_diff('second', {ts}, {end}) / 60.0");
     let stages = vec![
         spec(
@@ -1134,7 +1134,7 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         ),
         spec(
             Kind::Boluses,
-            format!("{insulin} AND trim(insulin_reason) <> '1'"),
+            format!("{insulin} AND coalesce(trim(insulin_reason), '') <> '1'"),
             vec![
                 "dg_num(value) AS units".into(),
                 "'bolus' AS bolus_type".into(),
@@ -1160,7 +1160,7 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         ),
         spec(
             Kind::Carbs,
-            "type = 'HKQuantityTypeIdentifierDietaryCarbohydrates'".into(),
+            "\"type\" = 'HKQuantityTypeIdentifierDietaryCarbohydrates'".into(),
             vec!["dg_num(value) AS grams".into()],
             vec![("grams", "value".into(), "value".into())],
         ),
