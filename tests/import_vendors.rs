@@ -516,7 +516,12 @@ async fn rows(client: &McpClient, sql: &str) -> Vec<Value> {
         .call("query", json!({ "sql": sql, "limit": 10000 }))
         .await
         .unwrap();
-    assert_eq!(status(&result), "success", "{sql}: {}", envelope_of(&result));
+    assert_eq!(
+        status(&result),
+        "success",
+        "{sql}: {}",
+        envelope_of(&result)
+    );
     envelope_of(&result)["data"]["rows"]
         .as_array()
         .unwrap()
@@ -599,7 +604,10 @@ async fn assert_no_personal_details(client: &McpClient, forbidden_extra: &[&str]
                 .await
                 .unwrap();
             assert_eq!(status(&reply), "success", "{tool} {name}");
-            check(&format!("{tool} {name}"), serde_json::to_string(&reply).unwrap());
+            check(
+                &format!("{tool} {name}"),
+                serde_json::to_string(&reply).unwrap(),
+            );
         }
         let all = client
             .call(
@@ -609,10 +617,16 @@ async fn assert_no_personal_details(client: &McpClient, forbidden_extra: &[&str]
             .await
             .unwrap();
         assert_eq!(status(&all), "success", "SELECT * FROM {name}");
-        check(&format!("SELECT * FROM {name}"), serde_json::to_string(&all).unwrap());
+        check(
+            &format!("SELECT * FROM {name}"),
+            serde_json::to_string(&all).unwrap(),
+        );
     }
     let snapshot = client.read_resource("schema://snapshot").await.unwrap();
-    check("schema://snapshot", serde_json::to_string(&snapshot).unwrap());
+    check(
+        "schema://snapshot",
+        serde_json::to_string(&snapshot).unwrap(),
+    );
 }
 
 // --- the tests --------------------------------------------------------------------------------
@@ -674,7 +688,10 @@ async fn clarity_export_keeps_lows_and_highs_countable_and_its_patient_out_of_si
     let highs = readings.iter().filter(|(_, g)| *g == G::High).count();
     assert_eq!(
         flagged,
-        vec![json!(["high", 401, 401, highs]), json!(["low", 39, 39, lows])]
+        vec![
+            json!(["high", 401, 401, highs]),
+            json!(["low", 39, 39, lows])
+        ]
     );
     let dst_day: Vec<i32> = readings
         .iter()
@@ -720,7 +737,10 @@ async fn clarity_export_keeps_lows_and_highs_countable_and_its_patient_out_of_si
          (SELECT any_value(device) FROM cgm_readings)",
     )
     .await;
-    assert_eq!(other, vec![json!([4.5, 18.0, 45.0, "Exercise: Medium", "Dexcom G6"])]);
+    assert_eq!(
+        other,
+        vec![json!([4.5, 18.0, 45.0, "Exercise: Medium", "Dexcom G6"])]
+    );
     let comments = rows(
         &client,
         "SELECT comment FROM duckdb_tables() WHERE table_name = 'cgm_readings'",
@@ -745,7 +765,11 @@ async fn libreview_mmol_export_becomes_mg_dl_with_typed_local_times() {
     let dir = TempDir::new("import-libre");
     let days = ["2026-10-24", "2026-10-25"];
     let (text, stored, by_time) = libreview_mmol_csv(&days);
-    let file = write(dir.path(), "Zebulon Quattlebaum_glucose_10-28-2026.csv", &text);
+    let file = write(
+        dir.path(),
+        "Zebulon Quattlebaum_glucose_10-28-2026.csv",
+        &text,
+    );
     let out = dir.path().join("libre.duckdb");
     let (code, said, err) = import(&out, &[], &[&file]);
     assert_eq!(code, 0, "{said}{err}");
@@ -847,7 +871,12 @@ async fn tconnect_one_file_and_separate_files_import_alike() {
     ]);
     for db in [&one, &many] {
         let client = serve(db, &[]).await;
-        assert_eq!(rows(&client, sql).await, vec![want.clone()], "{}", db.display());
+        assert_eq!(
+            rows(&client, sql).await,
+            vec![want.clone()],
+            "{}",
+            db.display()
+        );
         assert_stats(cgm_stats(&client, None).await, expected);
         assert_no_personal_details(&client, &[]).await;
         client.close().await.unwrap();
@@ -915,7 +944,10 @@ async fn nightscout_json_becomes_local_time_records_without_uploader_names() {
     let (code, said, err) = import(&out, &["--time-zone", "Europe/Berlin"], &[&folder]);
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.contains("could not parse 1 rows"), "{said}");
-    assert!(said.contains("sgv (below 39: a sensor error code) \"5\""), "{said}");
+    assert!(
+        said.contains("sgv (below 39: a sensor error code) \"5\""),
+        "{said}"
+    );
 
     let fall_back = (days_from_civil("2026-10-25")).to_string();
     let dst: Vec<i32> = local
@@ -939,7 +971,11 @@ async fn nightscout_json_becomes_local_time_records_without_uploader_names() {
          (SELECT count(*) FILTER (WHERE glucose_mg_dl = 39) FROM cgm_readings)",
     )
     .await;
-    assert_eq!(first[0][0], json!("2026-10-24 02:00:00"), "UTC midnight is 02:00 CEST");
+    assert_eq!(
+        first[0][0],
+        json!("2026-10-24 02:00:00"),
+        "UTC midnight is 02:00 CEST"
+    );
     assert_eq!(first[0][1], first[0][2]);
     let treatments = rows(
         &client,
@@ -1020,7 +1056,10 @@ fn append_adds_only_new_readings_and_replace_rebuilds() {
     let (code, said, err) = import(&out, &[], &[&b]);
     assert_eq!(code, 2, "{said}{err}");
     assert!(err.contains("already exists"), "{err}");
-    assert!(err.contains("--append") && err.contains("--replace"), "{err}");
+    assert!(
+        err.contains("--append") && err.contains("--replace"),
+        "{err}"
+    );
 
     let (code, said, err) = import(&out, &["--append"], &[&b]);
     assert_eq!(code, 0, "{said}{err}");
@@ -1049,10 +1088,7 @@ fn append_adds_only_new_readings_and_replace_rebuilds() {
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.starts_with("Rebuilt"), "{said}");
     let stats = cli_query(&out, "SELECT count(*) AS n FROM cgm_readings");
-    assert!(
-        stats.contains(&first_readings.len().to_string()),
-        "{stats}"
-    );
+    assert!(stats.contains(&first_readings.len().to_string()), "{stats}");
 }
 
 /// A folder with a good export, a broken one and a text file: the good one is imported, the
@@ -1080,9 +1116,15 @@ fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder() {
     assert!(said.contains("a_clarity.csv: Dexcom Clarity CSV"), "{said}");
     assert!(said.contains("b_libre.csv: FAILED:"), "{said}");
     assert!(said.contains("next: check that it is the export"), "{said}");
-    assert!(said.contains("c_notes.txt: skipped (not a CSV, JSON or XML export)"), "{said}");
+    assert!(
+        said.contains("c_notes.txt: skipped (not a CSV, JSON or XML export)"),
+        "{said}"
+    );
     assert!(err.contains("some files could not be imported"), "{err}");
-    for folder in [out.parent().unwrap(), out.parent().unwrap().parent().unwrap()] {
+    for folder in [
+        out.parent().unwrap(),
+        out.parent().unwrap().parent().unwrap(),
+    ] {
         let mode = std::fs::metadata(folder).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", folder.display());
     }
@@ -1092,5 +1134,9 @@ fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect::<Vec<_>>();
-    assert_eq!(left, vec!["cgm.duckdb".to_string()], "no scratch or partial file is left");
+    assert_eq!(
+        left,
+        vec!["cgm.duckdb".to_string()],
+        "no scratch or partial file is left"
+    );
 }

@@ -105,7 +105,10 @@ fn file_lines(file: &FileOutcome) -> String {
     match &file.status {
         FileStatus::Skipped(why) => format!("  {name}: skipped ({why})\n"),
         FileStatus::Failed(e) => {
-            format!("  {name}: FAILED: {}\n    next: {}\n", e.message, e.next_step)
+            format!(
+                "  {name}: FAILED: {}\n    next: {}\n",
+                e.message, e.next_step
+            )
         }
         FileStatus::Imported(done) => {
             let unit = done
@@ -118,7 +121,10 @@ fn file_lines(file: &FileOutcome) -> String {
                 .iter()
                 .map(|l| {
                     if l.already_there > 0 {
-                        format!("{} +{} ({} already there)", l.table, l.added, l.already_there)
+                        format!(
+                            "{} +{} ({} already there)",
+                            l.table, l.added, l.already_there
+                        )
                     } else {
                         format!("{} +{}", l.table, l.added)
                     }

@@ -308,7 +308,10 @@ mod tests {
         );
         let text = std::fs::read_to_string(&csv).unwrap();
         assert!(text.contains("\"Dexcom G7\""), "{text}");
-        assert!(text.contains("\"4.5\",\"2026-11-01 08:10:00 +0100\""), "{text}");
+        assert!(
+            text.contains("\"4.5\",\"2026-11-01 08:10:00 +0100\""),
+            "{text}"
+        );
         assert!(text.trim_end().ends_with("\"2\""), "{text}");
         assert!(!text.contains("Jane"), "{text}");
         assert!(!text.contains("1980"), "{text}");

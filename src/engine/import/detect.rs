@@ -102,7 +102,9 @@ pub fn detect_text(head: &str, extension: &str) -> Detected {
     }) {
         return Detected::Format(Format::LibreView);
     }
-    if lines.first().is_some_and(|l| l.contains("Tandem Diabetes Care"))
+    if lines
+        .first()
+        .is_some_and(|l| l.contains("Tandem Diabetes Care"))
         || lines
             .iter()
             .any(|l| crate::engine::import::sections::tconnect_section(l).is_some())
@@ -169,7 +171,10 @@ mod tests {
             Detected::Format(Format::NightscoutTreatments)
         );
         assert_eq!(
-            detect_text("<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">", "xml"),
+            detect_text(
+                "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">",
+                "xml"
+            ),
             Detected::Format(Format::AppleHealth)
         );
         assert_eq!(

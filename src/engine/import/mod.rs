@@ -215,7 +215,11 @@ pub fn table_name(file: &Path) -> String {
     };
     let reserved = Kind::ALL.iter().any(|k| k.table() == name)
         || shape::METRIC_VIEW_COMMENTS.iter().any(|(v, _)| *v == name);
-    if reserved { format!("csv_{name}") } else { name }
+    if reserved {
+        format!("csv_{name}")
+    } else {
+        name
+    }
 }
 
 /// Import `files` into the database at `out`, as `options.mode` says. The output's missing
@@ -469,10 +473,7 @@ fn vendor_file(ctx: &Ctx<'_>, format: Format, file: &Path) -> Result<FileImport,
     conn.execute_batch(&drops.concat())
         .map_err(|e| format!("cleaning up: {e}"))?;
     if loads.is_empty() {
-        return Err(format!(
-            "it is a {}, but holds no records",
-            format.label()
-        ));
+        return Err(format!("it is a {}, but holds no records", format.label()));
     }
     Ok(FileImport {
         format,
@@ -545,9 +546,8 @@ fn generic_csv(conn: &Connection, file: &Path) -> Result<FileImport, String> {
 fn finish(conn: &Connection) -> duckdb::Result<()> {
     for kind in Kind::ALL {
         let table = kind.table();
-        let rows: i64 = conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| {
-            r.get(0)
-        })?;
+        let rows: i64 =
+            conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?;
         if rows == 0 {
             conn.execute_batch(&format!("DROP TABLE {table}"))?;
             continue;
@@ -803,6 +803,9 @@ mod tests {
         );
         assert_eq!(table_name(Path::new("pump--events!!.CSV")), "pump_events");
         assert_eq!(table_name(Path::new("...csv")), "imported");
-        assert_eq!(table_name(Path::new("cgm_readings.csv")), "csv_cgm_readings");
+        assert_eq!(
+            table_name(Path::new("cgm_readings.csv")),
+            "csv_cgm_readings"
+        );
     }
 }

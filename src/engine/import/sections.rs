@@ -42,9 +42,13 @@ pub fn tconnect_section(line: &str) -> Option<TConnectSection> {
 /// Whether `line` is a CareLink data header (`Index;Date;Time;…`, or with commas).
 pub fn is_carelink_header(line: &str) -> bool {
     let line = line.trim_start_matches('\u{feff}');
-    ["Index;Date;Time;", "Index,Date,Time,", "\"Index\",\"Date\",\"Time\","]
-        .iter()
-        .any(|start| line.starts_with(start))
+    [
+        "Index;Date;Time;",
+        "Index,Date,Time,",
+        "\"Index\",\"Date\",\"Time\",",
+    ]
+    .iter()
+    .any(|start| line.starts_with(start))
 }
 
 /// One table of an export: its header row, its rows, and for CareLink the device named on the

@@ -214,9 +214,7 @@ impl Ctx<'_> {
         let best = scores
             .iter()
             .enumerate()
-            .max_by(|(ia, (ca, sa)), (ib, (cb, sb))| {
-                ca.cmp(cb).then(sb.cmp(sa)).then(ib.cmp(ia))
-            })
+            .max_by(|(ia, (ca, sa)), (ib, (cb, sb))| ca.cmp(cb).then(sb.cmp(sa)).then(ib.cmp(ia)))
             .map(|(i, _)| i)
             .unwrap_or(0);
         Ok(TIME_FORMATS[best])
@@ -628,8 +626,7 @@ fn tconnect(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
                     (Kind::Cgm, "EGV", None),
                     (Kind::Checks, "BG", Some("fingerstick")),
                 ] {
-                    let mut columns =
-                        vec![glucose_columns(&reading, &Unit::MgDl.sql(), 40, 400)];
+                    let mut columns = vec![glucose_columns(&reading, &Unit::MgDl.sql(), 40, 400)];
                     if let Some(method) = method {
                         columns.push(format!("{} AS method", sql_string(method)));
                     }
@@ -806,7 +803,9 @@ fn carelink(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         if let Some(delivered) = raw.named("Bolus Volume Delivered (U)") {
             let bolus_type = raw.named("Bolus Type").unwrap_or("NULL".into());
             let bolus_source = raw.named("Bolus Source").unwrap_or("NULL".into());
-            let duration = raw.named("Bolus Duration (h:mm:ss)").unwrap_or("NULL".into());
+            let duration = raw
+                .named("Bolus Duration (h:mm:ss)")
+                .unwrap_or("NULL".into());
             plan.stages.push(spec(
                 Kind::Boluses,
                 format!("dg_text({delivered}) IS NOT NULL"),
@@ -1031,7 +1030,9 @@ fn nightscout_treatments(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
             vec![
                 "dg_num(insulin) AS units".into(),
                 format!("coalesce({event}, 'Bolus') AS bolus_type"),
-                format!("CASE WHEN {event} = 'Combo Bolus' THEN dg_num(duration) END AS duration_minutes"),
+                format!(
+                    "CASE WHEN {event} = 'Combo Bolus' THEN dg_num(duration) END AS duration_minutes"
+                ),
             ],
             vec![],
         ),
@@ -1066,7 +1067,10 @@ fn nightscout_treatments(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
                 "{event} IS NOT NULL AND {event} NOT IN ('Temp Basal', 'BG Check') \
                  AND coalesce(dg_num(insulin), 0) = 0 AND coalesce(dg_num(carbs), 0) = 0"
             ),
-            vec![format!("{event} AS event"), "dg_text(notes) AS detail".into()],
+            vec![
+                format!("{event} AS event"),
+                "dg_text(notes) AS detail".into(),
+            ],
             vec![],
         ),
     ];
@@ -1174,4 +1178,65 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
         ],
         raw_tables: vec![raw.table.clone()],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connection() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(MACROS).unwrap();
+        conn
+    }
+
+    #[test]
+    fn every_one_decimal_mmol_value_keeps_its_side_of_the_consensus_cut_offs() {
+        let conn = connection();
+        let sql = format!(
+            "SELECT x, glucose_mg_dl FROM (SELECT x, {} FROM \
+             (SELECT printf('%.1f', i / 10) AS x FROM range(10, 400) t(i)))",
+            glucose_columns("x", "'mmol/L'", 40, 400)
+        );
+        let mut statement = conn.prepare(&sql).unwrap();
+        let values: Vec<(String, i32)> = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(values.len(), 390);
+        for (text, mg) in values {
+            let mmol: f64 = text.parse().unwrap();
+            for (cut_mmol, cut_mg) in [(3.0, 54), (3.9, 70), (10.0, 180), (13.9, 250)] {
+                assert_eq!(mmol < cut_mmol, mg < cut_mg, "{text} mmol/L = {mg} mg/dL");
+                assert_eq!(mmol > cut_mmol, mg > cut_mg, "{text} mmol/L = {mg} mg/dL");
+            }
+        }
+    }
+
+    #[test]
+    fn low_and_high_become_one_beyond_the_limits_with_a_flag() {
+        let conn = connection();
+        let sql = format!(
+            "SELECT x, glucose_mg_dl, out_of_range, source_value FROM (SELECT x, {} FROM \
+             (VALUES ('Low'), (' HI '), ('123'), ('7,5'), ('n/a')) t(x)) ORDER BY x",
+            glucose_columns("x", "'mg/dL'", 40, 500)
+        );
+        let mut statement = conn.prepare(&sql).unwrap();
+        let rows: Vec<(String, Option<i32>, Option<String>, Option<f64>)> = statement
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            vec![
+                (" HI ".into(), Some(501), Some("high".into()), None),
+                ("123".into(), Some(123), None, Some(123.0)),
+                ("7,5".into(), Some(8), None, Some(7.5)),
+                ("Low".into(), Some(39), Some("low".into()), None),
+                ("n/a".into(), None, None, None),
+            ]
+        );
+    }
 }
