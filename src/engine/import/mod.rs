@@ -412,17 +412,24 @@ fn vendor_file(ctx: &Ctx<'_>, format: Format, file: &Path) -> Result<FileImport,
             selects.join(" UNION ALL BY NAME ")
         ))
         .map_err(|e| format!("reading its {table}: {e}"))?;
-        let (bad, examples): (i64, Vec<String>) = conn
+        let bad: i64 = conn
             .query_row(
-                "SELECT count(*), coalesce(list(problem ORDER BY problem)[1:3], []) \
-                 FROM dg_staged WHERE problem IS NOT NULL",
+                "SELECT count(*) FROM dg_staged WHERE problem IS NOT NULL",
                 [],
-                |row| {
-                    let examples: duckdb::types::Value = row.get(1)?;
-                    Ok((row.get(0)?, text_list(examples)))
-                },
+                |row| row.get(0),
             )
             .map_err(|e| format!("counting what did not parse: {e}"))?;
+        let examples: Vec<String> = conn
+            .prepare(
+                "SELECT DISTINCT problem FROM dg_staged WHERE problem IS NOT NULL \
+                 ORDER BY problem LIMIT 3",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map([], |row| row.get(0))?
+                    .collect::<Result<Vec<String>, _>>()
+            })
+            .map_err(|e| format!("reading what did not parse: {e}"))?;
         unparsed.count += bad as u64;
         for example in examples {
             if unparsed.examples.len() < 3 {
@@ -482,19 +489,6 @@ fn vendor_file(ctx: &Ctx<'_>, format: Format, file: &Path) -> Result<FileImport,
         unparsed,
         left_out: plan.left_out,
     })
-}
-
-fn text_list(value: duckdb::types::Value) -> Vec<String> {
-    match value {
-        duckdb::types::Value::List(items) => items
-            .into_iter()
-            .filter_map(|v| match v {
-                duckdb::types::Value::Text(t) => Some(t),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// Any other CSV: one table named after its file, with the types DuckDB's sniffer detects. A
