@@ -63,7 +63,8 @@ pub fn main(out_dir: &str) {
     // duckgate: one CMake build tree per profile directory, outside the unit's `OUT_DIR`, so a
     // checkout at another path (a CI clone) reuses the compiled objects instead of rebuilding
     // DuckDB. Cargo serialises builds into one target directory, so the tree has one writer.
-    let cmake_root = crate::build_paths::profile_dir(Path::new(out_dir))
+    let real_out_dir = crate::build_paths::real_out_dir(Path::new(out_dir));
+    let cmake_root = crate::build_paths::profile_dir(&real_out_dir)
         .map(|profile| profile.join("duckdb-cmake"))
         .unwrap_or_else(|| Path::new(out_dir).to_path_buf());
     let generator = select_generator(cmake_root.to_str().expect("UTF-8 target directory"));

@@ -1100,8 +1100,11 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
     let ts = "try_strptime(substr(start, 1, 19), '%Y-%m-%d %H:%M:%S')".to_string();
     let end = "try_strptime(substr(\"end\", 1, 19), '%Y-%m-%d %H:%M:%S')";
     let device = "coalesce(dg_text(device), 'Apple Health')";
-    let cgm_maker = "(device ILIKE '%dexcom%' OR device ILIKE '%abbott%' OR device ILIKE '%libre%' \
-                     OR device ILIKE '%medtronic%' OR device ILIKE '%guardian%' OR device ILIKE '%eversense%')";
+    let maker = "coalesce(device, '')";
+    let cgm_maker = format!(
+        "({maker} ILIKE '%dexcom%' OR {maker} ILIKE '%abbott%' OR {maker} ILIKE '%libre%' \
+         OR {maker} ILIKE '%medtronic%' OR {maker} ILIKE '%guardian%' OR {maker} ILIKE '%eversense%')"
+    );
     let unit = "CASE WHEN unit ILIKE 'mmol%' THEN 'mmol/L' ELSE 'mg/dL' END";
     let spec = |kind, filter: String, mut columns: Vec<String>, required| {
         columns.extend(provenance(F, device));

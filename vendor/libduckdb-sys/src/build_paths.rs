@@ -8,6 +8,14 @@
 
 use std::path::{Path, PathBuf};
 
+/// `OUT_DIR` with symbolic links resolved (duckgate): a target directory reached through a link
+/// to another one shares that one's DuckDB sources and CMake tree under the same real paths, so
+/// CMake sees the very paths it was configured with and rebuilds nothing.
+#[cfg_attr(not(feature = "bundled"), allow(dead_code))]
+pub(crate) fn real_out_dir(out_dir: &Path) -> PathBuf {
+    out_dir.canonicalize().unwrap_or_else(|_| out_dir.to_path_buf())
+}
+
 pub(crate) fn profile_dir(out_dir: &Path) -> Option<&Path> {
     if out_dir.file_name()? != "out" {
         return None;

@@ -38,7 +38,8 @@ const COMPLETE: &str = ".complete";
 /// The directory holding DuckDB's `CMakeLists.txt`, fetched and unpacked if needed.
 pub(crate) fn locate(out_dir: &Path) -> PathBuf {
     println!("cargo:rerun-if-env-changed=DUCKDB_SDIST");
-    let root = crate::build_paths::sources_root(out_dir).unwrap_or_else(|| out_dir.join("duckdb-sources"));
+    let root = crate::build_paths::sources_root(&crate::build_paths::real_out_dir(out_dir))
+        .unwrap_or_else(|| out_dir.join("duckdb-sources"));
     let tree = root.join(format!("duckdb-2.0.0-sdist-{}", &SDIST_SHA256[..12]));
     if tree.join(COMPLETE).is_file() {
         return tree;
