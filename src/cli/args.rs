@@ -47,7 +47,8 @@ pub(crate) enum Command {
     Plot {
         #[command(flatten)]
         db: DbArgs,
-        /// The chart: line, scatter, bar, histogram or agp.
+        /// The chart: line, scatter, bar, histogram, agp (the consensus AGP report) or tir (time
+        /// in ranges).
         #[arg(long, value_enum)]
         kind: PlotKind,
         /// The PNG file to write.
@@ -56,7 +57,7 @@ pub(crate) enum Command {
         /// The result column for x (default: the first).
         #[arg(long)]
         x: Option<String>,
-        /// The result column for y (default: the second; a histogram's: the first).
+        /// The result column for y (default: the second; a histogram's and tir's: the first).
         #[arg(long)]
         y: Option<String>,
         /// A title above the chart.
@@ -152,9 +153,10 @@ pub(crate) struct DbArgs {
     /// Europe/Berlin). Default: this machine's zone (TZ, else /etc/localtime).
     #[arg(long)]
     pub(crate) time_zone: Option<String>,
-    /// Bytes of result rows (as JSON) a query returns at most.
-    #[arg(long, default_value_t = 1024 * 1024)]
-    pub(crate) max_result_bytes: usize,
+    /// One byte budget per reply, text and structured content together: rows past it are cut,
+    /// and the reply says how many and what to do instead.
+    #[arg(long, alias = "max-result-bytes", default_value_t = duckgate::gateway::DEFAULT_MAX_REPLY_BYTES, value_parser = clap::value_parser!(u64).range(1024..=64 * 1024 * 1024).map(|v| v as usize))]
+    pub(crate) max_reply_bytes: usize,
     /// Workers kept confined and warm ahead of need (default: enough for a burst of four
     /// parallel calls).
     #[arg(long, default_value_t = duckgate::gateway::DEFAULT_WARM_WORKERS as u64, value_parser = clap::value_parser!(u64).range(0..=16))]
@@ -216,6 +218,7 @@ pub(crate) enum PlotKind {
     Bar,
     Histogram,
     Agp,
+    Tir,
 }
 
 impl From<PlotKind> for duckgate::plot::ChartKind {
@@ -226,6 +229,7 @@ impl From<PlotKind> for duckgate::plot::ChartKind {
             PlotKind::Bar => duckgate::plot::ChartKind::Bar,
             PlotKind::Histogram => duckgate::plot::ChartKind::Histogram,
             PlotKind::Agp => duckgate::plot::ChartKind::Agp,
+            PlotKind::Tir => duckgate::plot::ChartKind::Tir,
         }
     }
 }

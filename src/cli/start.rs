@@ -93,7 +93,7 @@ pub(super) fn gateway_config(
             .time_zone
             .clone()
             .unwrap_or_else(duckgate::time_zone::local),
-        max_result_bytes: args.max_result_bytes,
+        max_reply_bytes: args.max_reply_bytes,
         warm_workers: args.warm_workers as usize,
         max_concurrent: args.max_concurrent as usize,
         fork_workers: !args.spawn_workers,

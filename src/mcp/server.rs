@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
@@ -24,6 +25,7 @@ use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table, percent_decode, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply};
 use crate::mcp::fuzzy;
+use crate::mcp::prompts;
 use crate::mcp::tools::{self, ToolName};
 use crate::protocol::{CatalogSnapshot, MissingKind};
 
@@ -369,6 +371,7 @@ impl ServerHandler for DuckgateServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(
@@ -434,6 +437,25 @@ impl ServerHandler for DuckgateServer {
             .audited(tool, arguments.as_ref(), reply, started)
             .into_result()
             .into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let time_zone = &self.gateway.config().time_zone;
+        prompts::get(&request.name, request.arguments.as_ref(), time_zone)
+            .map(GetPromptResponse::from)
+            .map_err(|error| McpError::invalid_params(error.0, None))
     }
 
     async fn list_resources(
