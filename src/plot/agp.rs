@@ -138,8 +138,9 @@ pub(crate) fn in_mg_dl(values: Vec<f64>) -> (Vec<f64>, bool) {
 /// The glucose axis of the AGP and TIR: mg/dL from 0 to 350 (400 when the data reaches past
 /// 350), with ticks at the consensus thresholds.
 pub(crate) fn glucose_axis(highest: f64) -> Axis {
+    // Past 1,000 mg/dL nothing is glucose; such values are drawn at the top edge.
     let top = if highest > 350.0 {
-        (highest / 50.0).ceil() * 50.0
+        (highest.min(1000.0) / 50.0).ceil() * 50.0
     } else {
         350.0
     };
