@@ -27,7 +27,8 @@ pub(crate) enum Command {
     // One query starts one worker: the pool's flags mean nothing here, so they are not shown.
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
-        mut_arg("max_concurrent", |arg| arg.hide(true))
+        mut_arg("max_concurrent", |arg| arg.hide(true)),
+        mut_arg("db", |arg| arg.required(true))
     )]
     Query {
         #[command(flatten)]
@@ -42,7 +43,8 @@ pub(crate) enum Command {
     /// same chart the `plot` tool returns).
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
-        mut_arg("max_concurrent", |arg| arg.hide(true))
+        mut_arg("max_concurrent", |arg| arg.hide(true)),
+        mut_arg("db", |arg| arg.required(true))
     )]
     Plot {
         #[command(flatten)]
@@ -118,8 +120,8 @@ pub(crate) enum Command {
 /// The database and the limits every command that runs SQL shares.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DbArgs {
-    /// The DuckDB database file (opened read-only, only inside confined workers). A leading `~/`
-    /// is this user's home directory.
+    /// The DuckDB database file (required; opened read-only, only inside confined workers). A
+    /// leading `~/` is this user's home directory.
     #[arg(long, value_parser = user_path)]
     pub(crate) db: Option<PathBuf>,
     /// Seconds a call may run before its worker is killed.

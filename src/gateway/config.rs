@@ -118,7 +118,7 @@ pub struct SpillInfo {
 pub const DEFAULT_MAX_TEMP_BYTES: u64 = 10_000_000_000;
 
 /// The default `--missing-db-hint`.
-pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+pub const DEFAULT_MISSING_DB_HINT: &str = "Create it from your CGM export first (`duckgate import --out PATH EXPORT.csv`; for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
 
 /// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
 /// place the budget is sized, for the workers and for `server_info`.
