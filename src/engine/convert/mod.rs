@@ -24,7 +24,7 @@
 //!
 //! The parts:
 //! - `types`: [`ColumnType`], read from DuckDB's logical type, and DuckDB's names for types;
-//! - `values`: [`to_json`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
+//! - `values`: [`to_json_in`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
 //! - `datetime`: DATE, TIME, TIMESTAMP and INTERVAL as ISO 8601 text.
 //!
 //! [`Value`]: duckdb::types::Value
@@ -34,6 +34,4 @@ mod types;
 mod values;
 
 pub(crate) use types::ColumnType;
-#[cfg(test)]
-pub(crate) use values::to_json;
-pub(crate) use values::{Utc, ZoneOffsets, to_json_in};
+pub(crate) use values::{ZoneOffsets, to_json_in};

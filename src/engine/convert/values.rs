@@ -10,13 +10,6 @@ use super::types::{ColumnType, Kind, Scalar};
 /// Largest integer a JSON number holds exactly (2^53 − 1).
 const MAX_SAFE_INTEGER: i128 = 9_007_199_254_740_991;
 
-/// Convert one value; `ty` is its DuckDB type when known (inside a UNION it is not).
-/// TIMESTAMPTZ values are rendered in UTC with `Z`.
-#[cfg(test)]
-pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
-    to_json_in(value, ty, &mut Utc)
-}
-
 /// The UTC offset of an instant in the zone TIMESTAMPTZ values are shown in.
 pub(crate) trait ZoneOffsets {
     /// Seconds east of UTC at `utc_micros` (microseconds since the epoch); `None` renders the
@@ -24,17 +17,9 @@ pub(crate) trait ZoneOffsets {
     fn offset_seconds(&mut self, utc_micros: i64) -> Option<i32>;
 }
 
-/// TIMESTAMPTZ values in UTC.
-pub(crate) struct Utc;
-
-impl ZoneOffsets for Utc {
-    fn offset_seconds(&mut self, _utc_micros: i64) -> Option<i32> {
-        None
-    }
-}
-
-/// [`to_json`], with TIMESTAMPTZ values as local wall-clock time and their offset from
-/// `zone` (`2026-11-26T22:10:00-05:00`), the time an agent should repeat to the user.
+/// Convert one value; `ty` is its DuckDB type when known (inside a UNION it is not).
+/// TIMESTAMPTZ values become local wall-clock time with their offset from `zone`
+/// (`2026-11-26T22:10:00-05:00`), the time an agent should repeat to the user.
 pub(crate) fn to_json_in(value: &Value, ty: Option<&ColumnType>, zone: &mut dyn ZoneOffsets) -> Json {
     // `Value` is `#[non_exhaustive]`: the compiler forces a wildcard arm, which renders variants
     // added by a later crate version as their debug text rather than guessing a shape.
