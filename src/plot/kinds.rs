@@ -231,8 +231,14 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
                 " Drawn as {drawn} markers, one per 2×2-pixel cell (markers there would overlap)."
             ),
             _ => format!(
-                " Drawn through {drawn} points: the first, lowest, highest and last of each \
-                 pixel column, which trace the same line."
+                " Down-sampled with min/max to fit {columns} pixel columns: drawn through \
+                 {drawn} points, the first, lowest, highest and last of each column, which \
+                 trace the same line and keep every low and high.{}",
+                if is_time && x_hi - x_lo > 3.0 * MICROS_PER_DAY as f64 {
+                    " For the shape of a typical day over many days, plot kind agp."
+                } else {
+                    ""
+                }
             ),
         });
     }

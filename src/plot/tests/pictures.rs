@@ -229,7 +229,8 @@ fn long_line_is_thinned_but_keeps_a_lone_spike() {
     let (rendered, prepared, layout, image) =
         render_full(&times(&points, "v"), &options(ChartKind::Line));
     assert!(
-        rendered.summary.text.contains("Drawn through"),
+        rendered.summary.text.contains("Down-sampled with min/max")
+            && rendered.summary.text.contains("plot kind agp"),
         "{}",
         rendered.summary.text
     );
