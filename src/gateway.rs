@@ -30,8 +30,7 @@ use catalog::CachedCatalog;
 pub use catalog::{validator_catalog, without_hidden};
 pub use config::{
     DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TEMP_BYTES, DEFAULT_MISSING_DB_HINT, DEFAULT_TIMEOUT_SECS,
-    DEFAULT_WARM_WORKERS,
-    GatewayConfig, SpillInfo, worker_memory, worker_spec,
+    DEFAULT_WARM_WORKERS, GatewayConfig, SpillInfo, worker_memory, worker_spec,
 };
 
 /// A failure with a registry kind, ready for the envelope.

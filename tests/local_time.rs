@@ -252,8 +252,20 @@ async fn zoned_values_are_local_time_with_their_offset_in_text_and_structured_ro
     make_db(&db, EVENTS);
     // (zone, November's event, its local hour, July's event, its local hour)
     let zones = [
-        ("America/New_York", "2026-11-26T22:10:00-05:00", 22, "2026-07-01T08:00:00-04:00", 8),
-        ("Asia/Kolkata", "2026-11-27T08:40:00+05:30", 8, "2026-07-01T17:30:00+05:30", 17),
+        (
+            "America/New_York",
+            "2026-11-26T22:10:00-05:00",
+            22,
+            "2026-07-01T08:00:00-04:00",
+            8,
+        ),
+        (
+            "Asia/Kolkata",
+            "2026-11-27T08:40:00+05:30",
+            8,
+            "2026-07-01T17:30:00+05:30",
+            17,
+        ),
         ("UTC", "2026-11-27T03:10:00Z", 3, "2026-07-01T12:00:00Z", 12),
     ];
     for (zone, november, november_hour, july, july_hour) in zones {
@@ -274,10 +286,17 @@ async fn zoned_values_are_local_time_with_their_offset_in_text_and_structured_ro
             json!([november, november_hour, [november], { "at": november }]),
             "{zone}"
         );
-        assert_eq!(rows[1], json!([july, july_hour, [july], { "at": july }]), "{zone}");
+        assert_eq!(
+            rows[1],
+            json!([july, july_hour, [july], { "at": july }]),
+            "{zone}"
+        );
         // The text table an agent reads says the same times.
         let text = text_of(&result);
-        assert!(text.contains(november) && text.contains(july), "{zone}: {text}");
+        assert!(
+            text.contains(november) && text.contains(july),
+            "{zone}: {text}"
+        );
         client.close().await.unwrap();
     }
 }

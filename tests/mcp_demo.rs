@@ -120,7 +120,10 @@ fn the_demo_ends_with_the_claude_mcp_add_line_for_this_binary_and_its_database()
     // Outside WSL there is no Claude Desktop to configure on this machine: the demo says where
     // the route is instead of printing an entry no client reads.
     if std::env::var_os("WSL_DISTRO_NAME").is_none() {
-        assert!(stdout.contains("macOS has no supported route yet"), "{stdout}");
+        assert!(
+            stdout.contains("macOS has no supported route yet"),
+            "{stdout}"
+        );
         assert!(!stdout.contains("mcpServers"), "{stdout}");
     }
 }
@@ -156,7 +159,15 @@ async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_ws
     assert_eq!(server["command"], "wsl.exe");
     assert_eq!(
         server["args"],
-        serde_json::json!(["-d", "Ubuntu-24.04", "--", binary.to_str().unwrap(), "serve", "--db", db.to_str().unwrap()])
+        serde_json::json!([
+            "-d",
+            "Ubuntu-24.04",
+            "--",
+            binary.to_str().unwrap(),
+            "serve",
+            "--db",
+            db.to_str().unwrap()
+        ])
     );
 
     // Start the server exactly as the entry says, through the stand-in, and use it over stdio.
@@ -171,11 +182,15 @@ async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_ws
         .collect();
     let mut serve = tokio::process::Command::new(&wsl);
     serve.args(&args);
-    let client = duckgate::mcp::client::McpClient::spawn_command(serve, std::process::Stdio::null())
-        .await
-        .unwrap_or_else(|e| panic!("the entry's command does not start a session: {e}"));
+    let client =
+        duckgate::mcp::client::McpClient::spawn_command(serve, std::process::Stdio::null())
+            .await
+            .unwrap_or_else(|e| panic!("the entry's command does not start a session: {e}"));
     let result = client
-        .call("query", serde_json::json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }))
+        .call(
+            "query",
+            serde_json::json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
+        )
         .await
         .unwrap();
     assert_eq!(

@@ -350,7 +350,10 @@ async fn the_agp_and_tir_from_the_worker_show_the_consensus_lines_and_shares() {
     let (_dir, db) = week_db("plot-consensus");
     let client = serve(&db, &[]).await;
     let result = client
-        .call("plot", json!({ "sql": "SELECT ts, glucose FROM readings", "kind": "agp" }))
+        .call(
+            "plot",
+            json!({ "sql": "SELECT ts, glucose FROM readings", "kind": "agp" }),
+        )
         .await
         .unwrap();
     let (width, _, pixels) = picture(&result);
@@ -358,7 +361,11 @@ async fn the_agp_and_tir_from_the_worker_show_the_consensus_lines_and_shares() {
     // target line above the 70 one above the 54 line, spaced as a 0–350 mg/dL axis spaces them.
     let x = width / 4;
     let first = |colour: [u8; 3]| -> f64 {
-        f64::from(*rows_of(&pixels, width, x, colour).first().unwrap_or_else(|| panic!("{colour:?} missing")))
+        f64::from(
+            *rows_of(&pixels, width, x, colour)
+                .first()
+                .unwrap_or_else(|| panic!("{colour:?} missing")),
+        )
     };
     let target = rows_of(&pixels, width, x, [0, 158, 115]);
     let (row_180, row_70) = (f64::from(target[0]), f64::from(*target.last().unwrap()));
@@ -373,24 +380,44 @@ async fn the_agp_and_tir_from_the_worker_show_the_consensus_lines_and_shares() {
     }
 
     let result = client
-        .call("plot", json!({ "sql": "SELECT glucose FROM readings", "kind": "tir" }))
+        .call(
+            "plot",
+            json!({ "sql": "SELECT glucose FROM readings", "kind": "tir" }),
+        )
         .await
         .unwrap();
     let data = &envelope_of(&result)["data"];
     let (width, _, pixels) = picture(&result);
     // The bar's column with the most segment colours; each segment's rows are its share.
-    let colours = [[139, 0, 0], [227, 30, 36], [59, 181, 74], [255, 210, 0], [245, 130, 32]];
+    let colours = [
+        [139, 0, 0],
+        [227, 30, 36],
+        [59, 181, 74],
+        [255, 210, 0],
+        [245, 130, 32],
+    ];
     let column = (0..width)
-        .max_by_key(|&x| colours.iter().map(|c| rows_of(&pixels, width, x, *c).len()).sum::<usize>())
+        .max_by_key(|&x| {
+            colours
+                .iter()
+                .map(|c| rows_of(&pixels, width, x, *c).len())
+                .sum::<usize>()
+        })
         .unwrap();
-    let heights: Vec<usize> = colours.iter().map(|c| rows_of(&pixels, width, column, *c).len()).collect();
+    let heights: Vec<usize> = colours
+        .iter()
+        .map(|c| rows_of(&pixels, width, column, *c).len())
+        .collect();
     let total: usize = heights.iter().sum();
     let rows = data["summary"]["rows"].as_array().unwrap();
     for (i, height) in heights.iter().enumerate() {
         // The summary lists very high first.
         let percent = rows[4 - i][3].as_f64().unwrap();
         let drawn = *height as f64 * 100.0 / total as f64;
-        assert!((drawn - percent).abs() < 1.0, "segment {i}: {drawn:.1}% drawn, {percent}% counted");
+        assert!(
+            (drawn - percent).abs() < 1.0,
+            "segment {i}: {drawn:.1}% drawn, {percent}% counted"
+        );
     }
     client.close().await.unwrap();
 }

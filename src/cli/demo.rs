@@ -72,9 +72,7 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
     match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
         Ok(()) => {
             let wsl = duckgate::mcp::demo::wsl_distribution();
-            out::text(
-                duckgate::mcp::demo::next_steps(&exe, &out_path, wsl.as_deref()).trim_end(),
-            );
+            out::text(duckgate::mcp::demo::next_steps(&exe, &out_path, wsl.as_deref()).trim_end());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -129,7 +129,9 @@ impl<'a> LocalTime<'a> {
     /// Learn the spans of a window starting at the hour of `micros`.
     fn learn(&mut self, micros: i64) -> Result<(), String> {
         let start = micros.div_euclid(HOUR) * HOUR;
-        let stop = start.checked_add(self.window).ok_or("instant out of range")?;
+        let stop = start
+            .checked_add(self.window)
+            .ok_or("instant out of range")?;
         self.window = (self.window * 2).min(LARGEST_WINDOW);
         let hours = self.offsets(start, stop, HOUR)?;
         let mut learnt = Vec::new();

@@ -333,14 +333,21 @@ mod tests {
             json!({ "command": "wsl.exe",
                     "args": ["-d", "Ubuntu-24.04", "--", "/opt/duck gate/duckgate", "serve", "--db", "/home/me/it's.duckdb"] })
         );
-        let plain = next_steps(Path::new("/usr/bin/duckgate"), Path::new("/d/x.duckdb"), None);
+        let plain = next_steps(
+            Path::new("/usr/bin/duckgate"),
+            Path::new("/d/x.duckdb"),
+            None,
+        );
         assert!(
             plain.contains(
                 "claude mcp add -s user duckgate -- /usr/bin/duckgate serve --db /d/x.duckdb\n"
             ),
             "{plain}"
         );
-        assert!(plain.contains("macOS has no supported route yet"), "{plain}");
+        assert!(
+            plain.contains("macOS has no supported route yet"),
+            "{plain}"
+        );
         assert!(!plain.contains("mcpServers"), "{plain}");
     }
 }

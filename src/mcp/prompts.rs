@@ -27,7 +27,9 @@ pub fn list() -> Vec<Prompt> {
             ),
             Some(vec![
                 PromptArgument::new("days")
-                    .with_description("Days to review, ending today (default 14, the consensus period).")
+                    .with_description(
+                        "Days to review, ending today (default 14, the consensus period).",
+                    )
                     .with_required(false),
             ]),
         )
@@ -55,7 +57,10 @@ pub fn list() -> Vec<Prompt> {
 
 /// Why a `prompts/get` cannot be answered, in words for the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PromptError(pub String);
+pub struct PromptError(
+    /// The reason, in a sentence for the client.
+    pub String,
+);
 
 /// The messages of prompt `name` with `arguments`; `time_zone` is the server's, which the
 /// prompts name so "last night" means the user's night.
@@ -83,8 +88,8 @@ pub fn get(
         _ => &[],
     };
     if known.contains(&name)
-        && let Some(extra) = arguments
-            .and_then(|a| a.keys().find(|k| !allowed.contains(&k.as_str())))
+        && let Some(extra) =
+            arguments.and_then(|a| a.keys().find(|k| !allowed.contains(&k.as_str())))
     {
         return Err(PromptError(format!(
             "the prompt {name} takes no argument {:?}; it takes {}",
@@ -235,23 +240,41 @@ mod tests {
 
     #[test]
     fn the_review_takes_its_days_and_refuses_nonsense() {
-        let review = get(GLUCOSE_REVIEW, Some(&arguments(serde_json::json!({ "days": "7" }))), "UTC")
-            .unwrap();
+        let review = get(
+            GLUCOSE_REVIEW,
+            Some(&arguments(serde_json::json!({ "days": "7" }))),
+            "UTC",
+        )
+        .unwrap();
         assert!(text(&review).contains("last 7 days"));
         let default = get(GLUCOSE_REVIEW, None, "UTC").unwrap();
         assert!(text(&default).contains("last 14 days"));
-        for bad in [serde_json::json!({ "days": "0" }), serde_json::json!({ "days": "x" }), serde_json::json!({ "weeks": "2" })] {
+        for bad in [
+            serde_json::json!({ "days": "0" }),
+            serde_json::json!({ "days": "x" }),
+            serde_json::json!({ "weeks": "2" }),
+        ] {
             assert!(get(GLUCOSE_REVIEW, Some(&arguments(bad)), "UTC").is_err());
         }
     }
 
     #[test]
     fn last_night_takes_a_date_and_refuses_anything_else() {
-        let night = get(LAST_NIGHT, Some(&arguments(serde_json::json!({ "date": "2026-11-27" }))), "UTC")
-            .unwrap();
+        let night = get(
+            LAST_NIGHT,
+            Some(&arguments(serde_json::json!({ "date": "2026-11-27" }))),
+            "UTC",
+        )
+        .unwrap();
         assert!(text(&night).contains("the morning of 2026-11-27"));
-        let error = get(LAST_NIGHT, Some(&arguments(serde_json::json!({ "date": "yesterday'; DROP" }))), "UTC")
-            .unwrap_err();
+        let error = get(
+            LAST_NIGHT,
+            Some(&arguments(
+                serde_json::json!({ "date": "yesterday'; DROP" }),
+            )),
+            "UTC",
+        )
+        .unwrap_err();
         assert!(error.0.contains("YYYY-MM-DD"), "{error:?}");
         let long = "x".repeat(10_000);
         let error = get(&long, None, "UTC").unwrap_err();

@@ -190,12 +190,12 @@ fn draw_agp_header(
         (BAND_OUTER, true, "5–95%".into()),
         (BAND_INNER, true, "25–75%".into()),
         (MEDIAN, false, "median".into()),
+        (TARGET_FILL, true, format!("target {}–{}", t_lo, t_hi)),
         (
-            TARGET_FILL,
-            true,
-            format!("target {}–{}", t_lo, t_hi),
+            VERY_LOW_LINE,
+            false,
+            format!("{VERY_LOW} and {VERY_HIGH} mg/dL"),
         ),
-        (VERY_LOW_LINE, false, format!("{VERY_LOW} and {VERY_HIGH} mg/dL")),
     ];
     let swatch = (label_h as i32).max(8);
     let gap = (12.0 * scale) as i32;
@@ -214,9 +214,15 @@ fn draw_agp_header(
             .map_err(render_error)?;
         } else if *colour == VERY_LOW_LINE {
             // The two reference lines, one above the other.
-            for (row, line) in [(y + swatch / 3, VERY_HIGH_LINE), (y + 2 * swatch / 3, VERY_LOW_LINE)] {
-                root.draw(&PathElement::new(vec![(x, row), (x + swatch, row)], line.stroke_width(2)))
-                    .map_err(render_error)?;
+            for (row, line) in [
+                (y + swatch / 3, VERY_HIGH_LINE),
+                (y + 2 * swatch / 3, VERY_LOW_LINE),
+            ] {
+                root.draw(&PathElement::new(
+                    vec![(x, row), (x + swatch, row)],
+                    line.stroke_width(2),
+                ))
+                .map_err(render_error)?;
             }
         } else {
             let row = y + swatch / 2;
@@ -250,8 +256,12 @@ fn draw_tir(
         .as_deref()
         .map_or_else(|| "Time in ranges".to_string(), |t| clean_label(t, 100));
     let (title_w, title_h) = measure(&font, &title, title_size as f32);
-    root.draw_text(&title, &style(title_size), ((width - title_w as i32) / 2, 8))
-        .map_err(render_error)?;
+    root.draw_text(
+        &title,
+        &style(title_size),
+        ((width - title_w as i32) / 2, 8),
+    )
+    .map_err(render_error)?;
     let (_, label_h) = measure(&font, "Ag", label_size as f32);
     let top = 8 + title_h as i32 + 16;
     let bottom = height - 16;

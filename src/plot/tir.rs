@@ -47,7 +47,13 @@ pub(crate) fn range_of(mg_dl: f64) -> usize {
 
 /// The stacked time-in-ranges bar of the y values (x is not used).
 pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
-    let values: Vec<f64> = data.y.iter().flatten().copied().filter(|v| v.is_finite()).collect();
+    let values: Vec<f64> = data
+        .y
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
     if values.is_empty() {
         return Err(PlotError::NothingToDraw { rows: data.y.len() });
     }
@@ -102,10 +108,7 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     if missed.is_empty() {
         text.push_str(" Every consensus goal is met.");
     } else {
-        text.push_str(&format!(
-            " Consensus goals not met: {}.",
-            missed.join(", ")
-        ));
+        text.push_str(&format!(" Consensus goals not met: {}.", missed.join(", ")));
     }
     text.push_str(" Percentages are shares of readings, which equal shares of time when the CGM reads at a steady interval.");
     if converted {

@@ -199,7 +199,11 @@ mod tests {
             "2026-11-26T22:10:00-05:00"
         );
         assert_eq!(
-            timestamp(TimeUnit::Microsecond, utc + 500_000, Zone::Offset(5 * 3600 + 45 * 60)),
+            timestamp(
+                TimeUnit::Microsecond,
+                utc + 500_000,
+                Zone::Offset(5 * 3600 + 45 * 60)
+            ),
             "2026-11-27T08:55:00.5+05:45"
         );
         assert_eq!(
@@ -207,7 +211,11 @@ mod tests {
             "2026-11-27T03:10:00+00:00"
         );
         assert_eq!(
-            timestamp(TimeUnit::Microsecond, utc, Zone::Offset(-(4 * 3600 + 56 * 60 + 2))),
+            timestamp(
+                TimeUnit::Microsecond,
+                utc,
+                Zone::Offset(-(4 * 3600 + 56 * 60 + 2))
+            ),
             "2026-11-26T22:13:58-04:56:02"
         );
         assert_eq!(

@@ -20,7 +20,11 @@ pub(crate) trait ZoneOffsets {
 /// Convert one value; `ty` is its DuckDB type when known (inside a UNION it is not).
 /// TIMESTAMPTZ values become local wall-clock time with their offset from `zone`
 /// (`2026-11-26T22:10:00-05:00`), the time an agent should repeat to the user.
-pub(crate) fn to_json_in(value: &Value, ty: Option<&ColumnType>, zone: &mut dyn ZoneOffsets) -> Json {
+pub(crate) fn to_json_in(
+    value: &Value,
+    ty: Option<&ColumnType>,
+    zone: &mut dyn ZoneOffsets,
+) -> Json {
     // `Value` is `#[non_exhaustive]`: the compiler forces a wildcard arm, which renders variants
     // added by a later crate version as their debug text rather than guessing a shape.
     match value {

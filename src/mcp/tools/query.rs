@@ -198,13 +198,21 @@ pub(crate) fn rows_reply(
     let more_beyond = result.truncated;
     let by_limit = result.truncated && read >= limit;
     let size = |rows: &[Vec<Value>], text: &str| {
-        FRAME_BYTES + json_size(&rows) + json_size(&text) + json_size(&result.columns)
+        FRAME_BYTES
+            + json_size(&rows)
+            + json_size(&text)
+            + json_size(&result.columns)
             + sql.as_ref().map_or(0, |s| json_size(s))
     };
     let text_of = |shown: usize| {
         let mut text = render::table_text(&result.columns, &result.rows[..shown]);
         if shown < read || (more_beyond && !by_limit) {
-            text.push_str(&render::budget_cut(shown, read - shown, more_beyond, budget));
+            text.push_str(&render::budget_cut(
+                shown,
+                read - shown,
+                more_beyond,
+                budget,
+            ));
         } else {
             text.push_str(&render::rows_returned(shown, result.truncated));
         }

@@ -152,7 +152,10 @@ fn agp_summary_gives_time_in_range() {
         "{text}"
     );
     assert!(text.contains("25.0% below, 25.0% above"), "{text}");
-    assert!(text.contains("96 glucose readings (mg/dL) on 1 days"), "{text}");
+    assert!(
+        text.contains("96 glucose readings (mg/dL) on 1 days"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -420,12 +423,19 @@ fn agp_shades_70_to_180_and_draws_lines_at_54_and_250_without_being_asked() {
     let at = |value: f64| image.pixel(x, row_of(&prepared, &layout, value).round() as i32);
     assert_eq!(at(170.0), TARGET_FILL);
     assert_eq!(at(200.0), RGBColor(255, 255, 255));
-    for (colour, level) in [(VERY_LOW_LINE, 54.0), (VERY_HIGH_LINE, 250.0), (TARGET_LINE, 180.0)] {
+    for (colour, level) in [
+        (VERY_LOW_LINE, 54.0),
+        (VERY_HIGH_LINE, 250.0),
+        (TARGET_LINE, 180.0),
+    ] {
         let rows = image.rows_of(colour, x, layout.y.clone());
         let expected = row_of(&prepared, &layout, level);
         assert!(!rows.is_empty(), "no line at {level}");
         for row in rows {
-            assert!((f64::from(row) - expected).abs() <= 1.5, "{level} drawn at {row}, not {expected:.1}");
+            assert!(
+                (f64::from(row) - expected).abs() <= 1.5,
+                "{level} drawn at {row}, not {expected:.1}"
+            );
         }
     }
 }
@@ -439,7 +449,14 @@ fn agp_header_carries_a_legend_of_every_element_and_the_curves_are_labelled_at_t
     let in_header = |colour: RGBColor| {
         (0..image.width as i32).any(|x| !image.rows_of(colour, x, header.clone()).is_empty())
     };
-    for colour in [BAND_OUTER, BAND_INNER, MEDIAN, TARGET_FILL, VERY_LOW_LINE, VERY_HIGH_LINE] {
+    for colour in [
+        BAND_OUTER,
+        BAND_INNER,
+        MEDIAN,
+        TARGET_FILL,
+        VERY_LOW_LINE,
+        VERY_HIGH_LINE,
+    ] {
         assert!(in_header(colour), "legend lacks {colour:?}");
     }
     // The header's words: dark text across the top.
@@ -452,9 +469,15 @@ fn agp_header_carries_a_legend_of_every_element_and_the_curves_are_labelled_at_t
             })
             .count()
     };
-    assert!(dark(0..image.width as i32, header.clone()) > 400, "no header text");
+    assert!(
+        dark(0..image.width as i32, header.clone()) > 400,
+        "no header text"
+    );
     // The percentile labels sit right of the plot, beside the curves.
-    assert!(dark(layout.x.end + 2..image.width as i32, layout.y.clone()) > 60, "no curve labels");
+    assert!(
+        dark(layout.x.end + 2..image.width as i32, layout.y.clone()) > 60,
+        "no curve labels"
+    );
     let text = &rendered.summary.text;
     for words in ["GMI", "CV", "CGM active", "12 days", "mean"] {
         assert!(text.contains(words), "{words}: {text}");
@@ -464,7 +487,13 @@ fn agp_header_carries_a_legend_of_every_element_and_the_curves_are_labelled_at_t
 /// 200 readings: 10% below 54, 10% 54–69, 50% 70–180, 20% 181–250, 10% above 250.
 fn tir_readings() -> PlotData {
     let mut values = Vec::new();
-    for (value, count) in [(45.0, 20), (60.0, 20), (120.0, 100), (200.0, 40), (300.0, 20)] {
+    for (value, count) in [
+        (45.0, 20),
+        (60.0, 20),
+        (120.0, 100),
+        (200.0, 40),
+        (300.0, 20),
+    ] {
         values.extend(std::iter::repeat_n(value, count));
     }
     let points: Vec<(i64, f64)> = values
@@ -491,13 +520,24 @@ fn tir_segments_are_as_tall_as_their_share_and_stacked_very_low_at_the_bottom() 
         );
         lowest_rows.push(*rows.iter().max().unwrap());
     }
-    assert!(lowest_rows.windows(2).all(|w| w[1] < w[0]), "not stacked upwards: {lowest_rows:?}");
+    assert!(
+        lowest_rows.windows(2).all(|w| w[1] < w[0]),
+        "not stacked upwards: {lowest_rows:?}"
+    );
     let summary = &rendered.summary;
     assert_eq!(summary.rows[0][0], json!("very high"));
     assert_eq!(summary.rows[0][3], json!(10.0));
     assert_eq!(summary.rows[2][3], json!(50.0));
-    assert!(summary.text.contains("in range 70–180 mg/dL 50.0%"), "{}", summary.text);
-    assert!(summary.text.contains("Consensus goals not met"), "{}", summary.text);
+    assert!(
+        summary.text.contains("in range 70–180 mg/dL 50.0%"),
+        "{}",
+        summary.text
+    );
+    assert!(
+        summary.text.contains("Consensus goals not met"),
+        "{}",
+        summary.text
+    );
 }
 
 #[test]
@@ -506,13 +546,30 @@ fn a_histogram_shades_the_target_range_it_is_given_and_says_so_when_none_is() {
     opts.target_range = Some((70.0, 180.0));
     let data = tir_readings();
     let (rendered, prepared, layout, image) = render_full(&data, &opts);
-    assert!(rendered.summary.text.contains("The target range 70–180 is shaded: 50.0%"), "{}", rendered.summary.text);
+    assert!(
+        rendered
+            .summary
+            .text
+            .contains("The target range 70–180 is shaded: 50.0%"),
+        "{}",
+        rendered.summary.text
+    );
     // Above the bars, inside the target, the band shows; outside it, white.
     let top = layout.y.start + 3;
-    assert_eq!(image.pixel(column_of(&prepared, &layout, 150.0), top), TARGET_FILL);
-    assert_eq!(image.pixel(column_of(&prepared, &layout, 230.0), top), RGBColor(255, 255, 255));
+    assert_eq!(
+        image.pixel(column_of(&prepared, &layout, 150.0), top),
+        TARGET_FILL
+    );
+    assert_eq!(
+        image.pixel(column_of(&prepared, &layout, 230.0), top),
+        RGBColor(255, 255, 255)
+    );
     let plain = render(&data, &options(ChartKind::Histogram)).unwrap();
-    assert!(plain.summary.text.contains("No target range is drawn"), "{}", plain.summary.text);
+    assert!(
+        plain.summary.text.contains("No target range is drawn"),
+        "{}",
+        plain.summary.text
+    );
 }
 
 #[test]
@@ -522,6 +579,14 @@ fn a_bar_summary_never_adds_the_bars_up() {
         &options(ChartKind::Bar),
     )
     .unwrap();
-    assert!(!rendered.summary.text.contains("total"), "{}", rendered.summary.text);
-    assert!(rendered.summary.text.contains("median bar 70"), "{}", rendered.summary.text);
+    assert!(
+        !rendered.summary.text.contains("total"),
+        "{}",
+        rendered.summary.text
+    );
+    assert!(
+        rendered.summary.text.contains("median bar 70"),
+        "{}",
+        rendered.summary.text
+    );
 }
