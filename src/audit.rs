@@ -7,15 +7,27 @@
 //! Every record is bounded and is exactly one line: strings are kept up to
 //! [`MAX_RECORDED_TEXT_BYTES`] (longer ones as a prefix, their length and their SHA-256), the
 //! arguments as a whole up to [`MAX_RECORDED_ARGUMENTS_BYTES`], and the line terminators
-//! serde_json leaves raw (U+0085, U+2028, U+2029) are escaped. The file is rotated to `PATH.1`
-//! when a record would take it past `--audit-max-bytes`.
+//! serde_json leaves raw (U+0085, U+2028, U+2029) are escaped.
+//!
+//! **No agent can remove a record of its own session.** The log is kept in generations: `PATH`
+//! is rotated to `PATH.1` (and `PATH.1` to `PATH.2`, …) when a record would take it past
+//! `--audit-max-bytes`, and the oldest generations go once there are more than
+//! `--audit-generations` — but only a generation no running server holds. Each server holds a
+//! shared lock (`flock`) on the file its first record went to, for as long as it runs (the kernel
+//! drops it when the process ends, however it ends); a server's records are all in that file or
+//! newer ones, and generations go oldest first, so a locked one stops the removal. When nothing
+//! may go, the log grows past its cap (with a warning on stderr), or under `--audit-required`
+//! the tool call is not answered. And every record but a tool call's answer costs the session
+//! time in proportion to its bytes (past a burst): the transport reads no line, and a refused
+//! call is not answered, until that time has passed, so a flood grows the log slowly.
+//! docs/ARCHITECTURE.md ("The audit trail") has the design and its limits.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -24,6 +36,8 @@ use sha2::{Digest, Sha256};
 use crate::calendar::civil_from_days;
 use crate::error::ErrorKind;
 use crate::mcp::envelope::Status;
+
+pub use crate::session::event;
 
 /// Longest string a record keeps whole, in bytes as written (JSON-escaped). A longer one is
 /// recorded as `{"truncated": true, "prefix": …, "bytes": …, "sha256": …}`: its first bytes up
@@ -34,29 +48,19 @@ pub const MAX_RECORDED_NAME_BYTES: usize = 256;
 /// Most bytes a record's `arguments` take as written; beyond, the whole object is recorded as a
 /// prefix, its length and its SHA-256 (so a record is under 10 KB whatever the call).
 pub const MAX_RECORDED_ARGUMENTS_BYTES: usize = 8192;
-/// Default `--audit-max-bytes`: the file is rotated before it grows past 100 MiB.
+/// Default `--audit-max-bytes`: a generation is rotated before it grows past 100 MiB.
 pub const DEFAULT_MAX_BYTES: u64 = 100 * 1024 * 1024;
-
-/// What a record is about (its `event` field).
-pub mod event {
-    /// A call of one of the tools.
-    pub const TOOL_CALL: &str = "tool_call";
-    /// A `tools/call` naming no tool of this server.
-    pub const UNKNOWN_TOOL: &str = "unknown_tool";
-    /// A line that is not JSON (answered with a JSON-RPC parse error, -32700).
-    pub const UNPARSABLE_LINE: &str = "unparsable_line";
-    /// A line longer than the transport accepts (answered with -32600).
-    pub const OVERSIZED_LINE: &str = "oversized_line";
-    /// JSON that is not a valid JSON-RPC request (answered with -32600).
-    pub const INVALID_REQUEST: &str = "invalid_request";
-    /// JSON that is not a valid notification (notifications are never answered).
-    pub const INVALID_NOTIFICATION: &str = "invalid_notification";
-    /// A request of a method this server does not have (answered with -32601).
-    pub const UNKNOWN_METHOD: &str = "unknown_method";
-    /// Any other request (`initialize`, `tools/list`, `resources/read`, `ping`, …), recorded as
-    /// it arrives; tool calls have their own record (`tool_call`) with the outcome.
-    pub const REQUEST: &str = "request";
-}
+/// Default `--audit-generations`: `PATH` and nine rotated files, about 1 GiB at the default size.
+pub const DEFAULT_GENERATIONS: u32 = 10;
+/// Fewest generations: the current file and one rotated (with one, a rotation would have to
+/// remove the file the session just filled).
+pub const MIN_GENERATIONS: u32 = 2;
+/// What a charged record costs the session: one second per this many bytes, past the burst.
+/// A refused call's record is about 4 KB at most, so a flood is answered some 16 times a second.
+pub const CHARGE_BYTES_PER_SECOND: u64 = 64 * 1024;
+/// Bytes of charged records a session may write before it waits (at [`CHARGE_BYTES_PER_SECOND`],
+/// four seconds' worth): an agent's ordinary mistakes never wait.
+pub const CHARGE_BURST_BYTES: u64 = 256 * 1024;
 
 /// The `[audit]` section of the configuration, plus the `--audit-*` flags.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,18 +79,53 @@ pub struct AuditSettings {
     /// (default [`DEFAULT_MAX_BYTES`]).
     #[serde(default)]
     pub max_bytes: Option<u64>,
+    /// Keep this many generations (`PATH`, `PATH.1`, …) beyond which the oldest are removed,
+    /// unless a running server holds them (default [`DEFAULT_GENERATIONS`], at least
+    /// [`MIN_GENERATIONS`]).
+    #[serde(default)]
+    pub generations: Option<u32>,
 }
 
 /// An open audit log.
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    file: Mutex<File>,
+    state: Mutex<LogState>,
     redact_sql: bool,
     required: bool,
     max_bytes: u64,
+    generations: u32,
     /// Only a regular file is rotated (not `/dev/full`, a FIFO or a terminal).
     rotates: bool,
+    /// When the session's charged records are paid for (a GCRA's theoretical arrival time).
+    paid_until: Mutex<Instant>,
+}
+
+/// The files of an open log.
+#[derive(Debug)]
+struct LogState {
+    /// Where records go now.
+    file: File,
+    /// The file this server's first record went to, share-locked while the process lives: no
+    /// server removes it, nor (generations going oldest first) any newer one.
+    anchor: Option<File>,
+    /// Generations on disk at the last count, `PATH` included.
+    kept: u32,
+    /// More generations than the cap are kept because running servers hold them.
+    over_cap: bool,
+}
+
+/// The log's generations, for `server_info` and stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct AuditStats {
+    /// Generations on disk (`PATH`, `PATH.1`, …) at the last count.
+    pub generations_kept: u32,
+    /// `--audit-generations`: beyond it, the oldest go unless a running server holds them.
+    pub generations_cap: u32,
+    /// `--audit-max-bytes`: each generation is rotated before it passes this.
+    pub max_bytes_per_generation: u64,
+    /// Whether more generations than the cap are kept because running servers hold them.
+    pub over_cap: bool,
 }
 
 /// What became of a request, as the log records it.
@@ -200,16 +239,27 @@ impl<'a> AuditEntry<'a> {
 
 impl AuditLog {
     /// Open (creating with mode 0600) `path` for appending, rotated at [`DEFAULT_MAX_BYTES`].
+    ///
+    /// The file a session's first record goes to is share-locked for the life of the process: it
+    /// is never removed while the session runs (see the module's documentation).
     pub fn open(path: &Path, redact_sql: bool, required: bool) -> Result<AuditLog, AuditError> {
         let file = open_append(path)?;
         let rotates = file.metadata().is_ok_and(|m| m.is_file());
+        let kept = if rotates { 1 + rotated_count(path) } else { 1 };
         Ok(AuditLog {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            state: Mutex::new(LogState {
+                file,
+                anchor: None,
+                kept,
+                over_cap: false,
+            }),
             redact_sql,
             required,
             max_bytes: DEFAULT_MAX_BYTES,
+            generations: DEFAULT_GENERATIONS,
             rotates,
+            paid_until: Mutex::new(Instant::now()),
         })
     }
 
@@ -218,6 +268,54 @@ impl AuditLog {
     pub fn with_max_bytes(mut self, max_bytes: u64) -> AuditLog {
         self.max_bytes = max_bytes.max(1);
         self
+    }
+
+    /// Keep `generations` instead (at least [`MIN_GENERATIONS`]).
+    pub fn with_generations(mut self, generations: u32) -> AuditLog {
+        self.generations = generations.max(MIN_GENERATIONS);
+        self
+    }
+
+    /// The generations now.
+    pub fn stats(&self) -> AuditStats {
+        let state = self.lock_state();
+        AuditStats {
+            generations_kept: state.kept,
+            generations_cap: self.generations,
+            max_bytes_per_generation: self.max_bytes,
+            over_cap: state.over_cap,
+        }
+    }
+
+    /// How long the session still owes for its charged records: the transport waits this out
+    /// before it reads the next line.
+    pub fn pending_charge(&self) -> Duration {
+        let paid_until = *self
+            .paid_until
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        owed(paid_until, Instant::now())
+    }
+
+    /// Charge `bytes` of `entry` to the session; what it owes now.
+    fn charge(&self, entry: &AuditEntry<'_>, bytes: usize) -> Duration {
+        if !is_charged(entry.status) {
+            return Duration::ZERO;
+        }
+        let now = Instant::now();
+        let cost = Duration::from_secs_f64(bytes as f64 / CHARGE_BYTES_PER_SECOND as f64);
+        let mut paid_until = self
+            .paid_until
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        *paid_until = (*paid_until).max(now) + cost;
+        owed(*paid_until, now)
+    }
+
+    fn lock_state(&self) -> std::sync::MutexGuard<'_, LogState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Whether a call must fail when its line cannot be written.
@@ -279,16 +377,15 @@ impl AuditLog {
     }
 
     /// Append one line, rotating the file first when the line would take it past the cap; the
-    /// error says why it could not be written (or rotated, under `--audit-required`).
-    pub fn record(&self, entry: &AuditEntry<'_>) -> Result<(), AuditError> {
+    /// error says why it could not be written (or rotated, under `--audit-required`). On success,
+    /// how long the caller holds its answer: what the session owes for its charged records.
+    pub fn record(&self, entry: &AuditEntry<'_>) -> Result<Duration, AuditError> {
         let mut line = self.line(entry);
         line.push('\n');
-        let mut file = self
-            .file
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut state = self.lock_state();
         if self.rotates {
-            let size = file
+            let size = state
+                .file
                 .metadata()
                 .map_err(|error| AuditError::Inspect {
                     path: self.path.clone(),
@@ -296,40 +393,216 @@ impl AuditLog {
                 })?
                 .len();
             if size > 0 && size.saturating_add(line.len() as u64) > self.max_bytes {
-                match self.rotate() {
-                    Ok(fresh) => *file = fresh,
+                match self.rotate(&mut state, line.len() as u64) {
+                    Ok(()) => {}
                     Err(error) if self.required => return Err(error),
                     // Keep the record rather than lose it: the file grows past the cap.
                     Err(error) => tracing::warn!("{error}; appending to the current file"),
                 }
             }
         }
+        if self.rotates && state.anchor.is_none() {
+            state.anchor = Some(self.anchor(&state.file)?);
+        }
         // One write of the whole line: with O_APPEND it lands after every earlier line.
-        file.write_all(line.as_bytes())
-            .and_then(|()| file.flush())
+        state
+            .file
+            .write_all(line.as_bytes())
+            .and_then(|()| state.file.flush())
             .map_err(|error| AuditError::Write {
                 path: self.path.clone(),
                 error,
-            })
+            })?;
+        drop(state);
+        Ok(self.charge(entry, line.len()))
     }
 
-    /// Rename the file to `PATH.1` (replacing an older one) and open a fresh `PATH`, mode 0600.
-    fn rotate(&self) -> Result<File, AuditError> {
-        let rotated = rotated_path(&self.path);
-        std::fs::rename(&self.path, &rotated).map_err(|error| AuditError::Rotate {
+    /// A second descriptor of `file`, share-locked: held until the process ends, it keeps `file`
+    /// (and every newer generation) from being removed by any server.
+    fn anchor(&self, file: &File) -> Result<File, AuditError> {
+        let anchor = file
+            .try_clone()
+            .and_then(|anchor| anchor.lock_shared().map(|()| anchor));
+        anchor.map_err(|error| AuditError::Write {
             path: self.path.clone(),
-            rotated,
+            error,
+        })
+    }
+
+    /// Make room for a line of `incoming` bytes: remove the oldest generations no running server
+    /// holds (as many as needed to stay within the cap after this rotation), then shift every
+    /// generation up by one and start a fresh `PATH`, mode 0600. Renames never replace a file.
+    fn rotate(&self, state: &mut LogState, incoming: u64) -> Result<(), AuditError> {
+        // Another server writing the same log may have rotated it: then `PATH` is a fresh file,
+        // and this one goes on there.
+        if !is_same_file(&state.file, &self.path) {
+            state.file = open_append(&self.path)?;
+            let size = state.file.metadata().map_or(0, |m| m.len());
+            if size == 0 || size.saturating_add(incoming) <= self.max_bytes {
+                return Ok(());
+            }
+        }
+        let rotated = rotated_count(&self.path);
+        let cap = self.generations - 1;
+        let mut excess = (rotated + 1).saturating_sub(cap);
+        let mut oldest = rotated;
+        while excess > 0 && oldest > 0 {
+            match remove_unless_held(&generation_path(&self.path, oldest)) {
+                Ok(Removal::Removed) => {
+                    oldest -= 1;
+                    excess -= 1;
+                }
+                Ok(Removal::Held) => break,
+                Err(error) => {
+                    tracing::warn!(
+                        "cannot remove the audit log's oldest generation {}: {error}",
+                        generation_path(&self.path, oldest).display()
+                    );
+                    break;
+                }
+            }
+        }
+        if excess > 0 {
+            if self.required {
+                return Err(AuditError::Full {
+                    path: self.path.clone(),
+                    generations: oldest + 1,
+                    cap: self.generations,
+                });
+            }
+            if !state.over_cap {
+                tracing::warn!(
+                    "the audit log {} keeps {} generations, past its cap of {}: the oldest hold \
+                     records of a running session (this one or another server's), and no record \
+                     of a running session is removed",
+                    self.path.display(),
+                    oldest + 2,
+                    self.generations
+                );
+            }
+        }
+        for index in (1..=oldest).rev() {
+            rename_no_replace(
+                &generation_path(&self.path, index),
+                &generation_path(&self.path, index + 1),
+            )
+            .map_err(|error| AuditError::Rotate {
+                path: generation_path(&self.path, index),
+                rotated: generation_path(&self.path, index + 1),
+                error,
+            })?;
+        }
+        let first = rotated_path(&self.path);
+        rename_no_replace(&self.path, &first).map_err(|error| AuditError::Rotate {
+            path: self.path.clone(),
+            rotated: first,
             error,
         })?;
-        open_append(&self.path)
+        state.file = open_append(&self.path)?;
+        state.kept = oldest + 2;
+        state.over_cap = excess > 0;
+        tracing::info!(
+            audit_generations_kept = state.kept,
+            "rotated the audit log {}",
+            self.path.display()
+        );
+        Ok(())
+    }
+}
+
+/// What a session still owes at `now` when its charged records are paid for at `paid_until`.
+fn owed(paid_until: Instant, now: Instant) -> Duration {
+    let burst = Duration::from_secs_f64(CHARGE_BURST_BYTES as f64 / CHARGE_BYTES_PER_SECOND as f64);
+    paid_until
+        .saturating_duration_since(now)
+        .saturating_sub(burst)
+}
+
+/// Whether a record costs the session time: every one but the answer of a tool call, which
+/// already cost the agent a worker's run.
+fn is_charged(status: AuditStatus) -> bool {
+    match status {
+        AuditStatus::Tool(Status::Success | Status::Empty | Status::Partial) => false,
+        AuditStatus::Tool(Status::Refused | Status::Error)
+        | AuditStatus::Received
+        | AuditStatus::ProtocolError => true,
+    }
+}
+
+/// `PATH.index`: the generation `index` rotations old.
+pub fn generation_path(path: &Path, index: u32) -> PathBuf {
+    let mut rotated = path.as_os_str().to_owned();
+    rotated.push(format!(".{index}"));
+    PathBuf::from(rotated)
+}
+
+/// How many rotated generations there are: `PATH.1`, `PATH.2`, … up to the first missing.
+fn rotated_count(path: &Path) -> u32 {
+    let mut count = 0;
+    while std::fs::symlink_metadata(generation_path(path, count + 1)).is_ok() {
+        count += 1;
+    }
+    count
+}
+
+/// Whether `file` is the file at `path` now.
+fn is_same_file(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+        _ => false,
+    }
+}
+
+/// What became of an old generation.
+enum Removal {
+    /// Removed (or already gone).
+    Removed,
+    /// A running server holds it: kept.
+    Held,
+}
+
+/// Remove `path` unless a running server holds a lock on it; held exclusively while removed.
+fn remove_unless_held(path: &Path) -> std::io::Result<Removal> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Removal::Removed),
+        Err(error) => return Err(error),
+    };
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => return Ok(Removal::Held),
+        Err(std::fs::TryLockError::Error(error)) => return Err(error),
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(Removal::Removed),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Removal::Removed),
+        Err(error) => Err(error),
+    }
+}
+
+/// Rename `from` to `to`, failing if `to` exists (a rename would silently replace it, and with
+/// it records): a hard link then an unlink, which keeps the inode (and the locks on it).
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    // Only the log's own files move: anything else in their place is the operator's to clear.
+    if !std::fs::symlink_metadata(from)?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file; move it out of the way",
+        ));
+    }
+    match std::fs::hard_link(from, to) {
+        Ok(()) => std::fs::remove_file(from),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Err(error),
+        // A file system without hard links: check, then rename (a race with another server's
+        // rotation is possible only there).
+        Err(_) if std::fs::symlink_metadata(to).is_err() => std::fs::rename(from, to),
+        Err(error) => Err(error),
     }
 }
 
 /// `PATH.1`, where a rotated log goes.
 pub fn rotated_path(path: &Path) -> PathBuf {
-    let mut rotated = path.as_os_str().to_owned();
-    rotated.push(".1");
-    PathBuf::from(rotated)
+    generation_path(path, 1)
 }
 
 fn open_append(path: &Path) -> Result<File, AuditError> {
@@ -370,6 +643,16 @@ pub enum AuditError {
         /// Why.
         error: std::io::Error,
     },
+    /// The log holds its cap of generations, and every one that would have to go holds records
+    /// of a running session (under `--audit-required` only; otherwise the log grows past it).
+    Full {
+        /// The log.
+        path: PathBuf,
+        /// Generations that would be kept.
+        generations: u32,
+        /// `--audit-generations`.
+        cap: u32,
+    },
     /// Appending the line failed.
     Write {
         /// The log.
@@ -397,6 +680,18 @@ impl std::fmt::Display for AuditError {
                 "cannot rotate the audit log {} to {}: {error}",
                 path.display(),
                 rotated.display()
+            ),
+            AuditError::Full {
+                path,
+                generations,
+                cap,
+            } => write!(
+                f,
+                "the audit log {} is full: rotating it would keep {} generations, past \
+                 --audit-generations {cap}, and the oldest hold records of a running session, \
+                 which are never removed",
+                path.display(),
+                generations + 1
             ),
             AuditError::Write { path, error } => {
                 write!(f, "cannot write the audit log {}: {error}", path.display())

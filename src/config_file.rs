@@ -10,6 +10,7 @@
 //! redact_sql = true
 //! required = true
 //! max_bytes = 104857600  # rotate to audit.jsonl.1 before the file passes 100 MiB
+//! generations = 10        # audit.jsonl … audit.jsonl.9; older ones go unless a running server holds them
 //! ```
 //!
 //! Flags add to what the file says: `--hide-*` patterns are appended, `--audit-*` switches on.

@@ -3,6 +3,7 @@
 //! The design is in `docs/ARCHITECTURE.md`; the threat model, with the test behind each claim,
 //! in `SECURITY.md`. One request, by module:
 //!
+//! - [`session`]: the stdio session's state machine: what each client line is, what rmcp sees.
 //! - [`mcp`]: the line transport and the rmcp handler; every argument capped before any work.
 //! - [`gateway`]: the parent's one entry point; never opens the database.
 //! - [`validate`]: the sqlparser walk and the policy table both walks share.
@@ -14,6 +15,9 @@ pub mod error;
 pub mod privacy;
 pub mod sql_text;
 pub mod validate;
+
+#[cfg(feature = "transport")]
+pub mod session;
 
 #[cfg(feature = "engine")]
 pub mod audit;

@@ -675,6 +675,21 @@ fn stated_numbers() -> Vec<(&'static str, String)> {
             ),
         ),
         (
+            "the audit log's generations default (src/audit.rs)",
+            format!(
+                "`--audit-generations` (default {})",
+                duckgate::audit::DEFAULT_GENERATIONS
+            ),
+        ),
+        (
+            "the audit log's charge in time (src/audit.rs)",
+            format!(
+                "past a burst of {}, 1 s per {}",
+                size_words(duckgate::audit::CHARGE_BURST_BYTES as usize, "KB"),
+                size_words(duckgate::audit::CHARGE_BYTES_PER_SECOND as usize, "KB"),
+            ),
+        ),
+        (
             "the kernel floor (src/sandbox/confine/mod.rs)",
             format!(
                 "Linux {} or later on x86_64 or aarch64, with landlock enabled (ABI {} or",

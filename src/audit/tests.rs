@@ -116,14 +116,7 @@ fn line_terminators_serde_json_leaves_raw_are_escaped_and_read_back_the_same() {
 
 #[test]
 fn a_record_stays_one_bounded_line_whatever_the_arguments() {
-    let log = AuditLog {
-        path: PathBuf::from("/dev/null"),
-        file: Mutex::new(File::open("/dev/null").unwrap()),
-        redact_sql: false,
-        required: false,
-        max_bytes: DEFAULT_MAX_BYTES,
-        rotates: false,
-    };
+    let log = AuditLog::open(Path::new("/dev/null"), false, false).unwrap();
     let many: Vec<Value> = (0..100_000).map(|i| json!(format!("c{i}"))).collect();
     let cases = [
         json!({ "sql": "x".repeat(15 << 20) }),
@@ -231,4 +224,135 @@ fn a_failed_rotation_fails_the_record_only_when_required() {
     lenient.record(&entry_with(&arguments)).unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap().lines().count(), 2);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A refused call's record: charged, like every record but a tool call's answer.
+fn refused_with<'a>(arguments: &'a Map<String, Value>) -> AuditEntry<'a> {
+    AuditEntry {
+        status: AuditStatus::Tool(Status::Refused),
+        error_kind: Some(AuditErrorKind::Registry(ErrorKind::PolicyBlocked)),
+        ..entry_with(arguments)
+    }
+}
+
+/// Every record of every generation of `path` on disk, joined.
+fn every_generation(path: &Path) -> String {
+    let mut text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut index = 1;
+    while let Ok(more) = std::fs::read_to_string(generation_path(path, index)) {
+        text.push_str(&more);
+        index += 1;
+    }
+    text
+}
+
+#[test]
+fn a_generation_a_running_session_holds_is_never_removed_and_an_ended_sessions_is() {
+    let dir = scratch("generations");
+    let path = dir.join("audit.jsonl");
+    let marked = object(json!({ "sql": "SELECT 'MARKED'" }));
+    let filler = object(json!({ "sql": "y".repeat(300) }));
+    let first = AuditLog::open(&path, false, false)
+        .unwrap()
+        .with_max_bytes(1000)
+        .with_generations(2);
+    first.record(&entry_with(&marked)).unwrap();
+    for _ in 0..40 {
+        first.record(&entry_with(&filler)).unwrap();
+    }
+    // Past the cap of two, and the marked record still there: this session holds its file.
+    let stats = first.stats();
+    assert!(stats.over_cap, "{stats:?}");
+    assert!(stats.generations_kept > 2, "{stats:?}");
+    assert!(every_generation(&path).contains("MARKED"));
+    // A second server writing the same log cannot remove it either while the first runs.
+    let second = AuditLog::open(&path, false, false)
+        .unwrap()
+        .with_max_bytes(1000)
+        .with_generations(2);
+    for _ in 0..40 {
+        second.record(&entry_with(&filler)).unwrap();
+    }
+    assert!(every_generation(&path).contains("MARKED"));
+    // Once the first has ended, its generations may go.
+    drop(first);
+    for _ in 0..40 {
+        second.record(&entry_with(&filler)).unwrap();
+    }
+    assert!(!every_generation(&path).contains("MARKED"));
+    // With every earlier session ended, the next rotation brings the log back to its cap.
+    drop(second);
+    let generations_before = every_generation(&path).len();
+    let third = AuditLog::open(&path, false, false)
+        .unwrap()
+        .with_max_bytes(1000)
+        .with_generations(3);
+    for _ in 0..3 {
+        third.record(&entry_with(&filler)).unwrap();
+    }
+    let stats = third.stats();
+    assert_eq!(stats.generations_kept, 3, "{stats:?}");
+    assert!(!stats.over_cap, "{stats:?}");
+    assert!(every_generation(&path).len() < generations_before);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn under_audit_required_a_full_log_of_running_sessions_refuses_the_record() {
+    let dir = scratch("full");
+    let path = dir.join("audit.jsonl");
+    let filler = object(json!({ "sql": "y".repeat(300) }));
+    let log = AuditLog::open(&path, false, true)
+        .unwrap()
+        .with_max_bytes(1000)
+        .with_generations(2);
+    let mut full = None;
+    for written in 0..40 {
+        match log.record(&entry_with(&filler)) {
+            Ok(_) => {}
+            Err(error) => {
+                full = Some((written, error));
+                break;
+            }
+        }
+    }
+    let (written, error) = full.expect("40 records never filled two generations of 1000 bytes");
+    assert!(matches!(error, AuditError::Full { .. }), "{error}");
+    assert!(error.to_string().contains("never removed"), "{error}");
+    // Nothing was lost: every record written is on disk.
+    assert_eq!(every_generation(&path).lines().count(), written);
+    assert_eq!(log.stats().generations_kept, 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_charged_record_costs_nothing_within_the_burst_and_its_bytes_in_time_past_it() {
+    let log = AuditLog::open(Path::new("/dev/null"), false, false).unwrap();
+    let arguments = object(json!({ "sql": "z".repeat(3000) }));
+    // A tool call's answer is never charged.
+    for _ in 0..200 {
+        assert_eq!(log.record(&entry_with(&arguments)).unwrap(), Duration::ZERO);
+    }
+    assert_eq!(log.pending_charge(), Duration::ZERO);
+    let bytes = log.line(&refused_with(&arguments)).len() as u64 + 1;
+    let within = CHARGE_BURST_BYTES / bytes;
+    for _ in 0..within {
+        assert_eq!(
+            log.record(&refused_with(&arguments)).unwrap(),
+            Duration::ZERO
+        );
+    }
+    // Past the burst, each record owes its bytes at the charged rate (less what time has paid).
+    let mut owed = Duration::ZERO;
+    for _ in 0..10 {
+        owed = log.record(&refused_with(&arguments)).unwrap();
+    }
+    let expected = (within + 10) * bytes - CHARGE_BURST_BYTES;
+    let expected = Duration::from_secs_f64(expected as f64 / CHARGE_BYTES_PER_SECOND as f64);
+    assert!(owed <= expected, "{owed:?} > {expected:?}");
+    assert!(
+        owed + Duration::from_millis(200) >= expected,
+        "{owed:?} < {expected:?}"
+    );
+    assert!(log.pending_charge() <= owed);
 }

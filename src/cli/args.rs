@@ -197,9 +197,14 @@ pub(crate) struct ServeArgs {
     /// Fail a call when its audit line cannot be written.
     #[arg(long)]
     pub(crate) audit_required: bool,
-    /// Rotate the audit log to PATH.1 before it grows past this many bytes (default 100 MiB).
+    /// Rotate the audit log to PATH.1 (PATH.1 to PATH.2, …) before it grows past this many bytes
+    /// (default 100 MiB).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) audit_max_bytes: Option<u64>,
+    /// Keep this many audit log files (PATH, PATH.1, …; default 10); past it the oldest go,
+    /// except those holding records of a running server's session, which are never removed.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub(crate) audit_generations: Option<u32>,
     /// Hide a table from agents (`name`, `schema.name`, globs); repeatable.
     #[arg(long)]
     pub(crate) hide_table: Vec<String>,

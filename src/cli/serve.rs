@@ -76,9 +76,17 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
         if max_bytes == 0 {
             return Err(UsageError::AuditMaxBytesZero);
         }
+        let generations = args
+            .audit_generations
+            .or(audit.generations)
+            .unwrap_or(duckgate::audit::DEFAULT_GENERATIONS);
+        if generations < duckgate::audit::MIN_GENERATIONS {
+            return Err(UsageError::AuditTooFewGenerations);
+        }
         let log = duckgate::audit::AuditLog::open(path, redact, required)
             .map_err(UsageError::Audit)?
-            .with_max_bytes(max_bytes);
+            .with_max_bytes(max_bytes)
+            .with_generations(generations);
         config.audit = Some(std::sync::Arc::new(log));
     } else if args.audit_required || audit.required {
         return Err(UsageError::AuditRequiredWithoutLog);

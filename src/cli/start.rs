@@ -39,6 +39,8 @@ pub(super) enum UsageError {
     Audit(AuditError),
     /// `[audit] max_bytes = 0`.
     AuditMaxBytesZero,
+    /// `[audit] generations` below the minimum.
+    AuditTooFewGenerations,
     /// `--audit-required` (or `[audit] required`) without a log to write.
     AuditRequiredWithoutLog,
 }
@@ -57,6 +59,11 @@ impl std::fmt::Display for UsageError {
             UsageError::Config(error) => error.fmt(f),
             UsageError::Audit(error) => error.fmt(f),
             UsageError::AuditMaxBytesZero => f.write_str("[audit] max_bytes must be at least 1"),
+            UsageError::AuditTooFewGenerations => write!(
+                f,
+                "[audit] generations must be at least {}: the current file and one rotated",
+                duckgate::audit::MIN_GENERATIONS
+            ),
             UsageError::AuditRequiredWithoutLog => {
                 f.write_str("--audit-required needs --audit-log PATH (or [audit] log in --config)")
             }

@@ -5,10 +5,12 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::ServiceExt;
 
 use crate::gateway::Gateway;
+use crate::session::SessionCounters;
 
 mod catalog_lookup;
 pub mod client;
@@ -36,20 +38,42 @@ pub struct ServeOptions {
 /// answer (a JSON-RPC error for one that is not a request) and the audit log records those too.
 /// An error is the sentence `duckgate serve` prints before it exits (a `String`: only a person
 /// reads it).
+///
+/// No client line ends it: the session's state machine (`crate::session`) keeps from rmcp
+/// every message that would end rmcp's initialisation, and answers or ignores it instead. It
+/// ends when stdin closes, or when stdout cannot be written.
 pub async fn serve_stdio(gateway: Gateway, options: ServeOptions) -> Result<(), String> {
     let audit = gateway.config().audit.clone();
-    let server = DuckgateServer::new(gateway, options);
+    let counters = Arc::new(SessionCounters::default());
+    let server = DuckgateServer::new(gateway, options, Arc::clone(&counters));
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let running = server
-        .serve(transport::LineTransport::new(stdin, stdout, audit))
-        .await
-        .map_err(|error| format!("MCP initialisation failed: {error}"))?;
-    let reason = running
-        .waiting()
-        .await
-        .map_err(|error| format!("MCP server task failed: {error}"))?;
-    tracing::info!(?reason, "MCP session ended");
-    Ok(())
+    let transport =
+        transport::LineTransport::new(stdin, stdout, audit.clone(), Arc::clone(&counters));
+    let outcome = match server.serve(transport).await {
+        Ok(running) => running
+            .waiting()
+            .await
+            .map(|reason| tracing::info!(?reason, "MCP session ended"))
+            .map_err(|error| format!("MCP server task failed: {error}")),
+        // Stdin closed before any request opened the session: the client has gone.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => {
+            tracing::info!("MCP session ended before a request opened it");
+            Ok(())
+        }
+        // Only a reply that cannot be written (stdout closed) is left: no client line can get
+        // here, since the session keeps every message but requests from rmcp until it opens.
+        Err(error) => Err(format!("MCP initialisation failed: {error}")),
+    };
+    let counts = counters.snapshot();
+    let generations = audit.as_ref().map(|log| log.stats().generations_kept);
+    tracing::info!(
+        notifications_ignored = counts.notifications_ignored,
+        replies_ignored = counts.replies_ignored,
+        duplicate_ids_refused = counts.duplicate_ids_refused,
+        audit_generations_kept = generations,
+        "session totals"
+    );
+    outcome
 }
 
 /// Read a descriptions file: `table = "text"` lines, or the same under a `[tables]` section.

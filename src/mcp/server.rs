@@ -18,6 +18,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
+use crate::audit::AuditError;
 use crate::error::ErrorKind;
 use crate::gateway::{Gateway, GatewayError};
 use crate::mcp::ServeOptions;
@@ -26,24 +27,14 @@ use crate::mcp::envelope::{ErrorBody, Reply};
 use crate::mcp::fuzzy;
 use crate::mcp::tools::{self, ToolName};
 use crate::protocol::{CatalogSnapshot, MissingKind};
+use crate::session::{CountersSnapshot, SessionCounters};
 
-/// The newest protocol revision this server speaks: 2026-07-28, where a client starts with
-/// `server/discover` (or straight away) and every request carries its own version and
-/// capabilities in `_meta`. Every older revision is still served (see
-/// [`supported_protocol_versions`]).
-pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+pub use crate::session::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 
 /// The revision `initialize` answers with when the client asks for one it cannot have there:
 /// 2025-11-25, the last with an `initialize` handshake (2026-07-28 has none, so a client that
 /// names it in `initialize` is offered this one instead).
 pub const MAX_INITIALIZE_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
-
-/// Every protocol revision this server negotiates, oldest first: 2024-11-05, 2025-03-26,
-/// 2025-06-18 and 2025-11-25 over `initialize`, and 2026-07-28 over `server/discover` and
-/// per-request `_meta`. `server/discover` advertises exactly this list.
-pub fn supported_protocol_versions() -> &'static [ProtocolVersion] {
-    ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION)
-}
 
 /// What the server tells an agent at `initialize`.
 pub const INSTRUCTIONS: &str = "duckgate gives read-only SQL access to one DuckDB database. \
@@ -67,11 +58,17 @@ pub struct DuckgateServer {
     gateway: Gateway,
     options: Arc<ServeOptions>,
     tools: Arc<Vec<Tool>>,
+    /// What the transport ignored or refused in this session (for `server_info`).
+    counters: Arc<SessionCounters>,
 }
 
 impl DuckgateServer {
-    /// A server answering from `gateway`.
-    pub fn new(gateway: Gateway, options: ServeOptions) -> DuckgateServer {
+    /// A server answering from `gateway`, its transport counting into `counters`.
+    pub fn new(
+        gateway: Gateway,
+        options: ServeOptions,
+        counters: Arc<SessionCounters>,
+    ) -> DuckgateServer {
         let time_zone = gateway.config().time_zone.clone();
         let tools = ToolName::ALL
             .into_iter()
@@ -81,7 +78,13 @@ impl DuckgateServer {
             gateway,
             options: Arc::new(options),
             tools: Arc::new(tools),
+            counters,
         }
+    }
+
+    /// What the transport ignored or refused so far in this session.
+    pub(crate) fn session_counts(&self) -> CountersSnapshot {
+        self.counters.snapshot()
     }
 
     /// The gateway every tool answers from.
@@ -260,10 +263,11 @@ impl DuckgateServer {
         }
     }
 
-    /// Record `reply` in the audit log, if there is one. A failed write is logged on stderr and,
-    /// with `--audit-required`, replaces the reply with an error (fail closed: the agent gets
-    /// nothing the log did not record).
-    fn audited(
+    /// Record `reply` in the audit log, if there is one, and hold it for what the record costs
+    /// the session (refused and failed calls only; see `AuditLog::record`). A failed write is
+    /// logged on stderr and, with `--audit-required`, replaces the reply with an error (fail
+    /// closed: the agent gets nothing the log did not record).
+    async fn audited(
         &self,
         tool: ToolName,
         arguments: Option<&serde_json::Map<String, Value>>,
@@ -291,16 +295,29 @@ impl DuckgateServer {
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
         };
         match log.record(&entry) {
-            Ok(()) => reply,
+            Ok(wait) => {
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+                reply
+            }
             Err(error) => {
                 tracing::warn!("{error}");
                 if !log.required() {
                     return reply;
                 }
-                Reply::failed(ErrorBody::new(
-                    ErrorKind::InternalError,
-                    "The audit log is unwritable, and the operator requires every call to be recorded (--audit-required), so this call was not answered.",
-                ))
+                let message = match error {
+                    AuditError::Full { .. } => {
+                        "The audit log has reached its cap (--audit-max-bytes × --audit-generations), and every generation that would have to go holds records of a running session, which are never removed; the operator requires every call to be recorded (--audit-required), so this call was not answered. The operator can raise either cap, or restart the server."
+                    }
+                    AuditError::Open { .. }
+                    | AuditError::Inspect { .. }
+                    | AuditError::Rotate { .. }
+                    | AuditError::Write { .. } => {
+                        "The audit log is unwritable, and the operator requires every call to be recorded (--audit-required), so this call was not answered."
+                    }
+                };
+                Reply::failed(ErrorBody::new(ErrorKind::InternalError, message))
             }
         }
     }
@@ -420,8 +437,10 @@ impl ServerHandler for DuckgateServer {
                     bytes: serde_json::to_string(&error).map_or(0, |s| s.len()),
                     duration_ms: 0.0,
                 };
-                if let Err(failure) = log.record(&entry) {
-                    tracing::warn!("{failure}");
+                match log.record(&entry) {
+                    Ok(wait) if !wait.is_zero() => tokio::time::sleep(wait).await,
+                    Ok(_) => {}
+                    Err(failure) => tracing::warn!("{failure}"),
                 }
             }
             return Err(error);
@@ -432,6 +451,7 @@ impl ServerHandler for DuckgateServer {
         let reply = self.call(tool, request, &context).await;
         Ok(self
             .audited(tool, arguments.as_ref(), reply, started)
+            .await
             .into_result()
             .into())
     }

@@ -19,6 +19,16 @@ pub struct RawSession {
 impl RawSession {
     /// `exe serve --db DB extra…`, not yet initialised.
     pub fn start(exe: &Path, db: &Path, extra: &[&str]) -> RawSession {
+        RawSession::spawn(exe, db, extra, Stdio::null())
+    }
+
+    /// The same, its stderr written to `stderr` (created or truncated).
+    pub fn start_logging(exe: &Path, db: &Path, extra: &[&str], stderr: &Path) -> RawSession {
+        let file = std::fs::File::create(stderr).expect("create the stderr file");
+        RawSession::spawn(exe, db, extra, Stdio::from(file))
+    }
+
+    fn spawn(exe: &Path, db: &Path, extra: &[&str], stderr: Stdio) -> RawSession {
         let mut child = tokio::process::Command::new(exe)
             .arg("serve")
             .arg("--db")
@@ -26,7 +36,7 @@ impl RawSession {
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .kill_on_drop(true)
             .spawn()
             .expect("start duckgate serve");

@@ -23,7 +23,8 @@ fn description(_time_zone: &str) -> String {
     "Use this when a limit surprised you or the user asks how data is protected: \
      reports the server name, version, database path, limits (rows, timeout, \
      result size) and the sandbox actually in force (each promise and the \
-     mechanism that keeps it, landlock, seccomp, rlimits, DuckDB settings). \
+     mechanism that keeps it, landlock, seccomp, rlimits, DuckDB settings), and what \
+     this session's transport ignored or refused. \
      Use list_tables instead when you want the data. \
      Common compositions: server_info → query within the limits."
         .to_owned()
@@ -147,9 +148,34 @@ fn data_schema() -> Value {
                     { "type": "null" }
                 ]
             },
-            "posture_error": nullable("string")
+            "posture_error": nullable("string"),
+            "session": {
+                "type": "object",
+                "description": "What this session's transport ignored or refused (none of it ends the session), and the audit log's generations.",
+                "properties": {
+                    "notifications_ignored": { "type": "integer", "description": "Notifications before the first request, or cancelling no request in flight." },
+                    "replies_ignored": { "type": "integer", "description": "Responses or errors sent before the first request." },
+                    "duplicate_ids_refused": { "type": "integer", "description": "Requests answered at once with an error because their id was still in flight." },
+                    "audit": {
+                        "anyOf": [
+                            {
+                                "type": "object",
+                                "properties": {
+                                    "generations_kept": { "type": "integer", "description": "Files of the audit log on disk (PATH, PATH.1, …)." },
+                                    "generations_cap": { "type": "integer" },
+                                    "max_bytes_per_generation": { "type": "integer" },
+                                    "over_cap": { "type": "boolean", "description": "More generations are kept than the cap because they hold records of a running session, which are never removed." }
+                                },
+                                "required": ["generations_kept", "generations_cap", "max_bytes_per_generation", "over_cap"]
+                            },
+                            { "type": "null" }
+                        ]
+                    }
+                },
+                "required": ["notifications_ignored", "replies_ignored", "duplicate_ids_refused", "audit"]
+            }
         },
-        "required": ["name", "version", "database_path", "time_zone", "limits", "posture", "posture_error"]
+        "required": ["name", "version", "database_path", "time_zone", "limits", "posture", "posture_error", "session"]
     })
 }
 
@@ -192,6 +218,25 @@ pub(crate) async fn run(server: &DuckgateServer) -> Reply {
         config.time_zone,
     );
     text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
+    let counts = server.session_counts();
+    let audit = config.audit.as_ref().map(|log| log.stats());
+    text.push_str(&format!(
+        "\nSession: {} notifications ignored, {} replies ignored, {} duplicate ids refused",
+        counts.notifications_ignored, counts.replies_ignored, counts.duplicate_ids_refused
+    ));
+    if let Some(audit) = &audit {
+        text.push_str(&format!(
+            "\nAudit log: {} generations kept (cap {}, {} bytes each){}",
+            audit.generations_kept,
+            audit.generations_cap,
+            audit.max_bytes_per_generation,
+            if audit.over_cap {
+                "; past the cap: the oldest hold records of a running session"
+            } else {
+                ""
+            }
+        ));
+    }
     let (status, posture_value, posture_error) = match posture {
         Ok(posture) => {
             text.push('\n');
@@ -246,6 +291,12 @@ pub(crate) async fn run(server: &DuckgateServer) -> Reply {
         "limits": limits,
         "posture": posture_value,
         "posture_error": posture_error,
+        "session": {
+            "notifications_ignored": counts.notifications_ignored,
+            "replies_ignored": counts.replies_ignored,
+            "duplicate_ids_refused": counts.duplicate_ids_refused,
+            "audit": audit,
+        },
     });
     Reply::ok(status, data, &["list_tables"], text)
 }
