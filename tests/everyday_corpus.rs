@@ -109,7 +109,6 @@ struct Answer {
 #[derive(Debug)]
 struct OracleType {
     id: LogicalTypeId,
-    json: bool,
     decimal_scale: u8,
     children: Vec<OracleType>,
 }
@@ -128,10 +127,6 @@ impl OracleType {
             _ => Vec::new(),
         };
         OracleType {
-            json: id == LogicalTypeId::Varchar
-                && handle
-                    .get_alias()
-                    .is_some_and(|a| a.eq_ignore_ascii_case("json")),
             decimal_scale: if id == LogicalTypeId::Decimal {
                 handle.decimal_scale()
             } else {
@@ -188,7 +183,7 @@ fn oracle_answer(conn: &Connection, sql: &str) -> Result<Answer, String> {
 
 /// A DuckDB value as duckgate documents its JSON: integers as numbers while a double holds them
 /// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ in UTC
-/// with `Z`), INTERVAL as an ISO 8601 duration with a sign per component, JSON parsed, LIST as
+/// with `Z`), INTERVAL as an ISO 8601 duration with a sign per component, JSON as its text, LIST as
 /// arrays, STRUCT as objects, MAP as `[{"key", "value"}]`.
 fn render(value: &Value, ty: Option<&OracleType>) -> Json {
     let id = ty.map(|t| t.id);
@@ -215,9 +210,6 @@ fn render(value: &Value, ty: Option<&OracleType>) -> Json {
         Value::Float(f) => floating(f.to_string().parse().unwrap_or(f64::from(*f))),
         Value::Double(d) => floating(*d),
         Value::Decimal(d) => Json::String(decimal_text(d.value(), d.scale())),
-        Value::Text(s) if ty.is_some_and(|t| t.json) => {
-            serde_json::from_str(s).unwrap_or_else(|_| Json::String(s.clone()))
-        }
         Value::Text(s) | Value::Enum(s) => Json::String(s.clone()),
         Value::Date32(days) => Json::String(date_text(i64::from(*days))),
         Value::Time64(unit, v) => Json::String(clock_text(i128::from(*v) * nanos_per(*unit))),

@@ -15,6 +15,7 @@ mod attach;
 mod catalog;
 mod checker;
 mod convert;
+pub use convert::VALUE_ENCODING;
 pub mod demo_data;
 mod errors;
 pub mod import;

@@ -39,21 +39,23 @@ impl Engine {
         let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
         let started = Instant::now();
         let mut stmt = self.conn.prepare(sql).map_err(|e| query_error(&e))?;
-        // Refuse types the conversion cannot return faithfully before anything runs.
-        for i in 0..stmt.column_count() {
-            let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), None);
-            if let Some(reason) = ty.unsupported_reason() {
-                return Err(worker_error(
-                    ErrorKind::DatabaseError,
-                    format!(
-                        "Result column {} has type {}, which duckgate cannot return: {reason}. \
-                         Cast that column to text in the query, e.g. column_name::VARCHAR.",
-                        i + 1,
-                        ty.type_name()
-                    ),
-                ));
-            }
-        }
+        let declared: Vec<ColumnType> = (0..stmt.column_count())
+            .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
+            .collect();
+        let twins: Vec<Option<ColumnType>> = declared.iter().map(ColumnType::decodable).collect();
+        // Columns the client library cannot decode faithfully are rendered by DuckDB itself: the
+        // statement runs inside one that casts those columns (see `RenderedQuery`).
+        let rendered = if twins.iter().any(Option::is_some) {
+            drop(stmt);
+            let rendered = self.rendered_query(sql, &declared, &twins)?;
+            stmt = self
+                .conn
+                .prepare(&rendered.sql)
+                .map_err(|e| query_error(&e))?;
+            Some(rendered)
+        } else {
+            None
+        };
         // Streaming execution: DuckDB produces chunks as we fetch them, so stopping early stops
         // the work (a plain `query` would materialise the whole result first).
         drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
@@ -64,12 +66,22 @@ impl Engine {
         for i in 0..column_count {
             let arrow = stmt.column_type(i);
             let ty = ColumnType::from_duckdb(&stmt.column_logical_type(i), Some(&arrow));
-            let name = stmt.column_name(i).cloned().unwrap_or_default();
-            columns.push(ColumnMeta {
-                name,
-                data_type: ty.type_name(),
-            });
-            types.push(ty);
+            let meta = match &rendered {
+                Some(rendered) => rendered
+                    .columns
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| ColumnMeta {
+                        name: String::new(),
+                        data_type: ty.type_name(),
+                    }),
+                None => ColumnMeta {
+                    name: stmt.column_name(i).cloned().unwrap_or_default(),
+                    data_type: ty.type_name(),
+                },
+            };
+            columns.push(meta);
+            types.push(twins.get(i).cloned().flatten().unwrap_or(ty));
         }
 
         let mut rows: Vec<Vec<Json>> = Vec::new();
@@ -123,6 +135,84 @@ impl Engine {
             truncated,
             duration_ms,
         })
+    }
+
+    /// `sql` inside a statement that has DuckDB cast each column in `twins` to its decodable
+    /// twin, with the names and DuckDB's type names of the original columns. The statement is
+    /// ours, but it passes the plan check like any other before it runs.
+    fn rendered_query(
+        &mut self,
+        sql: &str,
+        declared: &[ColumnType],
+        twins: &[Option<ColumnType>],
+    ) -> Result<RenderedQuery, WorkerError> {
+        let cannot_render = |detail: &str| {
+            let (i, ty) = twins
+                .iter()
+                .zip(declared)
+                .enumerate()
+                .find_map(|(i, (twin, ty))| twin.as_ref().map(|_| (i, ty)))
+                .unwrap_or((0, &declared[0]));
+            worker_error(
+                ErrorKind::DatabaseError,
+                format!(
+                    "Result column {} has type {}, which duckgate returns by having DuckDB \
+                     render it, and DuckDB could not do that for this statement ({detail}). \
+                     Cast that column to text in the query, e.g. column_name::VARCHAR.",
+                    i + 1,
+                    ty.type_name()
+                ),
+            )
+        };
+        let body = crate::validate::without_terminator(sql)
+            .ok_or_else(|| cannot_render("its text holds an escape string"))?;
+        let columns = self
+            .described_columns(body)
+            .map_err(|e| cannot_render(e.message.lines().next().unwrap_or_default()))?;
+        if columns.len() != declared.len() {
+            return Err(cannot_render("DESCRIBE gave another number of columns"));
+        }
+        let aliases: Vec<String> = (1..=declared.len())
+            .map(|i| crate::sql_text::quote_identifier(&format!("c{i}")))
+            .collect();
+        let select: Vec<String> = aliases
+            .iter()
+            .zip(twins)
+            .map(|(alias, twin)| match twin {
+                Some(twin) => format!("CAST({alias} AS {})", twin.cast_target()),
+                None => alias.clone(),
+            })
+            .collect();
+        let rendered_sql = format!(
+            "SELECT {} FROM (\n{body}\n) AS rendered({})",
+            select.join(", "),
+            aliases.join(", ")
+        );
+        self.check_plan(&rendered_sql)
+            .map_err(|e| cannot_render(e.message.lines().next().unwrap_or_default()))?;
+        Ok(RenderedQuery {
+            sql: rendered_sql,
+            columns,
+        })
+    }
+
+    /// The result columns of `query` as DuckDB describes them: names and DuckDB's type names.
+    /// DuckDB binds the query to describe it; nothing runs.
+    fn described_columns(&self, query: &str) -> Result<Vec<ColumnMeta>, WorkerError> {
+        let mut stmt = self
+            .conn
+            .prepare(&format!("DESCRIBE {query}"))
+            .map_err(|e| query_error(&e))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(ColumnMeta {
+                    name: row.get(0)?,
+                    data_type: row.get(1)?,
+                })
+            })
+            .map_err(|e| query_error(&e))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|e| query_error(&e))
     }
 
     /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
@@ -224,6 +314,13 @@ impl Engine {
         }
         data
     }
+}
+
+/// A statement rewritten so DuckDB renders the columns the client library cannot decode.
+struct RenderedQuery {
+    sql: String,
+    /// The original statement's columns, as DuckDB names and types them.
+    columns: Vec<ColumnMeta>,
 }
 
 /// Bytes `value` takes as compact JSON, without building the string.

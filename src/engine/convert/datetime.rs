@@ -106,7 +106,7 @@ pub(super) fn timestamp(unit: TimeUnit, v: i64, with_zone: bool) -> String {
 }
 
 /// ISO 8601 duration with a sign per component, as PostgreSQL's `iso_8601` style prints it.
-pub(super) fn interval(months: i32, days: i32, nanos: i64) -> String {
+pub(super) fn interval(months: i32, days: i32, nanos: i128) -> String {
     let mut out = String::from("P");
     let (years, months) = (months / 12, months % 12);
     if years != 0 {
@@ -121,7 +121,7 @@ pub(super) fn interval(months: i32, days: i32, nanos: i64) -> String {
     if nanos != 0 {
         out.push('T');
         let negative = nanos < 0;
-        let abs = i128::from(nanos).abs();
+        let abs = nanos.abs();
         let sign = if negative { "-" } else { "" };
         let hours = abs / 3_600_000_000_000;
         let minutes = (abs / 60_000_000_000) % 60;
@@ -145,6 +145,92 @@ pub(super) fn interval(months: i32, days: i32, nanos: i64) -> String {
     if out == "P" { "PT0S".into() } else { out }
 }
 
+/// DuckDB's text for an INTERVAL (`1 year 2 months -3 days -04:05:06.5`, `2562047788:00:00`,
+/// `00:00:00`) as (months, days, microseconds), the three numbers DuckDB keeps.
+pub(super) fn interval_from_duckdb_text(text: &str) -> Option<(i32, i32, i64)> {
+    let mut months: i64 = 0;
+    let mut days: i64 = 0;
+    let mut micros: i64 = 0;
+    let mut words = text.split_whitespace().peekable();
+    while let Some(word) = words.next() {
+        if word.contains(':') {
+            micros = clock_micros(word)?;
+            if words.peek().is_some() {
+                return None;
+            }
+            break;
+        }
+        let count: i64 = word.parse().ok()?;
+        let unit = words.next()?;
+        match unit.trim_end_matches('s') {
+            "year" => months = months.checked_add(count.checked_mul(12)?)?,
+            "month" => months = months.checked_add(count)?,
+            "day" => days = days.checked_add(count)?,
+            _ => return None,
+        }
+    }
+    Some((
+        i32::try_from(months).ok()?,
+        i32::try_from(days).ok()?,
+        micros,
+    ))
+}
+
+/// `[-]H…H:MM:SS[.ffffff]` as microseconds.
+fn clock_micros(clock: &str) -> Option<i64> {
+    let (negative, clock) = match clock.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, clock),
+    };
+    let mut parts = clock.split(':');
+    let hours: i128 = parts.next()?.parse().ok()?;
+    let minutes: i128 = parts.next()?.parse().ok()?;
+    let seconds = parts.next()?;
+    if parts.next().is_some() || !(0..60).contains(&minutes) {
+        return None;
+    }
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    let whole: i128 = whole.parse().ok()?;
+    if !(0..60).contains(&whole)
+        || fraction.len() > 6
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let fraction: i128 = format!("{fraction:0<6}").parse().ok()?;
+    let total = ((hours * 60 + minutes) * 60 + whole) * 1_000_000 + fraction;
+    i64::try_from(if negative { -total } else { total }).ok()
+}
+
+/// DuckDB's text for a TIMESTAMPTZ_NS in the session's zone
+/// (`2024-07-01 08:00:00.123456789-04`, `infinity`) as ISO 8601 with the offset
+/// (`2024-07-01T08:00:00.123456789-04:00`).
+pub(super) fn zoned_timestamp_from_duckdb_text(text: &str) -> Option<String> {
+    if matches!(text, "infinity" | "-infinity") {
+        return Some(text.to_string());
+    }
+    let (date, rest) = text.split_once(' ')?;
+    // The offset starts at the last sign after the clock: `+HH`, `-HH:MM` or `+HH:MM:SS`.
+    let sign_at = rest.rfind(['+', '-'])?;
+    let (clock, offset) = rest.split_at(sign_at);
+    let (sign, offset) = offset.split_at(1);
+    let mut fields = offset.split(':');
+    let hours = fields.next()?;
+    let minutes = fields.next().unwrap_or("00");
+    let seconds = fields.next();
+    let two_digits = |f: &str| f.len() == 2 && f.bytes().all(|b| b.is_ascii_digit());
+    if !two_digits(hours) || !two_digits(minutes) || !seconds.is_none_or(two_digits) {
+        return None;
+    }
+    let mut out = format!("{date}T{clock}{sign}{hours}:{minutes}");
+    if let Some(seconds) = seconds.filter(|s| *s != "00") {
+        out.push(':');
+        out.push_str(seconds);
+    }
+    // BC dates are written `… (BC)` by DuckDB; they are not ISO 8601 and stay as written.
+    (!text.contains('(') && clock.contains(':')).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +243,70 @@ mod tests {
         assert_eq!(date(11_016), "2000-02-29");
         assert_eq!(date(-719_528), "0000-01-01");
         assert_eq!(date(-719_529), "-0001-12-31");
+    }
+
+    #[test]
+    fn duckdb_interval_text_reads_back_exactly_across_the_whole_range() {
+        let cases = [
+            ("00:00:00", (0, 0, 0)),
+            ("1 year 2 months 3 days 04:05:06.5", (14, 3, 14_706_500_000)),
+            (
+                "-1 year -2 months -3 days -04:05:06.5",
+                (-14, -3, -14_706_500_000),
+            ),
+            ("-1 day 02:00:00", (0, -1, 7_200_000_000)),
+            ("1 month -1 day", (1, -1, 0)),
+            ("-00:00:00.5", (0, 0, -500_000)),
+            ("00:00:00.000001", (0, 0, 1)),
+            ("2562047788:00:00", (0, 0, 9_223_372_036_800_000_000)),
+            ("178956970 years 7 months", (i32::MAX, 0, 0)),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(interval_from_duckdb_text(text), Some(expected), "{text}");
+        }
+        for unreadable in [
+            "",
+            "1 fortnight",
+            "1:2",
+            "00:60:00",
+            "00:00:00.1234567",
+            "x",
+        ] {
+            assert_eq!(interval_from_duckdb_text(unreadable), None, "{unreadable}");
+        }
+        // Beyond what 64-bit nanoseconds hold, the ISO rendering is still exact.
+        assert_eq!(
+            interval(0, 0, 9_223_372_036_800_000_000_i128 * 1000),
+            "PT2562047788H"
+        );
+    }
+
+    #[test]
+    fn duckdb_zoned_timestamp_text_becomes_iso_8601_with_its_offset() {
+        let cases = [
+            (
+                "2024-07-01 08:00:00.123456789-04",
+                "2024-07-01T08:00:00.123456789-04:00",
+            ),
+            ("2024-01-01 10:00:00+00", "2024-01-01T10:00:00+00:00"),
+            ("2024-01-01 15:45:00+05:45", "2024-01-01T15:45:00+05:45"),
+            (
+                "1900-01-01 00:00:00-04:56:02",
+                "1900-01-01T00:00:00-04:56:02",
+            ),
+            ("infinity", "infinity"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(
+                zoned_timestamp_from_duckdb_text(text).as_deref(),
+                Some(expected),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            zoned_timestamp_from_duckdb_text("0044-03-15 12:00:00+00 (BC)"),
+            None
+        );
     }
 
     #[test]

@@ -13,11 +13,14 @@
 //! - DATE `2024-01-31`, TIME `13:45:00.5`, TIMESTAMP `2024-01-31T13:45:00.5`, TIMESTAMPTZ
 //!   in UTC with `Z`, `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
 //!   duration with a sign per component (`P1Y2M3DT4H5M6.5S`, `P-1M`, `PT0S`);
-//! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse, or
-//!   if it holds a number a double cannot hold exactly: an integer beyond ±(2^53 − 1), or more
-//!   digits than a double keeps);
-//! - LIST/ARRAY: arrays; STRUCT: objects in field order; UNION: the member's value, rendered
-//!   by the member's type (untyped only if two members of one storage shape would differ);
+//! - UUID and ENUM: their text; JSON: its text, as DuckDB's clients return it (so a JSON
+//!   `null` is the text `null`, never SQL NULL, and no number loses digits);
+//! - VARIANT: the JSON value DuckDB casts it to (as text if a number would lose digits);
+//! - TIME WITH TIME ZONE, TIME_NS: DuckDB's text (`13:45:00+02`); TIMESTAMPTZ_NS: ISO 8601
+//!   with the session zone's offset;
+//! - LIST/ARRAY: arrays; STRUCT: objects in field order; unnamed STRUCT (`TUPLE`): arrays;
+//!   UNION: the member's value, rendered by the member's type (untyped only if two members of
+//!   one storage shape would differ);
 //! - MAP: always an array of `{"key": …, "value": …}` objects, whatever the key type, so its
 //!   shape does not depend on the data and non-text keys survive.
 //!
@@ -33,4 +36,16 @@ mod types;
 mod values;
 
 pub(crate) use types::ColumnType;
+
+/// The JSON encoding of each DuckDB type, as the `query` tool's output schema states it.
+pub const VALUE_ENCODING: &str = "Values by DuckDB type: SQL NULL is null; integers are numbers \
+     up to 2^53-1 and strings beyond; DECIMAL, HUGEINT beyond 2^53 and BIGNUM are strings of \
+     exact digits; FLOAT/DOUBLE are numbers or \"NaN\"/\"Infinity\"/\"-Infinity\"; DATE, TIME, \
+     TIMESTAMP are ISO 8601 text; TIMESTAMP WITH TIME ZONE is ISO 8601 with its offset; \
+     INTERVAL is an ISO 8601 duration with a sign per component (P1Y2M3DT4H5M6.5S); TIME WITH \
+     TIME ZONE and TIME_NS are DuckDB's text; BLOB and GEOMETRY are base64 (WKB for GEOMETRY), \
+     BIT is its 0/1 text; UUID and ENUM are text; JSON is its JSON text, so a JSON null is the \
+     string \"null\"; VARIANT is its JSON value; LIST and ARRAY are arrays; STRUCT is an object \
+     in field order; an unnamed STRUCT (TUPLE) is an array; MAP is an array of \
+     {\"key\", \"value\"} objects; UNION is its member's value.";
 pub(crate) use values::to_json;

@@ -31,6 +31,9 @@ pub(super) enum Kind {
         value: Box<ColumnType>,
     },
     Union(Vec<(String, ColumnType)>),
+    /// An unnamed STRUCT (`(1, 'a')`, `row(…)`), which DuckDB names `TUPLE(INTEGER, VARCHAR)`
+    /// and hands to clients positionally.
+    Tuple(Vec<ColumnType>),
 }
 
 /// Childless types that need distinct rendering or conversion.
@@ -67,8 +70,30 @@ pub(super) enum Scalar {
     Interval,
     Geometry,
     SqlNull,
-    /// Types the gateway cannot decode (VARIANT, and ids this crate version does not know).
+    Variant,
+    TimestampTzNs,
+    /// Types with no value of their own (`ANY`, literals) and ids this crate version does not
+    /// know: DuckDB renders them as text.
     Unsupported(&'static str),
+    /// Only in a [`ColumnType::decodable`] twin: a value DuckDB renders in the worker, because
+    /// the client library cannot decode its type or its Arrow export loses part of it.
+    Rendered(Rendering),
+}
+
+/// How DuckDB renders a value the client library cannot decode, and how it is read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Rendering {
+    /// VARIANT, cast to JSON by DuckDB and returned as that JSON value.
+    VariantAsJson,
+    /// INTERVAL, as DuckDB's text (`2562047788:00:00`), read back exactly into ISO 8601: the
+    /// Arrow export counts nanoseconds in 64 bits and wraps beyond about 292 years.
+    Interval,
+    /// TIMESTAMPTZ_NS, as DuckDB's text in the session's zone, read back into ISO 8601 with the
+    /// offset.
+    ZonedTimestamp,
+    /// TIME WITH TIME ZONE (the Arrow export drops the offset), TIME_NS, and types with no
+    /// decoder: DuckDB's own text, as it prints it.
+    Text,
 }
 
 impl ColumnType {
@@ -78,7 +103,7 @@ impl ColumnType {
         let alias = handle.get_alias();
         let kind = match handle.try_id() {
             Ok(id) => kind_of(id, handle, arrow),
-            Err(_raw) => Kind::Scalar(Scalar::Unsupported("UNKNOWN")),
+            Err(raw) => Kind::Scalar(scalar_of_raw_id(raw)),
         };
         ColumnType { kind, alias }
     }
@@ -100,34 +125,160 @@ impl ColumnType {
             Kind::Struct(fields) => format!("STRUCT({})", member_list(fields)),
             Kind::Union(members) => format!("UNION({})", member_list(members)),
             Kind::Map { key, value } => format!("MAP({}, {})", key.type_name(), value.type_name()),
+            Kind::Tuple(members) => format!(
+                "TUPLE({})",
+                members
+                    .iter()
+                    .map(ColumnType::type_name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
-    /// Why this type cannot be returned faithfully, if it cannot (checked before the query runs).
-    pub(crate) fn unsupported_reason(&self) -> Option<&'static str> {
-        self.unsupported_within(false)
+    /// The type DuckDB is asked to cast this column to when the client library cannot decode
+    /// part of it faithfully (see [`Rendering`]), or `None` when it can. The twin has the same
+    /// shape, with each such part replaced by its rendering, untyped NULLs inside containers
+    /// by INTEGER (all their values are NULL), and ENUMs by VARCHAR (their text); its
+    /// [`ColumnType::cast_target`] is the SQL type to cast to.
+    pub(crate) fn decodable(&self) -> Option<ColumnType> {
+        let (twin, changed) = self.twin(false);
+        changed.then_some(twin)
     }
 
-    fn unsupported_within(&self, nested: bool) -> Option<&'static str> {
+    fn twin(&self, nested: bool) -> (ColumnType, bool) {
+        let rendered = |rendering| {
+            (
+                ColumnType {
+                    kind: Kind::Scalar(Scalar::Rendered(rendering)),
+                    alias: None,
+                },
+                true,
+            )
+        };
+        let plain = |kind| (ColumnType { kind, alias: None }, false);
         match &self.kind {
-            Kind::Scalar(Scalar::Unsupported(_)) => {
-                Some("the duckdb client library cannot decode this type")
+            Kind::Scalar(scalar) => match scalar {
+                Scalar::Variant => rendered(Rendering::VariantAsJson),
+                Scalar::Interval => rendered(Rendering::Interval),
+                Scalar::TimestampTzNs => rendered(Rendering::ZonedTimestamp),
+                Scalar::TimeTz | Scalar::TimeNs | Scalar::Unsupported(_) => {
+                    rendered(Rendering::Text)
+                }
+                Scalar::Rendered(rendering) => rendered(*rendering),
+                Scalar::SqlNull if nested => (
+                    ColumnType {
+                        kind: Kind::Scalar(Scalar::Integer),
+                        alias: None,
+                    },
+                    true,
+                ),
+                Scalar::Enum => plain(Kind::Scalar(Scalar::Varchar)),
+                // JSON keeps its alias: it is rendered as JSON text.
+                _ => (self.clone(), false),
+            },
+            Kind::Decimal { .. } => (self.clone(), false),
+            Kind::List(child) => {
+                let (child, changed) = child.twin(true);
+                (
+                    ColumnType {
+                        kind: Kind::List(Box::new(child)),
+                        alias: None,
+                    },
+                    changed,
+                )
             }
-            Kind::Scalar(Scalar::TimeTz) => Some(
-                "DuckDB's Arrow export drops the time-zone offset, so the value would be wrong",
+            // Cast to a LIST: the array's size is not known before the query runs, and a list
+            // renders as the same JSON array.
+            Kind::Array { child, .. } => {
+                let (child, changed) = child.twin(true);
+                (
+                    ColumnType {
+                        kind: Kind::List(Box::new(child)),
+                        alias: None,
+                    },
+                    changed,
+                )
+            }
+            Kind::Map { key, value } => {
+                let (key, key_changed) = key.twin(true);
+                let (value, value_changed) = value.twin(true);
+                (
+                    ColumnType {
+                        kind: Kind::Map {
+                            key: Box::new(key),
+                            value: Box::new(value),
+                        },
+                        alias: None,
+                    },
+                    key_changed || value_changed,
+                )
+            }
+            Kind::Struct(members) => {
+                let (members, changed) = twin_members(members);
+                (
+                    ColumnType {
+                        kind: Kind::Struct(members),
+                        alias: None,
+                    },
+                    changed,
+                )
+            }
+            Kind::Union(members) => {
+                let (members, changed) = twin_members(members);
+                (
+                    ColumnType {
+                        kind: Kind::Union(members),
+                        alias: None,
+                    },
+                    changed,
+                )
+            }
+            Kind::Tuple(members) => {
+                let mut changed = false;
+                let members = members
+                    .iter()
+                    .map(|member| {
+                        let (twin, member_changed) = member.twin(true);
+                        changed |= member_changed;
+                        twin
+                    })
+                    .collect();
+                (
+                    ColumnType {
+                        kind: Kind::Tuple(members),
+                        alias: None,
+                    },
+                    changed,
+                )
+            }
+        }
+    }
+
+    /// The SQL type a [`ColumnType::decodable`] twin is cast to, in DuckDB's spelling.
+    pub(crate) fn cast_target(&self) -> String {
+        match &self.kind {
+            Kind::Scalar(Scalar::Varchar) if self.is_json() => "JSON".into(),
+            Kind::Scalar(Scalar::Rendered(Rendering::VariantAsJson)) => "JSON".into(),
+            Kind::Scalar(Scalar::Rendered(_)) => "VARCHAR".into(),
+            Kind::Scalar(scalar) => scalar_name(*scalar).to_string(),
+            Kind::Decimal { width, scale } => format!("DECIMAL({width},{scale})"),
+            Kind::List(child) | Kind::Array { child, .. } => format!("{}[]", child.cast_target()),
+            Kind::Map { key, value } => {
+                format!("MAP({}, {})", key.cast_target(), value.cast_target())
+            }
+            Kind::Struct(members) => format!("STRUCT({})", cast_members(members)),
+            Kind::Union(members) => format!("UNION({})", cast_members(members)),
+            // A tuple casts to a STRUCT positionally; it is still rendered as a tuple.
+            Kind::Tuple(members) => format!(
+                "STRUCT({})",
+                members
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| format!("\"{}\" {}", i + 1, t.cast_target()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            Kind::Scalar(Scalar::TimeNs) => Some("the duckdb client library cannot decode TIME_NS"),
-            Kind::Scalar(Scalar::SqlNull) if nested => {
-                Some("an untyped NULL inside a LIST, STRUCT, MAP or UNION cannot be decoded")
-            }
-            Kind::Scalar(_) | Kind::Decimal { .. } => None,
-            Kind::List(child) | Kind::Array { child, .. } => child.unsupported_within(true),
-            Kind::Map { key, value } => key
-                .unsupported_within(true)
-                .or_else(|| value.unsupported_within(true)),
-            Kind::Struct(members) | Kind::Union(members) => {
-                members.iter().find_map(|(_, t)| t.unsupported_within(true))
-            }
         }
     }
 
@@ -151,8 +302,45 @@ impl ColumnType {
             | Kind::Array { .. }
             | Kind::Struct(_)
             | Kind::Map { .. }
-            | Kind::Union(_) => None,
+            | Kind::Union(_)
+            | Kind::Tuple(_) => None,
         }
+    }
+}
+
+fn twin_members(members: &[(String, ColumnType)]) -> (Vec<(String, ColumnType)>, bool) {
+    let mut changed = false;
+    let twins = members
+        .iter()
+        .map(|(name, member)| {
+            let (twin, member_changed) = member.twin(true);
+            changed |= member_changed;
+            (name.clone(), twin)
+        })
+        .collect();
+    (twins, changed)
+}
+
+fn cast_members(members: &[(String, ColumnType)]) -> String {
+    members
+        .iter()
+        .map(|(name, t)| {
+            format!(
+                "{} {}",
+                crate::sql_text::quote_identifier(name),
+                t.cast_target()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A type id the `duckdb` crate's enum does not name, by the C API's number.
+fn scalar_of_raw_id(raw: u32) -> Scalar {
+    if raw == duckdb::ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ_NS {
+        Scalar::TimestampTzNs
+    } else {
+        Scalar::Unsupported("UNKNOWN")
     }
 }
 
@@ -257,9 +445,17 @@ fn kind_of(id: LogicalTypeId, handle: &LogicalTypeHandle, arrow: Option<&DataTyp
             key: Box::new(child(0)),
             value: Box::new(child(1)),
         },
-        LogicalTypeId::Struct => Kind::Struct(members()),
+        // DuckDB gives an unnamed struct's members empty names.
+        LogicalTypeId::Struct => {
+            let members = members();
+            if !members.is_empty() && members.iter().all(|(name, _)| name.is_empty()) {
+                Kind::Tuple(members.into_iter().map(|(_, t)| t).collect())
+            } else {
+                Kind::Struct(members)
+            }
+        }
         LogicalTypeId::Union => Kind::Union(members()),
-        LogicalTypeId::Variant => Kind::Scalar(Scalar::Unsupported("VARIANT")),
+        LogicalTypeId::Variant => Kind::Scalar(Scalar::Variant),
         LogicalTypeId::Any => Kind::Scalar(Scalar::Unsupported("ANY")),
         LogicalTypeId::StringLiteral => Kind::Scalar(Scalar::Unsupported("STRING_LITERAL")),
         LogicalTypeId::IntegerLiteral => Kind::Scalar(Scalar::Unsupported("INTEGER_LITERAL")),
@@ -302,6 +498,12 @@ fn scalar_name(s: Scalar) -> &'static str {
         Scalar::Interval => "INTERVAL",
         Scalar::Geometry => "GEOMETRY",
         Scalar::SqlNull => "\"NULL\"",
+        Scalar::Variant => "VARIANT",
+        Scalar::TimestampTzNs => "TIMESTAMPTZ_NS",
         Scalar::Unsupported(name) => name,
+        Scalar::Rendered(Rendering::VariantAsJson) => "JSON",
+        Scalar::Rendered(Rendering::Interval | Rendering::ZonedTimestamp | Rendering::Text) => {
+            "VARCHAR"
+        }
     }
 }

@@ -4,8 +4,11 @@ use base64::Engine as _;
 use duckdb::types::Value;
 use serde_json::Value as Json;
 
-use super::datetime::{date, interval, time_of_day, timestamp};
-use super::types::{ColumnType, Kind, Scalar};
+use super::datetime::{
+    date, interval, interval_from_duckdb_text, time_of_day, timestamp,
+    zoned_timestamp_from_duckdb_text,
+};
+use super::types::{ColumnType, Kind, Rendering, Scalar};
 
 /// Largest integer a JSON number holds exactly (2^53 − 1).
 const MAX_SAFE_INTEGER: i128 = 9_007_199_254_740_991;
@@ -52,7 +55,7 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
             months,
             days,
             nanos,
-        } => Json::String(interval(*months, *days, *nanos)),
+        } => Json::String(interval(*months, *days, i128::from(*nanos))),
         Value::List(items) => {
             let child = ty.and_then(|t| match &t.kind {
                 Kind::List(c) => Some(c.as_ref()),
@@ -66,6 +69,20 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                 _ => None,
             });
             Json::Array(items.iter().map(|v| to_json(v, child)).collect())
+        }
+        // A tuple is positional: an array, whatever names the Arrow export made up.
+        Value::Struct(fields) if ty.is_some_and(|t| matches!(t.kind, Kind::Tuple(_))) => {
+            let member_types = ty.and_then(|t| match &t.kind {
+                Kind::Tuple(m) => Some(m.as_slice()),
+                _ => None,
+            });
+            Json::Array(
+                fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, v))| to_json(v, member_types.and_then(|m| m.get(i))))
+                    .collect(),
+            )
         }
         Value::Struct(fields) => {
             let member_types = ty.and_then(|t| match &t.kind {
@@ -162,7 +179,10 @@ fn could_hold(member: &ColumnType, value: &Value) -> bool {
         Value::UHugeInt(_) => scalar == Some(S::UHugeInt),
         Value::Float(_) | Value::Double(_) => matches!(scalar, Some(S::Float | S::Double)),
         Value::Decimal(_) => matches!(member.kind, Kind::Decimal { .. }),
-        Value::Text(_) => matches!(scalar, Some(S::Varchar | S::Uuid | S::Enum)),
+        Value::Text(_) => matches!(
+            scalar,
+            Some(S::Varchar | S::Uuid | S::Enum | S::Rendered(_))
+        ),
         Value::Blob(_) => matches!(
             scalar,
             Some(S::Blob | S::Bit | S::Bignum | S::Uuid | S::Geometry)
@@ -178,7 +198,7 @@ fn could_hold(member: &ColumnType, value: &Value) -> bool {
         Value::Interval { .. } => scalar == Some(S::Interval),
         Value::List(_) => matches!(member.kind, Kind::List(_)),
         Value::Array(_) => matches!(member.kind, Kind::Array { .. }),
-        Value::Struct(_) => matches!(member.kind, Kind::Struct(_)),
+        Value::Struct(_) => matches!(member.kind, Kind::Struct(_) | Kind::Tuple(_)),
         Value::Map(_) => matches!(member.kind, Kind::Map { .. }),
         Value::Union(_) => matches!(member.kind, Kind::Union(_)),
         // `Value` is non-exhaustive: a variant added later matches no member, so it converts
@@ -214,13 +234,36 @@ fn float(f: f64) -> Json {
 }
 
 fn text(s: &str, ty: Option<&ColumnType>) -> Json {
-    if ty.is_some_and(ColumnType::is_json)
-        && numbers_survive_doubles(s)
-        && let Ok(parsed) = serde_json::from_str::<Json>(s)
-    {
-        return parsed;
+    match ty.and_then(ColumnType::scalar) {
+        Some(Scalar::Rendered(rendering)) => rendered(s, rendering),
+        // JSON is returned as its text, as DuckDB's clients return it: a JSON `null` is then the
+        // text `null`, distinct from SQL NULL, and no number loses digits.
+        _ => Json::String(s.to_string()),
     }
-    Json::String(s.to_string())
+}
+
+/// A value DuckDB rendered in the worker (see [`Rendering`]), read back. Text DuckDB wrote
+/// that does not read back is returned as DuckDB wrote it, never guessed at.
+fn rendered(s: &str, rendering: Rendering) -> Json {
+    match rendering {
+        Rendering::VariantAsJson => {
+            if numbers_survive_doubles(s)
+                && let Ok(parsed) = serde_json::from_str::<Json>(s)
+            {
+                return parsed;
+            }
+            Json::String(s.to_string())
+        }
+        Rendering::Interval => Json::String(
+            interval_from_duckdb_text(s)
+                .map(|(months, days, micros)| interval(months, days, i128::from(micros) * 1000))
+                .unwrap_or_else(|| s.to_string()),
+        ),
+        Rendering::ZonedTimestamp => {
+            Json::String(zoned_timestamp_from_duckdb_text(s).unwrap_or_else(|| s.to_string()))
+        }
+        Rendering::Text => Json::String(s.to_string()),
+    }
 }
 
 /// Whether every number in the JSON text `s` keeps its exact value when read as an IEEE

@@ -73,7 +73,10 @@ fn signature() -> String {
 pub(crate) fn row_arrays_schema() -> Value {
     json!({
         "type": "array",
-        "description": "One array per row, its values in the order of `columns`."
+        "description": format!(
+            "One array per row, its values in the order of `columns`. {}",
+            crate::engine::VALUE_ENCODING
+        )
     })
 }
 
