@@ -148,6 +148,9 @@ pub(super) fn interval(months: i32, days: i32, nanos: i128) -> String {
 /// DuckDB's text for an INTERVAL (`1 year 2 months -3 days -04:05:06.5`, `2562047788:00:00`,
 /// `00:00:00`) as (months, days, microseconds), the three numbers DuckDB keeps.
 pub(super) fn interval_from_duckdb_text(text: &str) -> Option<(i32, i32, i64)> {
+    if text.trim().is_empty() {
+        return None;
+    }
     let mut months: i64 = 0;
     let mut days: i64 = 0;
     let mut micros: i64 = 0;
