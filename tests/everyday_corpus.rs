@@ -695,7 +695,7 @@ fn oracle_renders_the_documented_json_shapes() {
         json!("9007199254740992"),
         json!("12.50"),
         json!("-0.05"),
-        json!({ "a": [1, 2.5, null] }),
+        json!("{\"a\": [1, 2.5, null]}"),
         json!(["1969-12-31", "2000-02-29"]),
         json!({ "k": "v", "n": 1.5 }),
         json!([{ "key": "a", "value": 1 }]),
