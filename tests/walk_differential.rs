@@ -233,6 +233,7 @@ fn the_parent_and_the_worker_walks_agree_on_the_validator_corpus_and_the_grammar
     let (mut engine, catalog) = open(dir.path(), corpus::SCHEMA_SQL);
     let mut inputs: Vec<String> = corpus::ACCEPTED.iter().map(|s| s.to_string()).collect();
     inputs.extend(corpus::REFUSED.iter().map(|(sql, _)| sql.to_string()));
+    inputs.extend(corpus::DUCKDB_GRAMMAR.iter().map(|s| s.to_string()));
     for seed in 0..1500u64 {
         let spec = generate::from_seed(seed);
         inputs.push(spec.render());

@@ -261,7 +261,8 @@ pub(crate) fn check(
     sql: &str,
     facts: Option<TreeFacts>,
 ) -> Result<(), WorkerError> {
-    let query = statement::strip_explain(sql).unwrap_or(sql);
+    let query = statement::checked_query(sql);
+    let query = query.as_ref();
     // DuckDB's serialiser must be given exactly one SELECT. The walk established that; without
     // it (test bypass) this check asks DuckDB's parser itself, so it holds on its own.
     let facts = match facts {
@@ -272,7 +273,30 @@ pub(crate) fn check(
             tree::facts(&tree)
         }
     };
-    let plan = match bound_plan(conn, query) {
+    // A relation named like a file binds to the database's table or view of that name, if
+    // there is one; otherwise DuckDB would try the file, which binding itself would read.
+    for (schema, table) in &facts.file_like {
+        if !is_relation_of(conn, rules.alias, schema, table)? {
+            let written = if schema.is_empty() {
+                table.clone()
+            } else {
+                format!("{schema}.{table}")
+            };
+            return Err(
+                Refused::Because(refusals::file_relation(&written).into()).into_error(rules)
+            );
+        }
+    }
+    // DuckDB 2.0 cannot serialise the plan of a recursive CTE with `USING KEY` ("Failed to
+    // cast expression to type"); the same query without its key lists it can.
+    let serialised = match bound_plan(conn, query) {
+        Err(PlanError::DuckDb(error)) => match without_recursion_keys(conn, query) {
+            Some(without_keys) => bound_plan(conn, &without_keys),
+            None => Err(PlanError::DuckDb(error)),
+        },
+        other => other,
+    };
+    let plan = match serialised {
         Ok(plan) => plan,
         Err(PlanError::DuckDb(serialise_error)) => {
             // DuckDB could not bind the query: the agent should see DuckDB's own error for its
@@ -337,6 +361,84 @@ fn refuse_written_functions(tree: &Json) -> Result<(), Refused> {
 }
 
 /// DuckDB's unoptimized bound plan for `query`, as DuckDB serialises it.
+/// `query` with the key lists of its recursive CTEs (`USING KEY (…)`) removed, when it has any,
+/// for the plan check to read in its place: DuckDB's own SQL for its syntax tree of `query`
+/// with those lists emptied.
+///
+/// The key lists name columns of the CTE itself; everything else the query binds (scans,
+/// functions, casts, types, stored views and macros) is the same with or without them, and a
+/// `recurring.<cte>` reference binds to the same CTE's rows. So the plan without the keys holds
+/// every object this check judges. That DuckDB's SQL text reads back as exactly the tree it
+/// came from (source positions aside) is checked, so nothing of the query is lost on the way;
+/// anything else (a key with aggregates, a text that reads back differently) gives `None`.
+fn without_recursion_keys(conn: &Connection, query: &str) -> Option<String> {
+    fn strip(value: &mut Json, changed: &mut bool) -> Option<()> {
+        match value {
+            Json::Object(map) => {
+                if let Some(Json::Array(aggregates)) = map.get("payload_aggregates")
+                    && !aggregates.is_empty()
+                {
+                    return None;
+                }
+                if let Some(Json::Array(keys)) = map.get_mut("key_targets")
+                    && !keys.is_empty()
+                {
+                    keys.clear();
+                    *changed = true;
+                }
+                map.values_mut().try_for_each(|v| strip(v, changed))
+            }
+            Json::Array(items) => items.iter_mut().try_for_each(|v| strip(v, changed)),
+            _ => Some(()),
+        }
+    }
+    /// The tree without source positions, which differ between two texts of one query.
+    fn positionless(value: &mut Json) {
+        match value {
+            Json::Object(map) => {
+                map.retain(|key, _| !key.starts_with("query_location"));
+                map.values_mut().for_each(positionless);
+            }
+            Json::Array(items) => items.iter_mut().for_each(positionless),
+            _ => {}
+        }
+    }
+    let mut tree = statement::parse_single_select(conn, query).ok()?;
+    let mut changed = false;
+    strip(&mut tree, &mut changed)?;
+    if !changed {
+        return None;
+    }
+    let text: String = conn
+        .prepare_cached("SELECT json_deserialize_sql(?::JSON)")
+        .and_then(|mut stmt| stmt.query_row([tree.to_string()], |row| row.get(0)))
+        .ok()?;
+    let mut read_back = statement::parse_single_select(conn, &text).ok()?;
+    positionless(&mut tree);
+    positionless(&mut read_back);
+    (read_back == tree).then_some(text)
+}
+
+/// Whether `schema.table` (`main` when no schema is written) is a table or view of the
+/// database attached as `alias`, as DuckDB's binder looks names up: ASCII case-insensitively.
+fn is_relation_of(
+    conn: &Connection,
+    alias: &str,
+    schema: &str,
+    table: &str,
+) -> Result<bool, WorkerError> {
+    let schema = if schema.is_empty() { "main" } else { schema };
+    conn.prepare_cached(
+        "SELECT count(*) > 0 FROM (
+             SELECT schema_name, table_name AS name FROM duckdb_tables() WHERE database_name = $1
+             UNION ALL
+             SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = $1
+         ) WHERE lower(schema_name) = lower($2) AND lower(name) = lower($3)",
+    )
+    .and_then(|mut stmt| stmt.query_row([alias, schema, table], |row| row.get(0)))
+    .map_err(|e| query_error(&e))
+}
+
 fn bound_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
     let text: String = conn
         .prepare_cached("SELECT json_serialize_plan(?, optimize := false)")

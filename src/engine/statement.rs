@@ -7,7 +7,10 @@
 //! `SELECT` statements, so they pass; writes, DDL, `COPY`, `ATTACH`, `SET`, `PRAGMA`, `CALL`,
 //! `INSTALL`/`LOAD`, transactions do not. `EXPLAIN` is not serializable: it is accepted only in
 //! the form `EXPLAIN [ANALYZE] [(options)] <one SELECT>` at the very start of the text, with the
-//! rest checked the same way.
+//! rest checked the same way. `CALL f(…)`, which DuckDB binds as `SELECT * FROM f(…)`, is
+//! checked in that form.
+
+use std::borrow::Cow;
 
 use duckdb::Connection;
 use serde_json::Value as Json;
@@ -27,9 +30,31 @@ pub(crate) fn check(
     sql: &str,
     rules: &TreeRules<'_>,
 ) -> Result<TreeFacts, WorkerError> {
-    let query = strip_explain(sql).unwrap_or(sql);
-    let parsed = parse_single_select(conn, query)?;
+    let query = checked_query(sql);
+    let parsed = parse_single_select(conn, &query)?;
     tree::check_tree(&parsed, rules).map_err(WorkerError::from)
+}
+
+/// The query the checks read for `sql`: the explained query of an `EXPLAIN`, and a `CALL`
+/// in the form DuckDB binds it as (see [`select_of_call`]); otherwise `sql` itself.
+pub(crate) fn checked_query(sql: &str) -> Cow<'_, str> {
+    let query = strip_explain(sql).unwrap_or(sql);
+    match select_of_call(query) {
+        Some(select) => Cow::Owned(select),
+        None => Cow::Borrowed(query),
+    }
+}
+
+/// `CALL f(…)` as `SELECT * FROM f(…)`, which is how DuckDB's binder plans a `CALL`
+/// (`Binder::Bind(CallStatement &)` makes exactly that query of the called function). DuckDB's
+/// grammar takes one function call after `CALL`; anything more, which the `SELECT` form might
+/// accept, fails DuckDB's parse of the `CALL` itself, so nothing runs that was not checked.
+///
+/// Only leading whitespace may precede `CALL` (no comments), so this reading and DuckDB's
+/// cannot differ about the statement's first word.
+pub(crate) fn select_of_call(sql: &str) -> Option<String> {
+    let rest = strip_keyword(sql.trim_start(), "CALL")?;
+    Some(format!("SELECT * FROM {}", rest.trim_start()))
 }
 
 /// If `sql` is `EXPLAIN [ANALYZE] [(options)] rest`, return `rest`.
@@ -126,6 +151,26 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn call_is_checked_as_the_select_duckdb_binds_it_as() {
+        assert_eq!(
+            select_of_call("CALL range(10)").as_deref(),
+            Some("SELECT * FROM range(10)")
+        );
+        assert_eq!(
+            select_of_call("  call\npragma_table_info('t');").as_deref(),
+            Some("SELECT * FROM pragma_table_info('t');")
+        );
+        assert_eq!(select_of_call("CALLrange(1)"), None);
+        assert_eq!(select_of_call("/* x */ CALL range(1)"), None);
+        assert_eq!(select_of_call("SELECT 1"), None);
+        assert_eq!(
+            checked_query("EXPLAIN CALL range(2)"),
+            "SELECT * FROM range(2)"
+        );
+        assert_eq!(checked_query("SELECT 1"), "SELECT 1");
+    }
 
     #[test]
     fn explain_prefix_is_recognised_only_at_the_start() {

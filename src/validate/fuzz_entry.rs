@@ -126,7 +126,8 @@ fn verify_single_statement(sql: &str, accepted: &Accepted) {
         StatementKind::Query
         | StatementKind::Describe
         | StatementKind::Show
-        | StatementKind::Explain => sql,
+        | StatementKind::Explain
+        | StatementKind::Call => sql,
         // sqlparser could not parse it, so it cannot re-parse it either: the statement count
         // was decided on tokens, and the worker's DuckDB decides the rest.
         StatementKind::Unparsed => return,
@@ -148,9 +149,11 @@ fn verify_single_statement(sql: &str, accepted: &Accepted) {
             Statement::Explain { .. } | Statement::ExplainTable { .. },
             StatementKind::Describe | StatementKind::Explain
         ) | (
-            Statement::ShowTables { .. } | Statement::ShowVariable { .. },
+            Statement::ShowTables { .. }
+                | Statement::ShowVariable { .. }
+                | Statement::ExplainTable { .. },
             StatementKind::Show
-        )
+        ) | (Statement::Call(_), StatementKind::Call)
     );
     assert!(
         kind_matches,

@@ -156,6 +156,8 @@ pub enum StatementKind {
     Summarize,
     /// EXPLAIN of an allowed query.
     Explain,
+    /// `CALL` of a table function, which DuckDB binds as `SELECT * FROM` that call.
+    Call,
     /// sqlparser could not parse it, and its tokens hold no evidence against it: its kind is
     /// unknown here, and the worker's check of DuckDB's own syntax tree decides.
     Unparsed,

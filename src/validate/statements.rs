@@ -3,10 +3,10 @@
 //! The match over [`Statement`] lists every variant by name (no wildcard), so a statement kind
 //! added by a sqlparser upgrade fails the build here until someone decides about it. Only queries
 //! and the read-only introspection forms (DESCRIBE, SHOW TABLES, SHOW t, EXPLAIN of a query)
-//! pass; every other statement is refused with the seed message.
+//! and `CALL` of a table function pass; every other statement is refused with the seed message.
 
 use sqlparser::ast::{
-    DescribeAlias, Expr, ObjectName, ShowStatementOptions, Statement, UtilityOption,
+    DescribeAlias, Expr, ObjectName, ObjectNamePart, ShowStatementOptions, Statement, UtilityOption,
 };
 
 use super::refusals::policy_blocked;
@@ -90,8 +90,22 @@ pub(crate) fn check(
             if hive_format.is_some() {
                 return Err(unsupported("DESCRIBE EXTENDED/FORMATTED", "use DESCRIBE t"));
             }
+            // DuckDB reads `DESCRIBE TABLES` (quoted or not) as `SHOW TABLES`, whatever the
+            // database holds: a listing, not a relation.
+            if let [ObjectNamePart::Identifier(only)] = table_name.0.as_slice()
+                && only.value.eq_ignore_ascii_case("tables")
+            {
+                walker.check_catalog_listing("DESCRIBE TABLES")?;
+                return walked(StatementKind::Show);
+            }
             walker.relation(table_name)?;
             walked(StatementKind::Describe)
+        }
+        // DuckDB binds `CALL f(…)` as `SELECT * FROM f(…)`: a table function call, checked as
+        // one (the worker runs it in that form).
+        Statement::Call(function) => {
+            walker.call_statement(function)?;
+            walked(StatementKind::Call)
         }
         Statement::ShowTables {
             terse,

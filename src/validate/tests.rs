@@ -1,6 +1,8 @@
 //! Table-driven tests over [`corpus`](super::corpus), plus targeted checks of messages and caps.
 
-use super::corpus::{self, ACCEPTED, Expect, LEFT_TO_THE_WORKER, REFUSED, UNPARSED};
+use super::corpus::{
+    self, ACCEPTED, DUCKDB_GRAMMAR, Expect, LEFT_TO_THE_WORKER, REFUSED, UNPARSED,
+};
 use super::{Catalog, CatalogRelation, Limits, StatementKind, check};
 use crate::error::{ErrorKind, messages};
 
@@ -24,6 +26,58 @@ fn every_everyday_query_is_accepted() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// DuckDB's grammar that sqlparser misreads is never refused: walked when sqlparser reads it as
+/// DuckDB does, left to the worker otherwise.
+#[test]
+fn duckdb_grammar_sqlparser_misreads_is_never_refused() {
+    let failures: Vec<String> = DUCKDB_GRAMMAR
+        .iter()
+        .filter_map(|sql| {
+            run(sql).err().map(|r| {
+                format!(
+                    "{sql}\n    -> {:?}: {} [{}]",
+                    r.kind, r.message, r.construct
+                )
+            })
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} false refusals:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // What sqlparser reads is walked, with what DuckDB reads in it.
+    let walked = |sql: &str| run(sql).expect(sql);
+    assert_eq!(walked("CALL range(10)").kind, StatementKind::Call);
+    assert_eq!(walked("CALL range(10)").functions, ["range"]);
+    assert_eq!(walked("DESCRIBE TABLES").kind, StatementKind::Show);
+    assert_eq!(
+        walked("SELECT count(*) FROM analytics.archive.daily").relations,
+        ["archive.daily"]
+    );
+}
+
+/// A catalog that is DuckDB's own, or a nested schema the database does not have, is still
+/// refused; so is `DESCRIBE TABLES` under privacy rules, like `SHOW TABLES`.
+#[test]
+fn names_duckdb_2_reads_as_nested_schemas_resolve_only_to_the_databases_schemas() {
+    for sql in [
+        "SELECT * FROM memory.archive.daily",
+        "SELECT * FROM system.archive.daily",
+        "SELECT * FROM analytics.archive.missing",
+        "SELECT * FROM health.analytics.nowhere.daily",
+    ] {
+        assert_eq!(refusal(sql).kind, ErrorKind::UnknownName, "{sql}");
+    }
+    let restricted = Catalog {
+        restricted: true,
+        ..corpus::catalog()
+    };
+    let listing = check("DESCRIBE TABLES", &restricted, &Limits::default()).unwrap_err();
+    assert_eq!(listing.kind, ErrorKind::PolicyBlocked);
 }
 
 fn refusal_matches(expect: Expect, refusal: &super::Refusal) -> bool {

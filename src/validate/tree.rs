@@ -45,7 +45,7 @@ pub struct TreeRules<'a> {
 }
 
 /// What the walk found out about an accepted query.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TreeFacts {
     /// It holds a `DESCRIBE` or `SHOW <name>`: DuckDB's binder answers those itself, so its
     /// plan shows no scan of what they describe (the privacy check refuses them).
@@ -54,6 +54,11 @@ pub struct TreeFacts {
     /// table's columns or reads a setting (`SHOW threads`); only its plan tells them apart, so
     /// the plan check demands one `PRAGMA_SHOW` (a table's columns) for each.
     pub shows_by_name: u32,
+    /// Relations named like files (`"a.b.c"`, `exports.csv`), as (schema, table), the schema
+    /// empty when unwritten. DuckDB's binder takes a table or view of the database of that name
+    /// before it tries a file, and only the attached catalog says whether there is one: the
+    /// plan check asks it before anything binds, and refuses a name that is none.
+    pub file_like: Vec<(String, String)>,
 }
 
 impl TreeFacts {
@@ -142,6 +147,14 @@ pub fn facts(tree: &Json) -> TreeFacts {
 }
 
 /// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
+/// DuckDB's own catalogs: its views and functions (`system`), the session's objects (`temp`)
+/// and the default in-memory database (`memory`). None holds a schema of the database.
+fn is_builtin_catalog(name: &str) -> bool {
+    ["system", "temp", "memory"]
+        .iter()
+        .any(|builtin| name.eq_ignore_ascii_case(builtin))
+}
+
 fn unexpected(what: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::InternalError,
@@ -307,7 +320,7 @@ impl Walk<'_, '_> {
     }
 
     /// A relation named in `FROM`.
-    fn base_table(&self, map: &Map<String, Json>, scope: usize) -> Result<(), Refusal> {
+    fn base_table(&mut self, map: &Map<String, Json>, scope: usize) -> Result<(), Refusal> {
         let text = |key: &str| {
             map.get(key)
                 .and_then(Json::as_str)
@@ -330,19 +343,32 @@ impl Walk<'_, '_> {
             Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
             _ => Vec::new(),
         };
-        if [catalog, schema, table]
+        let file_like = [catalog, schema, table]
             .iter()
             .chain(every_part.iter())
             .any(|p| !p.is_empty() && looks_like_path(p))
-            || table.is_empty()
-            || (catalog.is_empty() && names_a_data_file(schema, table))
-        {
+            || (catalog.is_empty() && names_a_data_file(schema, table));
+        if table.is_empty() {
             return Err(file_relation(&written));
+        }
+        if file_like {
+            return self.file_like(catalog, schema, table, &written);
         }
         if !catalog.is_empty() {
             // Only the attached database's own tables may be named with a catalog; `system`,
             // `temp` and `memory` hold DuckDB's views and the session's state.
             if catalog.eq_ignore_ascii_case(self.rules.database) {
+                return Ok(());
+            }
+            // `a.b.t` where `a` is no catalog: DuckDB 2.0 binds the table `t` of the nested
+            // schema `a.b` of the database. No other catalog is attached but DuckDB's own, and
+            // the plan check refuses a scan of anything but the database. `main` is the
+            // top-level schema, so `a.main.t` names a catalog. Under privacy rules no such name
+            // is taken: the private catalog's name must never reach the binder.
+            if !self.rules.restricted
+                && !is_builtin_catalog(catalog)
+                && !schema.eq_ignore_ascii_case("main")
+            {
                 return Ok(());
             }
             return Err(unknown_relation(&written));
@@ -357,6 +383,26 @@ impl Walk<'_, '_> {
             Some(SystemView::Catalog) => Ok(()),
             Some(SystemView::Denied(denial)) => Err(denied(&written, denial)),
         }
+    }
+
+    /// A relation named like a file. A table or view of the database may have such a name
+    /// (`"a.b.c"`, `exports.csv`), and DuckDB's binder takes it before it tries a file; the
+    /// catalog is not known here, so the name goes to the plan check, which asks it before
+    /// anything binds. Under privacy rules, and with a catalog written, it is refused here.
+    fn file_like(
+        &mut self,
+        catalog: &str,
+        schema: &str,
+        table: &str,
+        written: &str,
+    ) -> Result<(), Refusal> {
+        if self.rules.restricted || !catalog.is_empty() {
+            return Err(file_relation(written));
+        }
+        self.facts
+            .file_like
+            .push((schema.to_owned(), table.to_owned()));
+        Ok(())
     }
 
     /// A table function in `FROM`: on the allowlist, and not a catalog listing under privacy
@@ -398,8 +444,16 @@ impl Walk<'_, '_> {
                     part("schema_name"),
                     part("table_name"),
                 ];
-                if parts.iter().any(|p| !p.is_empty() && looks_like_path(p)) {
-                    return Err(file_relation(parts[2]));
+                if parts.iter().any(|p| !p.is_empty() && looks_like_path(p))
+                    || (parts[0].is_empty() && names_a_data_file(parts[1], parts[2]))
+                {
+                    let written = parts
+                        .iter()
+                        .filter(|p| !p.is_empty())
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    self.file_like(parts[0], parts[1], parts[2], &written)?;
                 }
                 self.facts.note_show(map);
                 Ok(())
@@ -581,6 +635,34 @@ mod tests {
     }
 
     #[test]
+    fn nested_schema_names_pass_and_names_like_files_wait_for_the_catalog() {
+        // `clinic.archive.visits`: the table of DuckDB 2.0's nested schema `clinic.archive`.
+        let nested = || select_from(table("clinic", "archive", "visits"));
+        assert_eq!(check(nested(), &RULES), Ok(TreeFacts::default()));
+        assert_eq!(
+            check(nested(), &PRIVATE).unwrap_err().kind,
+            ErrorKind::UnknownName
+        );
+        for catalog in ["system", "temp", "memory"] {
+            let refusal = check(select_from(table(catalog, "archive", "visits")), &RULES);
+            assert_eq!(
+                refusal.unwrap_err().kind,
+                ErrorKind::UnknownName,
+                "{catalog}"
+            );
+        }
+        // A table may be named like a file; only the attached catalog says whether it is one.
+        for (schema, name) in [("", "a.b.c"), ("exports", "csv")] {
+            let facts = check(select_from(table("", schema, name)), &RULES).unwrap();
+            assert_eq!(facts.file_like, [(schema.to_owned(), name.to_owned())]);
+            let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
+            assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
+        }
+        let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
+        assert_eq!(with_catalog.unwrap_err().kind, ErrorKind::PolicyBlocked);
+    }
+
+    #[test]
     fn denied_functions_are_refused_in_every_position() {
         let in_select = json!({"type": "SELECT_NODE", "cte_map": {"map": []},
             "select_list": [{"class": "FUNCTION", "function_name": "upper",
@@ -642,12 +724,13 @@ mod tests {
         assert_eq!(check(show("SUMMARY", ""), &RULES), Ok(TreeFacts::default()));
         let described = TreeFacts {
             describes: true,
-            shows_by_name: 0,
+            ..TreeFacts::default()
         };
         assert_eq!(check(show("DESCRIBE", ""), &RULES), Ok(described));
         let shown = TreeFacts {
             describes: true,
             shows_by_name: 1,
+            ..TreeFacts::default()
         };
         assert_eq!(check(show("SHOW", "cgm"), &RULES), Ok(shown));
         assert_eq!(
@@ -675,7 +758,7 @@ mod tests {
             facts(&describe),
             TreeFacts {
                 describes: true,
-                shows_by_name: 0
+                ..TreeFacts::default()
             }
         );
         let shows = json!([{"type": "SHOW_REF", "show_type": "SHOW", "table_name": "t"},
@@ -684,7 +767,8 @@ mod tests {
             facts(&shows),
             TreeFacts {
                 describes: true,
-                shows_by_name: 2
+                shows_by_name: 2,
+                ..TreeFacts::default()
             }
         );
         let summarize = json!({"from_table": {"type": "SHOW_REF", "show_type": "SUMMARY"}});

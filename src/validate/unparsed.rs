@@ -7,11 +7,11 @@
 //! evidence in the tokens, which the lexical checks have already matched to DuckDB's lexer (and
 //! the statement count is decided on them too):
 //! - it is not a query: it starts with a word that does not begin one, with a write or other
-//!   non-query keyword, or has one as the statement under `EXPLAIN`/`DESCRIBE`/… or after a
-//!   `WITH` list;
+//!   non-query keyword (but `CALL`, which DuckDB binds as `SELECT * FROM` its table function),
+//!   or has one as the statement under `EXPLAIN`/`DESCRIBE`/… or after a `WITH` list;
 //! - brackets nest deeper than the parser's recursion cap allows;
 //! - a denied function is called anywhere (`name(`), or a table function off the allowlist is
-//!   called in `FROM`;
+//!   called in `FROM` or by `CALL`;
 //! - a relation in `FROM`/`JOIN` (or the subject of `PIVOT`, `DESCRIBE`, …) is a string, which
 //!   DuckDB's replacement scans read as a file or URL, or a quoted name shaped like a path, or
 //!   one of DuckDB's settings views;
@@ -293,6 +293,13 @@ impl<'t> Scan<'t> {
     fn statement_start(&self) -> Result<(), Refusal> {
         match self.token(0) {
             None | Some(Token::LParen) => {}
+            // `CALL f(…)` is `SELECT * FROM f(…)` to DuckDB: its table function is checked as
+            // one in `FROM` (`calls_and_relations`).
+            Some(Token::Word(w))
+                if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("CALL") =>
+            {
+                return Ok(());
+            }
             Some(Token::Word(w)) if w.quote_style.is_none() => {
                 let upper = w.value.to_ascii_uppercase();
                 if NON_QUERY_KEYWORDS.contains(&upper.as_str()) {
@@ -386,6 +393,9 @@ impl<'t> Scan<'t> {
                 clause
             } else if self.is(i, "JOIN") {
                 level.in_from = true;
+                true
+            } else if i == 0 && self.is(i, "CALL") {
+                // `CALL f(…)`: DuckDB's `SELECT * FROM f(…)`.
                 true
             } else if token == &Token::Comma {
                 level.in_from

@@ -3,6 +3,8 @@
 //! validation and a look at the server's worker processes.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod corpus_file;
+pub mod oracle;
 pub mod steps;
 
 use std::collections::HashMap;

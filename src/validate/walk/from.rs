@@ -1,9 +1,9 @@
 //! The `FROM` clause: joins, table factors, table functions and relation names.
 
 use sqlparser::ast::{
-    FunctionArg, Ident, Join, JoinConstraint, JoinOperator, ObjectName, ObjectNamePart,
-    PivotValueSource, TableAlias, TableFactor, TableFunctionArgs, TableSample, TableSampleKind,
-    TableWithJoins,
+    Function, FunctionArg, FunctionArgumentList, FunctionArguments, Ident, Join, JoinConstraint,
+    JoinOperator, ObjectName, ObjectNamePart, PivotValueSource, TableAlias, TableFactor,
+    TableFunctionArgs, TableSample, TableSampleKind, TableWithJoins,
 };
 
 use super::{Walk, Walker, lower, pivot_refused, push_unique};
@@ -252,6 +252,41 @@ impl Walker<'_> {
         self.opt_expr(offset.as_ref())
     }
 
+    /// `CALL f(…)`: DuckDB binds it as `SELECT * FROM f(…)`, so it is that table function call,
+    /// with nothing a table function in `FROM` could not have.
+    pub(crate) fn call_statement(&mut self, function: &Function) -> Walk {
+        let Function {
+            name,
+            uses_odbc_syntax,
+            parameters,
+            args,
+            within_group,
+            filter,
+            null_treatment,
+            over,
+        } = function;
+        let plain = !*uses_odbc_syntax
+            && matches!(parameters, FunctionArguments::None)
+            && within_group.is_empty()
+            && filter.is_none()
+            && null_treatment.is_none()
+            && over.is_none();
+        let args: &[FunctionArg] = match args {
+            FunctionArguments::List(FunctionArgumentList {
+                duplicate_treatment: None,
+                args,
+                clauses,
+            }) if plain && clauses.is_empty() => args,
+            _ => {
+                return Err(unsupported(
+                    "this form of CALL",
+                    "call a table function with its arguments: CALL range(10)",
+                ));
+            }
+        };
+        self.table_function(name, args)
+    }
+
     /// A table function call in `FROM`: allowlisted names only.
     fn table_function(&mut self, name: &ObjectName, args: &[FunctionArg]) -> Walk {
         let called = self.function_name(name)?;
@@ -367,6 +402,29 @@ impl Walker<'_> {
                     None => Err(unknown_relation(&written)),
                 }
             }
+            // `a.b.t` with `a` no catalog: DuckDB 2.0 reads it as the table `t` of the nested
+            // schema `a.b` of the database (`db.a.b.t` with the catalog written). The catalog
+            // lists a nested schema by its own name, `b`; `main` is the top-level schema (so
+            // `other.main.t` names another catalog, none of which a query may read). Under
+            // privacy rules only the database's own name is taken as a catalog.
+            [parent, schema, table] | [_, parent, schema, table]
+                if (parts.len() == 3 || self.is_database(parts[0]))
+                    && !self.catalog.restricted
+                    && !is_builtin_catalog(parent)
+                    && !schema.value.eq_ignore_ascii_case("main")
+                    && !looks_like_path(&parent.value) =>
+            {
+                match self.catalog.find(Some(&schema.value), &table.value) {
+                    Some(found) => {
+                        self.read_catalog_relation(found);
+                        Ok(())
+                    }
+                    None if parts.iter().any(|p| looks_like_path(&p.value)) => {
+                        Err(file_relation(&written))
+                    }
+                    None => Err(unknown_relation(&written)),
+                }
+            }
             _ => {
                 if parts.iter().any(|p| looks_like_path(&p.value)) {
                     return Err(file_relation(&written));
@@ -402,4 +460,12 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// DuckDB's own catalogs: its views and functions (`system`), the session's objects (`temp`)
+/// and the default in-memory database (`memory`). None holds a schema of the database.
+fn is_builtin_catalog(part: &Ident) -> bool {
+    ["system", "temp", "memory"]
+        .iter()
+        .any(|builtin| part.value.eq_ignore_ascii_case(builtin))
 }

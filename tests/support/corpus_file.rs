@@ -1,0 +1,96 @@
+//! The format of the SQL files the answer-comparing suites read (tests/everyday/corpus.sql,
+//! tests/conformance/queries.sql): entries of SQL with a few `-- key: value` headers.
+
+use std::collections::BTreeMap;
+
+/// One corpus entry.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub name: String,
+    pub category: String,
+    /// The statement orders its rows (a top-level ORDER BY): compare in order.
+    pub ordered: bool,
+    /// duckgate must refuse it (`-- expect: refused`).
+    pub expect_refused: bool,
+    pub sql: String,
+    pub line: usize,
+}
+
+/// Parse the corpus: `-- name:` starts an entry, the `-- key: value` lines right after it are
+/// its headers, and the rest up to the next entry is its SQL (trailing comment lines and a final
+/// `;` dropped). The same format tests/everyday/check_corpus.py reads.
+pub fn parse_corpus(text: &str) -> Result<Vec<Entry>, String> {
+    struct Building {
+        headers: BTreeMap<String, String>,
+        sql: Vec<String>,
+        line: usize,
+    }
+    let mut building: Vec<Building> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let header = line.strip_prefix("-- ").and_then(|rest| {
+            let (key, value) = rest.split_once(':')?;
+            let key_is_word =
+                !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            key_is_word.then(|| (key.to_string(), value.trim().to_string()))
+        });
+        match header {
+            Some((key, value)) if key == "name" => building.push(Building {
+                headers: BTreeMap::from([(key, value)]),
+                sql: Vec::new(),
+                line: index + 1,
+            }),
+            Some((key, value)) if building.last().is_some_and(|b| b.sql.is_empty()) => {
+                if !["category", "ordered", "expect", "ask"].contains(&key.as_str()) {
+                    return Err(format!("line {}: unknown header {key:?}", index + 1));
+                }
+                if let Some(current) = building.last_mut() {
+                    current.headers.insert(key, value);
+                }
+            }
+            _ => {
+                if let Some(current) = building.last_mut()
+                    && (!current.sql.is_empty() || !line.trim().is_empty())
+                {
+                    current.sql.push(line.to_string());
+                }
+            }
+        }
+    }
+    let mut entries = Vec::new();
+    for mut b in building {
+        while b
+            .sql
+            .last()
+            .is_some_and(|l| l.trim().is_empty() || l.trim_start().starts_with("--"))
+        {
+            b.sql.pop();
+        }
+        let joined = b.sql.join("\n");
+        let sql = joined.trim().trim_end_matches(';').trim_end().to_string();
+        let header = |key: &str| b.headers.get(key).cloned().unwrap_or_default();
+        let entry = Entry {
+            name: header("name"),
+            category: header("category"),
+            ordered: match header("ordered").as_str() {
+                "yes" => true,
+                "" | "no" => false,
+                other => return Err(format!("line {}: ordered: {other:?}", b.line)),
+            },
+            expect_refused: match header("expect").as_str() {
+                "refused" => true,
+                "" => false,
+                other => return Err(format!("line {}: expect: {other:?}", b.line)),
+            },
+            sql,
+            line: b.line,
+        };
+        if entry.name.is_empty() || entry.category.is_empty() || entry.sql.is_empty() {
+            return Err(format!(
+                "line {}: an entry needs a name, a category and SQL",
+                entry.line
+            ));
+        }
+        entries.push(entry);
+    }
+    Ok(entries)
+}
