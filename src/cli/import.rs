@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use duckgate::engine::import::detect::Format;
 use duckgate::engine::import::{
-    FileOutcome, FileStatus, ImportError, ImportReport, Mode, Options, TableSummary,
+    FileOutcome, FileStatus, ImportError, ImportReport, Mode, Options, TableSummary, Unparsed,
 };
 
 use super::out;
@@ -75,7 +76,7 @@ fn summary(report: &ImportReport, mode: Mode) -> String {
     }
     text.push_str("\nTables:\n");
     for table in report.tables.iter().filter(|t| !t.view) {
-        text.push_str(&table_lines(table));
+        text.push_str(&table_lines(table, report));
     }
     let views: Vec<&str> = report
         .tables
@@ -131,14 +132,13 @@ fn file_lines(file: &FileOutcome) -> String {
                 })
                 .collect();
             text.push_str(&format!("    {}\n", loads.join(", ")));
-            if done.unparsed.count == 0 {
-                text.push_str("    every value parsed\n");
+            if done.format == Format::GenericCsv {
+                text.push_str(
+                    "    not a vendor export: its columns as DuckDB's CSV reader typed them (a \
+                     column with any non-number in it is text)\n",
+                );
             } else {
-                text.push_str(&format!(
-                    "    could not parse {} rows (left out), e.g. {}\n",
-                    done.unparsed.count,
-                    done.unparsed.examples.join("; ")
-                ));
+                text.push_str(&format!("    {}\n", unparsed_line(&done.unparsed)));
             }
             for left_out in &done.left_out {
                 text.push_str(&format!("    left out: {left_out}\n"));
@@ -148,8 +148,32 @@ fn file_lines(file: &FileOutcome) -> String {
     }
 }
 
-/// A table's lines: rows, time range, columns with types.
-fn table_lines(table: &TableSummary) -> String {
+/// "every value parsed", or how many rows were left out for a value that did not parse, with
+/// a few of those values as the export wrote them.
+fn unparsed_line(unparsed: &Unparsed) -> String {
+    if unparsed.count == 0 {
+        "every value parsed".into()
+    } else {
+        format!(
+            "could not parse {} (left out), e.g. {}",
+            count(unparsed.count, "row"),
+            unparsed.examples.join("; ")
+        )
+    }
+}
+
+/// `n` and `noun`, plural when `n` is not 1.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// A table's lines: rows, time range, columns with types, and, for a table this import added
+/// to, what of its files' rows did not parse.
+fn table_lines(table: &TableSummary, report: &ImportReport) -> String {
     let range = table
         .range
         .as_ref()
@@ -160,10 +184,33 @@ fn table_lines(table: &TableSummary) -> String {
         .iter()
         .map(|(name, kind)| format!("{name} {kind}"))
         .collect();
-    format!(
-        "  {} ({} rows{range})\n    {}\n",
+    let mut text = format!(
+        "  {} ({}{range})\n    {}\n",
         table.name,
-        table.rows,
+        count(table.rows, "row"),
         columns.join(", ")
-    )
+    );
+    let mut loaded = false;
+    let mut unparsed = Unparsed::default();
+    for file in &report.files {
+        let FileStatus::Imported(done) = &file.status else {
+            continue;
+        };
+        if done.format == Format::GenericCsv {
+            continue;
+        }
+        for load in done.loads.iter().filter(|l| l.table == table.name) {
+            loaded = true;
+            unparsed.count += load.unparsed.count;
+            for example in &load.unparsed.examples {
+                if unparsed.examples.len() < 3 {
+                    unparsed.examples.push(example.clone());
+                }
+            }
+        }
+    }
+    if loaded {
+        text.push_str(&format!("    {}\n", unparsed_line(&unparsed)));
+    }
+    text
 }

@@ -62,6 +62,8 @@ pub struct Load {
     pub added: u64,
     /// Rows of the file the table held already (same device, time and occurrence).
     pub already_there: u64,
+    /// The file's rows for this table that were left out because a value did not parse.
+    pub unparsed: Unparsed,
 }
 
 /// Values of a file that could not be read: how many, and a few as the file wrote them.
@@ -431,9 +433,9 @@ fn vendor_file(ctx: &Ctx<'_>, format: Format, file: &Path) -> Result<FileImport,
             })
             .map_err(|e| format!("reading what did not parse: {e}"))?;
         unparsed.count += bad as u64;
-        for example in examples {
+        for example in &examples {
             if unparsed.examples.len() < 3 {
-                unparsed.examples.push(example);
+                unparsed.examples.push(example.clone());
             }
         }
         let staged: i64 = conn
@@ -468,6 +470,10 @@ fn vendor_file(ctx: &Ctx<'_>, format: Format, file: &Path) -> Result<FileImport,
                 table: table.to_string(),
                 added: added as u64,
                 already_there: (staged as u64).saturating_sub(added as u64),
+                unparsed: Unparsed {
+                    count: bad as u64,
+                    examples,
+                },
             });
         }
     }
@@ -514,7 +520,7 @@ fn generic_csv(conn: &Connection, file: &Path) -> Result<FileImport, String> {
              its columns as DuckDB's CSV reader typed them."
         )
     ))
-    .map_err(|e| format!("DuckDB could not read it as CSV: {e}"))?;
+    .map_err(|e| vendors::csv_error(&e.to_string(), None))?;
     let rows: i64 = conn
         .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
         .map_err(|e| format!("counting {name}: {e}"))?;
@@ -529,6 +535,7 @@ fn generic_csv(conn: &Connection, file: &Path) -> Result<FileImport, String> {
             table: name,
             added: rows.max(0) as u64,
             already_there: 0,
+            unparsed: Unparsed::default(),
         }],
         unparsed: Unparsed::default(),
         left_out,

@@ -308,8 +308,10 @@ pub const METRIC_VIEW_COMMENTS: &[(&str, &str)] = &[
     ),
     (
         "cgm_14_day_metrics",
-        "The same consensus CGM metrics per 14-day period and source, counted back from the \
-         source's last day with readings (period_start to period_end, local days). The consensus \
-         asks for 14 days with at least 70% sensor wear.",
+        "Consensus CGM metrics (International Consensus on Time in Range, 2019) per 14-day period \
+         and source, over cgm_readings: time below, in and above range (<54, 54-69, 70-180, \
+         181-250, >250 mg/dL), mean, SD, CV, GMI and sensor wear. Periods are counted back from \
+         the source's last day with readings (period_start to period_end, local days); the \
+         consensus asks for 14 days with at least 70% sensor wear.",
     ),
 ];

@@ -135,11 +135,18 @@ impl Ctx<'_> {
             .write(section)
             .map_err(|e| format!("could not write a scratch file: {e}"))?;
         let delim = sections::delimiter(&section.header);
-        self.load_csv(&path, delim)
+        self.load_csv(&path, delim, Some(section.line))
     }
 
-    /// Read the CSV at `path` (header row first) into a temporary table of text columns.
-    fn load_csv(&self, path: &Path, delim: char) -> Result<Raw, String> {
+    /// Read the CSV at `path` (header row first) into a temporary table of text columns. When
+    /// it is a section cut out of an export, `header_line` is its header row's line there, so
+    /// an error names the line of the user's file.
+    fn load_csv(
+        &self,
+        path: &Path,
+        delim: char,
+        header_line: Option<usize>,
+    ) -> Result<Raw, String> {
         let table = self.next_table();
         let path_text = path.to_string_lossy();
         self.conn
@@ -149,7 +156,7 @@ impl Ctx<'_> {
                 sql_string(&path_text),
                 sql_string(&delim.to_string())
             ))
-            .map_err(|e| format!("DuckDB could not read it as CSV: {e}"))?;
+            .map_err(|e| csv_error(&e.to_string(), header_line))?;
         self.columns_of(table)
     }
 
@@ -168,7 +175,7 @@ impl Ctx<'_> {
                 sql_string(&path.to_string_lossy()),
                 spec.join(", ")
             ))
-            .map_err(|e| format!("DuckDB could not read it as JSON: {e}"))?;
+            .map_err(|e| format!("it is not valid JSON: {}", first_line(&e.to_string())))?;
         self.columns_of(table)
     }
 
@@ -219,6 +226,64 @@ impl Ctx<'_> {
             .unwrap_or(0);
         Ok(TIME_FORMATS[best])
     }
+}
+
+/// DuckDB's CSV error for the user: the reason and the line of their file, without DuckDB's
+/// suggestions (options `import` does not have), the reader's settings or the scratch path.
+/// `header_line` is where the section's header row sits in the user's file; DuckDB counts the
+/// lines of the section's own file, whose line 1 is that header.
+pub fn csv_error(message: &str, header_line: Option<usize>) -> String {
+    let mut line = None;
+    let mut reason = None;
+    for text in message.lines().map(str::trim) {
+        if text.is_empty() || text.starts_with("Possible fixes") {
+            break;
+        }
+        if text.contains("Error when sniffing file") {
+            // DuckDB found no consistent layout; its own words name the scratch file and the
+            // dialects it tried.
+            reason = Some(
+                "no row layout fits its header row (a quote that is never closed, or rows with \
+                 other fields than the header names)",
+            );
+            break;
+        }
+        if let Some(n) = text
+            .split("CSV Error on Line:")
+            .nth(1)
+            .and_then(|n| n.trim().parse::<usize>().ok())
+        {
+            line = Some(n);
+        } else if !text.starts_with("Original Line:") && reason.is_none() {
+            reason = Some(strip_error_class(text));
+        }
+    }
+    let reason = reason
+        .unwrap_or_else(|| strip_error_class(first_line(message)))
+        .trim_end_matches('.');
+    match (line, header_line) {
+        (Some(n), Some(header)) => {
+            format!(
+                "it is not valid CSV: {reason} (line {} of the file)",
+                header + n - 1
+            )
+        }
+        (Some(n), None) => format!("it is not valid CSV: {reason} (line {n})"),
+        _ => format!("it is not valid CSV: {reason}"),
+    }
+}
+
+/// DuckDB's message without its class (`Invalid Input Error: `).
+fn strip_error_class(text: &str) -> &str {
+    match text.split_once(" Error: ") {
+        Some((class, rest)) if class.split(' ').count() <= 3 => rest,
+        _ => text,
+    }
+}
+
+/// The first line of a message.
+fn first_line(message: &str) -> &str {
+    message.lines().next().unwrap_or(message)
 }
 
 /// The ways the vendors write a local date and time, the two-digit years before the four-digit
@@ -1096,7 +1161,7 @@ fn apple_health(ctx: &Ctx<'_>, file: &Path) -> Result<Plan, String> {
             found.other_records
         ));
     }
-    let raw = ctx.load_csv(&csv, ',')?;
+    let raw = ctx.load_csv(&csv, ',', None)?;
     let ts = "try_strptime(substr(start, 1, 19), '%Y-%m-%d %H:%M:%S')".to_string();
     let end = "try_strptime(substr(\"end\", 1, 19), '%Y-%m-%d %H:%M:%S')";
     let device = "coalesce(dg_text(device), 'Apple Health')";
@@ -1218,6 +1283,49 @@ mod tests {
     }
 
     #[test]
+    fn a_csv_error_names_the_line_of_the_users_file_without_duckdbs_options() {
+        let message = "Invalid Input Error: CSV Error on Line: 2\n\
+            Original Line: \"FreeStyle Libre,1,10-24-2026 00:00,0,100\n\
+            Value with unterminated quote found.\n\
+            \n\
+            Possible fixes:\n\
+            * Disable the parser's strict mode (strict_mode=false) to allow reading rows that do not comply with the CSV standard.\n\
+            * Enable ignore errors (ignore_errors=true) to skip this row\n\
+            \n\
+              file = /home/jane/health/.cgm.duckdb.import-7/section-0.csv\n";
+        assert_eq!(
+            csv_error(message, Some(2)),
+            "it is not valid CSV: Value with unterminated quote found (line 3 of the file)"
+        );
+        assert_eq!(
+            csv_error(message, None),
+            "it is not valid CSV: Value with unterminated quote found (line 2)"
+        );
+        let sniffing = "Invalid Input Error: Error when sniffing file \"/home/jane/.cgm.duckdb.import-7/section-1.csv\".\n\
+            It was not possible to automatically detect the CSV parsing dialect\n\
+            The search space used was:\n\
+            Delimiter Candidates: ','\n\
+            Possible fixes:\n\
+            * Disable the parser's strict mode (strict_mode=false)\n";
+        let said = csv_error(sniffing, Some(2));
+        assert!(
+            said.starts_with("it is not valid CSV: no row layout fits"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("import-7") && !said.contains("strict"),
+            "{said}"
+        );
+        assert_eq!(
+            csv_error(
+                "IO Error: No files found that match the pattern \"x\"",
+                None
+            ),
+            "it is not valid CSV: No files found that match the pattern \"x\""
+        );
+    }
+
+    #[test]
     fn low_and_high_become_one_beyond_the_limits_with_a_flag() {
         let conn = connection();
         let sql = format!(
@@ -1226,7 +1334,9 @@ mod tests {
             glucose_columns("x", "'mg/dL'", 40, 500)
         );
         let mut statement = conn.prepare(&sql).unwrap();
-        let rows: Vec<(String, Option<i32>, Option<String>, Option<f64>)> = statement
+        /// A value as written, and its glucose, flag and source value.
+        type Row = (String, Option<i32>, Option<String>, Option<f64>);
+        let rows: Vec<Row> = statement
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .unwrap()
             .collect::<Result<_, _>>()
