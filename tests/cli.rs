@@ -257,9 +257,10 @@ fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouc
     assert!(!wal_path(&mine).exists(), "a WAL appeared");
 }
 
-/// `duckgate import` turns a CGM vendor's CSV export (dates, numbers, text) into a table with
-/// detected column types and a comment naming its source, and the result is served like any
-/// database: a query through a confined worker reads it back.
+/// `duckgate import` turns a CSV that is no vendor export it knows (dates, numbers, text) into a
+/// table named after its file, with detected column types and a comment saying how it was
+/// read, and the result is served like any database: a query through a confined worker reads it
+/// back.
 #[test]
 fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
     let dir = std::env::temp_dir().join(format!("duckgate-cli-import-{}", std::process::id()));
@@ -315,7 +316,8 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
     assert!(text.contains("131"), "{text}");
     assert!(text.contains("Imported by duckgate import from"), "{text}");
 
-    // A second import over the same file is refused and leaves it as it was.
+    // A second import over the same file is refused (with the flags that would refresh it)
+    // and leaves it as it was.
     let before = std::fs::read(&out).unwrap();
     let again = duckgate(
         &[
@@ -327,11 +329,12 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
         None,
         None,
     );
-    assert_eq!(again.status.code(), Some(1), "{}", stderr_of(&again));
+    assert_eq!(again.status.code(), Some(2), "{}", stderr_of(&again));
+    let refused = stderr_of(&again);
+    assert!(refused.contains("already exists"), "{refused}");
     assert!(
-        stderr_of(&again).contains("already exists"),
-        "{}",
-        stderr_of(&again)
+        refused.contains("--append") && refused.contains("--replace"),
+        "the next step names the flags: {refused}"
     );
     assert_eq!(std::fs::read(&out).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);

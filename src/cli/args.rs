@@ -92,14 +92,29 @@ pub(crate) enum Command {
         #[arg(long, value_parser = user_path)]
         db: Option<PathBuf>,
     },
-    /// Import CSV files (or every .csv in a folder) into a new DuckDB file to serve: one table
-    /// per file, column types detected, a comment saying where each came from. Runs on your own
-    /// files in this process; nothing of it is reachable over MCP.
+    /// Import your CGM, pump and health exports (files, or folders of them) into a DuckDB file to
+    /// serve. Dexcom Clarity, LibreView, Tandem t:connect and Medtronic CareLink CSVs, Nightscout
+    /// entries and treatments JSON and Apple Health's export.xml become tables by kind
+    /// (cgm_readings, insulin_boluses, ...) in mg/dL and local time, without names, dates of
+    /// birth or serial numbers, with views of the consensus CGM metrics; any other CSV becomes a
+    /// table named after its file. Runs on your own files in this process; nothing of it is
+    /// reachable over MCP.
     Import {
-        /// The new database file to write (must not exist).
+        /// The database file to write (its missing folders are created).
         #[arg(long, value_parser = user_path)]
         out: PathBuf,
-        /// CSV files, or folders whose .csv files to import.
+        /// Rebuild the database from these files when it exists already.
+        #[arg(long, conflicts_with = "append")]
+        replace: bool,
+        /// Add these files' records to the existing database: only those it does not hold
+        /// already (same device and time), so an overlapping newer export adds its new days.
+        #[arg(long)]
+        append: bool,
+        /// The zone of Nightscout times that carry no offset of their own (an IANA name such as
+        /// Europe/Berlin). Default: this machine's zone.
+        #[arg(long)]
+        time_zone: Option<String>,
+        /// Export files, or folders of them.
         #[arg(required = true, value_parser = user_path)]
         inputs: Vec<PathBuf>,
     },

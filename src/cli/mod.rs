@@ -70,7 +70,20 @@ pub(crate) async fn run(command: Command) -> ExitCode {
         }
         Command::Check { db, sql } => check::check(db, sql).await,
         Command::CheckSandbox { db } => check_sandbox::check_sandbox(db).await,
-        Command::Import { out, inputs } => import::import(out, inputs),
+        Command::Import {
+            out,
+            replace,
+            append,
+            time_zone,
+            inputs,
+        } => {
+            let mode = match (replace, append) {
+                (_, true) => duckgate::engine::import::Mode::Append,
+                (true, false) => duckgate::engine::import::Mode::Replace,
+                (false, false) => duckgate::engine::import::Mode::New,
+            };
+            import::import(out, mode, time_zone, inputs)
+        }
         Command::Demo { out } => demo::demo(out).await,
         Command::Worker { .. } => ExitCode::from(2),
     }
