@@ -187,8 +187,8 @@ fn oracle_answer(conn: &Connection, sql: &str) -> Result<Answer, String> {
 }
 
 /// A DuckDB value as duckgate documents its JSON: integers as numbers while a double holds them
-/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ in UTC
-/// with `Z`), INTERVAL as an ISO 8601 duration with a sign per component, JSON parsed, LIST as
+/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ as local
+/// time in [`TIME_ZONE`] with its offset, as DuckDB's own text cast prints it), INTERVAL as an ISO 8601 duration with a sign per component, JSON parsed, LIST as
 /// arrays, STRUCT as objects, MAP as `[{"key", "value"}]`.
 fn render(value: &Value, ty: Option<&OracleType>) -> Json {
     let id = ty.map(|t| t.id);
@@ -222,14 +222,14 @@ fn render(value: &Value, ty: Option<&OracleType>) -> Json {
         Value::Date32(days) => Json::String(date_text(i64::from(*days))),
         Value::Time64(unit, v) => Json::String(clock_text(i128::from(*v) * nanos_per(*unit))),
         Value::Timestamp(unit, v) => {
+            if id == Some(LogicalTypeId::TimestampTZ) {
+                return Json::String(local_text(unit.to_micros(*v)));
+            }
             let nanos = i128::from(*v) * nanos_per(*unit);
             let day = 86_400_000_000_000_i128;
             let mut text = date_text(nanos.div_euclid(day) as i64);
             text.push('T');
             text.push_str(&clock_text(nanos.rem_euclid(day)));
-            if id == Some(LogicalTypeId::TimestampTZ) {
-                text.push('Z');
-            }
             Json::String(text)
         }
         Value::Interval {
@@ -669,6 +669,37 @@ fn corpus_is_large_well_formed_and_covers_every_category() {
     }
 }
 
+/// An instant as local time in [`TIME_ZONE`] with its offset, from DuckDB's own cast of a
+/// TIMESTAMPTZ to text (`2024-01-31 08:45:00.5-05`), reshaped to ISO 8601
+/// (`2024-01-31T08:45:00.5-05:00`): an oracle independent of duckgate's offset lookup.
+fn local_text(micros: i64) -> String {
+    thread_local! {
+        static ZONED: Connection = {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(&format!("SET TimeZone = '{TIME_ZONE}';")).unwrap();
+            conn
+        };
+    }
+    let text: String = ZONED.with(|conn| {
+        conn.query_row(
+            "SELECT CAST(make_timestamp(?::BIGINT) AT TIME ZONE 'UTC' AS VARCHAR)",
+            [micros],
+            |row| row.get(0),
+        )
+        .unwrap()
+    });
+    if text.contains("infinity") {
+        return text;
+    }
+    let iso = text.replacen(' ', "T", 1);
+    // The offset starts at the last sign after the clock.
+    let clock = iso.find('T').map_or(0, |t| t + 1);
+    match iso[clock..].rfind(['+', '-']) {
+        Some(at) if iso.len() - (clock + at) == 3 => format!("{iso}:00"),
+        _ => iso,
+    }
+}
+
 #[test]
 fn oracle_renders_the_documented_json_shapes() {
     // The shapes src/engine/convert.rs documents for agents, produced by DuckDB itself, so the
@@ -695,7 +726,7 @@ fn oracle_renders_the_documented_json_shapes() {
         json!("2024-01-31"),
         json!("13:45:00.5"),
         json!("2024-01-31T13:45:00.5"),
-        json!("2024-01-31T13:45:00Z"),
+        json!("2024-01-31T08:45:00-05:00"),
         json!("P1Y2M3DT4H5M6.5S"),
         json!("P-1M"),
         json!("PT0S"),

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::gateway::SpillInfo;
-use crate::protocol::{ColumnInfo, ForeignKey, Posture, QueryResult, TableInfo};
+use crate::protocol::{ColumnInfo, ColumnMeta, ForeignKey, Posture, QueryResult, TableInfo};
 use crate::sandbox::budget::{BudgetSource, WorkerMemory, format_size};
 use crate::sandbox::temp_dir::Backing;
 
@@ -63,25 +63,28 @@ fn char_count(text: &str) -> usize {
 
 /// Aligned columns with a header, then `N rows returned.` (and the truncation notice).
 pub fn query_text(result: &QueryResult) -> String {
-    let headers: Vec<Cow<'_, str>> = result
-        .columns
+    let mut out = table_text(&result.columns, &result.rows);
+    out.push_str(&rows_returned(result.row_count, result.truncated));
+    out
+}
+
+/// The aligned table of `rows` under a header of `columns`' names, each line ending in a line
+/// break (nothing without columns).
+pub fn table_text(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> String {
+    let headers: Vec<Cow<'_, str>> = columns
         .iter()
         .map(|c| clipped(Cow::Borrowed(c.name.as_str())))
         .collect();
-    let cells: Vec<Vec<Cow<'_, str>>> = result
-        .rows
+    let cells: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
         .map(|row| row.iter().map(|v| clipped(cell_text(v))).collect())
         .collect();
     // Numbers read best right-aligned; a column is numeric when every non-null cell is a number.
     let numeric: Vec<bool> = (0..headers.len())
         .map(|i| {
-            result
-                .rows
-                .iter()
+            rows.iter()
                 .all(|row| matches!(row.get(i), Some(Value::Number(_) | Value::Null) | None))
-                && result
-                    .rows
+                && rows
                     .iter()
                     .any(|row| matches!(row.get(i), Some(Value::Number(_))))
         })
@@ -126,9 +129,31 @@ pub fn query_text(result: &QueryResult) -> String {
             line(row, &mut out);
         }
     }
-    out.push_str(&rows_returned(result.row_count, result.truncated));
     out
 }
+
+/// The last line of a reply whose rows were cut to fit the reply's byte budget: how many rows
+/// are shown, how many were left out, and what to do instead.
+pub fn budget_cut(shown: usize, left_out: usize, more_beyond: bool, budget: usize) -> String {
+    let rows = if shown == 1 { "row" } else { "rows" };
+    let why = match (left_out, more_beyond) {
+        (0, _) => "the query's further rows were left out".to_string(),
+        (n, false) => format!("{n} more were left out"),
+        (n, true) => format!("{n} more, and the query's rows after them, were left out"),
+    };
+    format!(
+        "{shown} {rows} returned (results truncated); {why} to keep this reply under {budget} \
+         bytes. {BUDGET_NEXT_STEP}"
+    )
+}
+
+/// What to do when a result does not fit one reply.
+pub const BUDGET_NEXT_STEP: &str = "Next: aggregate in SQL (GROUP BY, count, avg), add a LIMIT \
+     or a narrower WHERE, or draw the rows with the plot tool.";
+
+/// What to do when a result stopped at its row limit.
+pub const LIMIT_NEXT_STEP: &str = "Next: set a higher limit or add a WHERE clause to narrow \
+     results; to see a long series whole, aggregate it or draw it with the plot tool.";
 
 /// `N rows returned.` (`1 row returned.`) or the truncated form.
 pub fn rows_returned(count: usize, truncated: bool) -> String {
@@ -351,7 +376,6 @@ pub(super) fn workers_text(origin: &crate::sandbox::pool::WorkerOrigin) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ColumnMeta;
     use serde_json::json;
 
     fn result(rows: Vec<Vec<Value>>, truncated: bool) -> QueryResult {

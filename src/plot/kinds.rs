@@ -35,8 +35,10 @@ pub(crate) enum Figure {
     Bars(Vec<f64>),
     /// Bins drawn edge to edge.
     Histogram(Histogram),
-    /// One entry per hour of day.
-    Agp(Vec<super::agp::AgpBin>),
+    /// The smoothed percentile curves and the header.
+    Agp(super::agp::AgpFigure),
+    /// The five ranges, lowest first.
+    Tir(super::tir::Ranges),
 }
 
 /// A chart ready to draw.
@@ -66,6 +68,7 @@ pub(crate) fn prepare(data: &PlotData, options: &ChartOptions) -> Result<Prepare
         ChartKind::Bar => bars(data, options),
         ChartKind::Histogram => histogram_chart(data, options),
         ChartKind::Agp => super::agp::agp(data, options),
+        ChartKind::Tir => super::tir::tir(data),
     }
 }
 
@@ -228,8 +231,14 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
                 " Drawn as {drawn} markers, one per 2×2-pixel cell (markers there would overlap)."
             ),
             _ => format!(
-                " Drawn through {drawn} points: the first, lowest, highest and last of each \
-                 pixel column, which trace the same line."
+                " Down-sampled with min/max to fit {columns} pixel columns: drawn through \
+                 {drawn} points, the first, lowest, highest and last of each column, which \
+                 trace the same line and keep every low and high.{}",
+                if is_time && x_hi - x_lo > 3.0 * MICROS_PER_DAY as f64 {
+                    " For the shape of a typical day over many days, plot kind agp."
+                } else {
+                    ""
+                }
             ),
         });
     }
@@ -347,14 +356,17 @@ fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> 
     );
     let highest = index_of(&values, |a, b| a > b);
     let lowest = index_of(&values, |a, b| a < b);
-    let total: f64 = values.iter().sum();
+    // No total: bars of means, percentages or rates do not add up to anything, and the chart
+    // cannot tell them from counts. The median bar describes any of them.
+    let median = quantile_cont(&sorted(values.iter().copied()), 0.5).unwrap_or(values[0]);
     let mut text = format!(
-        "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); total {}.",
+        "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); median \
+         bar {}.",
         labels[highest],
         format_value(values[highest]),
         labels[lowest],
         format_value(values[lowest]),
-        format_value(total),
+        format_value(median),
         n = values.len(),
     );
     text.push_str(&skipped_note(skipped));
@@ -407,9 +419,18 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         .filter(|v| v.is_finite())
         .collect();
     let bins = options.bins.unwrap_or(DEFAULT_BINS) as usize;
-    let Some(hist) = histogram(&values, bins) else {
+    // The target range is on the x axis here: bins span it too, so it is drawn whole.
+    let mut spanned = values.clone();
+    if let Some((t_lo, t_hi)) = options.target_range {
+        spanned.extend([t_lo, t_hi]);
+    }
+    let Some(mut hist) = histogram(&spanned, bins) else {
         return Err(PlotError::NothingToDraw { rows: data.y.len() });
     };
+    if spanned.len() > values.len() {
+        // The target's ends widened the bins; they are not values.
+        hist.counts = histogram_counts(&hist.edges, &values);
+    }
     let skipped = data.y.len() - values.len();
     let y_name = name(&data.y_label, "value");
     let (lo, hi) = (hist.edges[0], hist.edges[bins]);
@@ -442,6 +463,25 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         hist.counts[fullest],
         n = values.len(),
     );
+    let target = options.target_range;
+    match target {
+        Some((t_lo, t_hi)) => {
+            let inside = ys.iter().filter(|&&v| v >= t_lo && v <= t_hi).count();
+            text.push_str(&format!(
+                " The target range {}–{} is shaded: {} of values are within it ({} below, {} \
+                 above).",
+                format_value(t_lo),
+                format_value(t_hi),
+                percent(inside, ys.len()),
+                percent(ys.iter().filter(|&&v| v < t_lo).count(), ys.len()),
+                percent(ys.iter().filter(|&&v| v > t_hi).count(), ys.len()),
+            ));
+        }
+        None => text.push_str(
+            " No target range is drawn (give target_low and target_high to shade one, or use \
+             kind tir for the consensus time in ranges).",
+        ),
+    }
     text.push_str(&skipped_note(skipped));
     let rows = hist
         .counts
@@ -459,11 +499,23 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         figure: Figure::Histogram(hist),
         x: x_axis,
         y: y_axis,
-        target: None,
+        target,
         summary: ChartSummary {
             columns: vec!["bin_from".into(), "bin_to".into(), "count".into()],
             rows,
             text,
         },
     })
+}
+
+/// Counts of `values` in the bins of `edges` (bin `i` is `[edges[i], edges[i+1])`, the last one
+/// closed), as [`histogram`] counts them.
+fn histogram_counts(edges: &[f64], values: &[f64]) -> Vec<u64> {
+    let bins = edges.len() - 1;
+    let mut counts = vec![0u64; bins];
+    for &v in values {
+        let i = edges[1..bins].partition_point(|edge| *edge <= v);
+        counts[i.min(bins - 1)] += 1;
+    }
+    counts
 }

@@ -11,7 +11,8 @@
 //! - FLOAT/DOUBLE: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`;
 //! - BLOB and GEOMETRY (WKB): standard base64 with padding; BIT: the `0101…` text;
 //! - DATE `2024-01-31`, TIME `13:45:00.5`, TIMESTAMP `2024-01-31T13:45:00.5`, TIMESTAMPTZ
-//!   in UTC with `Z`, `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
+//!   as local time in the operator's zone with its offset (`2024-01-31T13:45:00.5-05:00`; in
+//!   UTC with `Z` when that zone is UTC), `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
 //!   duration with a sign per component (`P1Y2M3DT4H5M6.5S`, `P-1M`, `PT0S`);
 //! - UUID and ENUM: their text; JSON: the parsed JSON value (the text if it does not parse, or
 //!   if it holds a number a double cannot hold exactly: an integer beyond ±(2^53 − 1), or more
@@ -23,7 +24,7 @@
 //!
 //! The parts:
 //! - `types`: [`ColumnType`], read from DuckDB's logical type, and DuckDB's names for types;
-//! - `values`: [`to_json`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
+//! - `values`: [`to_json_in`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
 //! - `datetime`: DATE, TIME, TIMESTAMP and INTERVAL as ISO 8601 text.
 //!
 //! [`Value`]: duckdb::types::Value
@@ -33,4 +34,4 @@ mod types;
 mod values;
 
 pub(crate) use types::ColumnType;
-pub(crate) use values::to_json;
+pub(crate) use values::{ZoneOffsets, to_json_in};
