@@ -752,7 +752,12 @@ async fn every_everyday_question_gets_the_same_rows_over_mcp_as_in_process_duckd
     let entries = parse_corpus(CORPUS).expect("the corpus parses");
     let dir = TempDir::new("everyday");
     let db = build_database(&dir);
-    let client = serve(&db, &["--time-zone", TIME_ZONE]).await;
+    // Every answer whole: the corpus compares rows, not the reply budget (tests/mcp_tools.rs).
+    let client = serve(
+        &db,
+        &["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"],
+    )
+    .await;
     let oracle = open_oracle(&db, TIME_ZONE);
 
     let mut failures = Vec::new();

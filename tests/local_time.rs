@@ -239,7 +239,7 @@ async fn now_based_yesterday_matches_in_process_duckdb_in_the_same_zone() {
 /// A basal event at 03:10 UTC in November and one at 12:00 UTC in July, plain and inside a
 /// list and a struct.
 const EVENTS: &str = "
-CREATE TABLE basal (at TIMESTAMPTZ NOT NULL, rate DOUBLE);
+CREATE TABLE basal (started TIMESTAMPTZ NOT NULL, rate DOUBLE);
 INSERT INTO basal VALUES
   (TIMESTAMPTZ '2026-11-27 03:10:00+00', 0.8),
   (TIMESTAMPTZ '2026-07-01 12:00:00+00', 1.1);
@@ -273,8 +273,8 @@ async fn zoned_values_are_local_time_with_their_offset_in_text_and_structured_ro
         let result = client
             .call(
                 "query",
-                json!({ "sql": "SELECT at, hour(at) AS local_hour, [at] AS list, {'at': at} AS event \
-                                FROM basal ORDER BY at DESC" }),
+                json!({ "sql": "SELECT started, hour(started) AS local_hour, [started] AS list, \
+                                {'at': started} AS event FROM basal ORDER BY started DESC" }),
             )
             .await
             .unwrap();

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 use duckgate::gateway::DEFAULT_MISSING_DB_HINT;
 use duckgate::sandbox::budget::size_arg;
@@ -25,10 +26,12 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Validate and run one query through a confined worker; print a text table.
     // One query starts one worker: the pool's flags mean nothing here, so they are not shown.
+    // `--db` is required, but checked after parsing so that its absence is explained (what the
+    // file is for); the usage line shows it as required.
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
         mut_arg("max_concurrent", |arg| arg.hide(true)),
-        mut_arg("db", |arg| arg.required(true))
+        override_usage = "duckgate query --db <DB> [OPTIONS] <SQL>"
     )]
     Query {
         #[command(flatten)]
@@ -44,7 +47,7 @@ pub(crate) enum Command {
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
         mut_arg("max_concurrent", |arg| arg.hide(true)),
-        mut_arg("db", |arg| arg.required(true))
+        override_usage = "duckgate plot --db <DB> --kind <KIND> --out <OUT> [OPTIONS] <SQL>"
     )]
     Plot {
         #[command(flatten)]

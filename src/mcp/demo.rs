@@ -94,6 +94,8 @@ pub async fn run_demo_session(
                 "title": "Glucose, last 24 hours", "target_low": 70, "target_high": 180 }),
         json!({ "kind": "agp", "sql": format!("SELECT {time}, {value} {}", last(14)),
                 "title": "Ambulatory glucose profile, 14 days", "target_low": 70, "target_high": 180 }),
+        json!({ "kind": "tir", "sql": format!("SELECT {value} {}", last(14)),
+                "title": "Time in ranges, 14 days" }),
         json!({ "kind": "histogram", "sql": format!("SELECT {value} {}", last(14)), "bins": 40 }),
         json!({ "kind": "bar", "sql": format!(
                 "SELECT strftime({time}::DATE, '%a %d') AS day, round(avg({value}), 1) AS mean {} \

@@ -63,14 +63,14 @@ fn char_count(text: &str) -> usize {
 
 /// Aligned columns with a header, then `N rows returned.` (and the truncation notice).
 pub fn query_text(result: &QueryResult) -> String {
-    let mut out = table_text(&result.columns, &result.rows);
+    let mut out = rows_table_text(&result.columns, &result.rows);
     out.push_str(&rows_returned(result.row_count, result.truncated));
     out
 }
 
 /// The aligned table of `rows` under a header of `columns`' names, each line ending in a line
 /// break (nothing without columns).
-pub fn table_text(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> String {
+pub fn rows_table_text(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> String {
     let headers: Vec<Cow<'_, str>> = columns
         .iter()
         .map(|c| clipped(Cow::Borrowed(c.name.as_str())))
@@ -130,6 +130,65 @@ pub fn table_text(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> String {
         }
     }
     out
+}
+
+/// Upper bounds of the bytes [`rows_table_text`] of the first k of `rows` takes once escaped
+/// as a JSON string (without its quotes): the header and its rule, and one bound per row's line.
+/// Each line is bounded at the widths of all of `rows`, which the first k never exceed, and
+/// before its trailing blanks are trimmed, so the table of any first k rows is at most the
+/// header's bound plus the first k lines' bounds.
+pub fn rows_table_bounds(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> (usize, Vec<usize>) {
+    if columns.is_empty() {
+        return (0, vec![0; rows.len()]);
+    }
+    // (escaped bytes, characters) of each header and cell.
+    let measure = |text: Cow<'_, str>| (json_escaped_len(&text), char_count(&text));
+    let headers: Vec<(usize, usize)> = columns
+        .iter()
+        .map(|c| measure(clipped(Cow::Borrowed(c.name.as_str()))))
+        .collect();
+    let cells: Vec<Vec<(usize, usize)>> = rows
+        .iter()
+        .map(|row| row.iter().map(|v| measure(clipped(cell_text(v)))).collect())
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.1).collect();
+    for row in &cells {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(width) = widths.get_mut(i) {
+                *width = (*width).max(cell.1);
+            }
+        }
+    }
+    let separators = 3 * (columns.len() - 1);
+    // A line's cells, each padded to its width, the separators, and `\n` escaped as 2 bytes.
+    let line = |values: &[(usize, usize)]| -> usize {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &(bytes, chars))| {
+                bytes + widths.get(i).copied().unwrap_or(0).saturating_sub(chars)
+            })
+            .sum::<usize>()
+            + separators
+            + 2
+    };
+    let rule = widths.iter().sum::<usize>() + separators + 2;
+    (
+        line(&headers) + rule,
+        cells.iter().map(|row| line(row)).collect(),
+    )
+}
+
+/// Bytes of `text` inside a JSON string as serde_json writes it: `"` and `\\` and the short
+/// control escapes take 2, other control characters 6 (`\u001f`).
+fn json_escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
 }
 
 /// The last line of a reply whose rows were cut to fit the reply's byte budget: how many rows
@@ -394,6 +453,40 @@ mod tests {
             rows,
             truncated,
             duration_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_table_bounds_are_never_below_the_escaped_table_of_any_first_rows() {
+        let notes = [
+            "plain",
+            "a \"quoted\" \\ path",
+            "line\nbreak\tand tab",
+            "ünïcödé ✓ 血糖",
+            "\u{1} control",
+            "",
+            "trailing   ",
+        ];
+        let rows: Vec<Vec<Value>> = (0..40)
+            .map(|i| {
+                vec![
+                    if i % 5 == 0 {
+                        Value::Null
+                    } else {
+                        json!(i * 997)
+                    },
+                    json!(notes[i % notes.len()].repeat(1 + i % 3)),
+                ]
+            })
+            .collect();
+        let result = result(rows, false);
+        let (header, lines) = rows_table_bounds(&result.columns, &result.rows);
+        assert_eq!(lines.len(), 40);
+        for k in 0..=40 {
+            let table = rows_table_text(&result.columns, &result.rows[..k]);
+            let escaped = serde_json::to_string(&table).unwrap().len() - 2;
+            let bound = header + lines[..k].iter().sum::<usize>();
+            assert!(escaped <= bound, "{k} rows: {escaped} > {bound}");
         }
     }
 

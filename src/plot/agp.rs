@@ -66,7 +66,8 @@ pub(crate) const AGP_LABELS: [&str; 5] = ["5%", "25%", "50%", "75%", "95%"];
 /// The consensus metrics of a set of readings, in mg/dL.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Metrics {
-    /// Calendar days from the first reading's to the last's, both included.
+    /// Days of data: the time from the first reading to the last (plus one interval), in
+    /// whole days (14 days of readings every 5 minutes are 14, though they touch 15 dates).
     pub(crate) days: i64,
     /// The share of that time covered by readings, in percent.
     pub(crate) active_percent: f64,
@@ -108,7 +109,7 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
         0.0
     };
     Metrics {
-        days: last.div_euclid(MICROS_PER_DAY) - first.div_euclid(MICROS_PER_DAY) + 1,
+        days: ((covered / MICROS_PER_DAY as f64).round() as i64).max(1),
         active_percent,
         mean,
         gmi: 3.31 + 0.02392 * mean,
@@ -211,10 +212,10 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
     let first = days.first().copied().unwrap_or(0) * MICROS_PER_DAY;
     let last = days.last().copied().unwrap_or(0) * MICROS_PER_DAY;
     let header = format!(
-        "{} – {} ({} days) · CGM active {:.1}% · mean {} mg/dL · GMI {:.1}% · CV {:.1}%",
+        "{} – {} ({}) · CGM active {:.1}% · mean {} mg/dL · GMI {:.1}% · CV {:.1}%",
         format_day(first),
         format_day(last),
-        m.days,
+        days_text(m.days),
         m.active_percent,
         format_value(m.mean.round()),
         m.gmi,
@@ -229,13 +230,13 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
     let highest_median = medians.iter().max_by(|a, b| a.1.total_cmp(&b.1));
     let all = sorted(values.iter().copied());
     let mut text = format!(
-        "AGP of {n} glucose readings (mg/dL) on {d} days ({} to {}), by time of day: overall \
+        "AGP of {n} glucose readings (mg/dL) over {d} ({} to {}), by time of day: overall \
          median {}; {header}.",
         format_day(first),
         format_day(last),
         format_value(quantile_cont(&all, 0.5).unwrap_or(all[0])),
         n = all.len(),
-        d = days.len(),
+        d = days_text(m.days),
     );
     if let (Some(&(lo_hour, lo_value)), Some(&(hi_hour, hi_value))) = (lowest, highest_median) {
         text.push_str(&format!(
@@ -290,6 +291,15 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
             text,
         },
     })
+}
+
+/// `1 day`, `14 days`.
+fn days_text(days: i64) -> String {
+    if days == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{days} days")
+    }
 }
 
 fn percentile_bin(values: Vec<f64>) -> AgpBin {

@@ -133,9 +133,11 @@ pub(crate) fn draw(
                 let (_, chart) = root.split_vertically(header);
                 draw_chart(&chart, prepared, options, false)?
             }
-            Figure::Line(_) | Figure::Scatter(_) | Figure::Bars(_) | Figure::Histogram(_) => {
-                draw_chart(&root, prepared, options, true)?
-            }
+            Figure::Line(_)
+            | Figure::Envelope(_)
+            | Figure::Scatter(_)
+            | Figure::Bars(_)
+            | Figure::Histogram(_) => draw_chart(&root, prepared, options, true)?,
         };
         root.present().map_err(render_error)?;
         layout
@@ -263,7 +265,31 @@ fn draw_tir(
     )
     .map_err(render_error)?;
     let (_, label_h) = measure(&font, "Ag", label_size as f32);
-    let top = 8 + title_h as i32 + 16;
+    // Under the title, what the report prints beside the bar: the readings and the two sums
+    // the goals for lows and highs are stated in.
+    let total: usize = ranges.iter().map(|r| r.n).sum();
+    let share = |parts: &[usize]| {
+        parts
+            .iter()
+            .map(|&i| ranges.get(i).map_or(0, |r| r.n))
+            .sum::<usize>() as f64
+            * 100.0
+            / total.max(1) as f64
+    };
+    let subtitle = format!(
+        "{total} readings · below 70 mg/dL: {:.1}% · above 180 mg/dL: {:.1}%",
+        share(&[0, 1]),
+        share(&[3, 4])
+    );
+    let (subtitle_w, _) = measure(&font, &subtitle, label_size as f32);
+    let subtitle_y = 8 + title_h as i32 + 6;
+    root.draw_text(
+        &subtitle,
+        &style(label_size),
+        ((width - subtitle_w as i32) / 2, subtitle_y),
+    )
+    .map_err(render_error)?;
+    let top = subtitle_y + label_h as i32 + 16;
     let bottom = height - 16;
     let bar_width = (width / 8).max(30);
     let left = width / 3 - bar_width / 2;
@@ -411,6 +437,27 @@ fn draw_chart(
             if points.len() == 1 {
                 let dot = Circle::new(points[0], 3, SERIES.filled());
                 chart.draw_series([dot]).map_err(render_error)?;
+            }
+        }
+        Figure::Envelope(runs) => {
+            for run in runs {
+                let mut outline: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.3)).collect();
+                outline.extend(run.iter().rev().map(|p| (p.0, p.1)));
+                if let [(x, lo, _, hi)] = run.as_slice() {
+                    // A lone column: its band as a vertical stroke.
+                    let stroke = PathElement::new(vec![(*x, *lo), (*x, *hi)], BAND_INNER);
+                    chart.draw_series([stroke]).map_err(render_error)?;
+                } else {
+                    chart
+                        .draw_series([Polygon::new(outline, BAND_INNER.filled())])
+                        .map_err(render_error)?;
+                }
+            }
+            for run in runs {
+                let median: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.2)).collect();
+                chart
+                    .draw_series(segments(&median, SERIES.stroke_width(line_width)))
+                    .map_err(render_error)?;
             }
         }
         Figure::Scatter(points) => {

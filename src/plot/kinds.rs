@@ -29,6 +29,9 @@ pub(super) const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
 pub(crate) enum Figure {
     /// Points joined in x order.
     Line(Vec<(f64, f64)>),
+    /// A long time series down-sampled to one entry per pixel column: (x, min, median, max),
+    /// drawn as a min–max band with the median through it; runs split where columns are empty.
+    Envelope(Vec<Vec<(f64, f64, f64, f64)>>),
     /// Markers.
     Scatter(Vec<(f64, f64)>),
     /// Bar `i` centred on x = i.
@@ -188,6 +191,14 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
             (Figure::Scatter(kept), n)
         }
         ChartKind::Scatter => (Figure::Scatter(points.clone()), points.len()),
+        _ if is_time
+            && x_hi - x_lo > ENVELOPE_ABOVE_DAYS * MICROS_PER_DAY as f64
+            && by_x.len() > columns =>
+        {
+            let runs = envelope(&by_x, columns);
+            let n = runs.iter().map(Vec::len).sum();
+            (Figure::Envelope(runs), n)
+        }
         _ => {
             let kept = thin_line(&by_x, columns);
             let n = kept.len();
@@ -225,7 +236,15 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
         n = points.len(),
     );
     text.push_str(&skipped_note(skipped));
-    if drawn < points.len() {
+    if matches!(figure, Figure::Envelope(_)) {
+        text.push_str(&format!(
+            " Over {:.0} days a line of every point is unreadable, so it is down-sampled with \
+             min/max: each of {drawn} pixel columns is drawn as the band from its lowest to its \
+             highest value, with its median as the line (every low and high stays in the band). \
+             For the shape of a typical day, plot kind agp.",
+            (x_hi - x_lo) / MICROS_PER_DAY as f64
+        ));
+    } else if drawn < points.len() {
         text.push_str(&match kind {
             ChartKind::Scatter => format!(
                 " Drawn as {drawn} markers, one per 2×2-pixel cell (markers there would overlap)."
@@ -262,6 +281,48 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
             text,
         },
     })
+}
+
+/// The span past which a line over time becomes a min–max envelope (when it has more points
+/// than pixel columns): a few days of CGM readings still read as a line, weeks do not.
+const ENVELOPE_ABOVE_DAYS: f64 = 3.0;
+
+/// Points sorted by x as one (x, min, median, max) per pixel column with points, x at the
+/// column's middle; a run ends at an empty column, so a gap in the data stays a gap.
+fn envelope(by_x: &[(f64, f64)], columns: usize) -> Vec<Vec<(f64, f64, f64, f64)>> {
+    let columns = columns.max(1);
+    let (x0, x1) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let width = (x1 - x0) / columns as f64;
+    let column_of = |x: f64| -> usize {
+        if width > 0.0 {
+            (((x - x0) / width) as usize).min(columns - 1)
+        } else {
+            0
+        }
+    };
+    let mut runs: Vec<Vec<(f64, f64, f64, f64)>> = Vec::new();
+    let mut run = Vec::new();
+    let mut previous: Option<usize> = None;
+    let mut start = 0;
+    while start < by_x.len() {
+        let column = column_of(by_x[start].0);
+        let mut end = start + 1;
+        while end < by_x.len() && column_of(by_x[end].0) == column {
+            end += 1;
+        }
+        if previous.is_some_and(|p| column > p + 1) {
+            runs.push(std::mem::take(&mut run));
+        }
+        let ys = sorted(by_x[start..end].iter().map(|p| p.1));
+        let middle = x0 + width * (column as f64 + 0.5);
+        let median = quantile_cont(&ys, 0.5).unwrap_or(ys[0]);
+        run.push((middle, ys[0], median, ys[ys.len() - 1]));
+        previous = Some(column);
+        start = end;
+    }
+    runs.push(run);
+    runs.retain(|run| !run.is_empty());
+    runs
 }
 
 fn padded_if_flat(lo: f64, hi: f64) -> (f64, f64) {

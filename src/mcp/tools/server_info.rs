@@ -51,7 +51,7 @@ fn data_schema() -> Value {
             "database_path": { "type": "string" },
             "time_zone": {
                 "type": "string",
-                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it."
+                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it, and TIMESTAMPTZ values are shown in it with their offset."
             },
             "workers": {
                 "type": "object",
@@ -204,7 +204,7 @@ pub(crate) async fn run(server: &DuckgateServer) -> Reply {
     let mut text = format!(
         "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
              reply ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
-             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it)",
+             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it; TIMESTAMPTZ values are shown in it with their offset)",
         env!("CARGO_PKG_VERSION"),
         config.db_path.display(),
         query::MAX_LIMIT,

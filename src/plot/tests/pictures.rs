@@ -8,6 +8,7 @@ use crate::plot::draw::{
     BAND_INNER, BAND_OUTER, MEDIAN, SERIES, TARGET_FILL, TARGET_LINE, TIR_COLOURS, VERY_HIGH_LINE,
     VERY_LOW_LINE,
 };
+use crate::plot::kinds::Figure;
 
 #[test]
 fn constant_line_is_one_horizontal_band_at_its_value() {
@@ -153,7 +154,7 @@ fn agp_summary_gives_time_in_range() {
     );
     assert!(text.contains("25.0% below, 25.0% above"), "{text}");
     assert!(
-        text.contains("96 glucose readings (mg/dL) on 1 days"),
+        text.contains("96 glucose readings (mg/dL) over 1 day ("),
         "{text}"
     );
 }
@@ -226,13 +227,43 @@ fn line_is_drawn_in_x_order_whatever_the_row_order() {
 }
 
 #[test]
+fn a_few_days_of_line_are_thinned_to_points_that_keep_a_lone_spike() {
+    // 3 days of minutes: still a line, thinned to what the pixel columns show.
+    let mut points: Vec<(i64, f64)> = (0..3 * 1440)
+        .map(|i| (MONDAY + i * MINUTE, 100.0))
+        .collect();
+    points[2_000].1 = 300.0;
+    let (rendered, prepared, layout, image) =
+        render_full(&times(&points, "v"), &options(ChartKind::Line));
+    assert!(matches!(prepared.figure, Figure::Line(_)));
+    assert!(
+        rendered.summary.text.contains("Down-sampled with min/max"),
+        "{}",
+        rendered.summary.text
+    );
+    let spike = row_of(&prepared, &layout, 300.0);
+    assert!(layout.x.clone().any(|x| {
+        image
+            .rows_of(SERIES, x, layout.y.clone())
+            .iter()
+            .any(|&r| (f64::from(r) - spike).abs() <= 2.0)
+    }));
+}
+
+#[test]
 fn long_line_is_thinned_but_keeps_a_lone_spike() {
     let mut points: Vec<(i64, f64)> = (0..200_000).map(|i| (MONDAY + i * MINUTE, 100.0)).collect();
     points[123_457].1 = 300.0;
     let (rendered, prepared, layout, image) =
         render_full(&times(&points, "v"), &options(ChartKind::Line));
+    // 139 days: drawn as a min–max band with the median through it, and said so.
+    assert!(matches!(prepared.figure, Figure::Envelope(_)));
     assert!(
-        rendered.summary.text.contains("Down-sampled with min/max")
+        rendered.summary.text.contains("down-sampled with min/max")
+            && rendered
+                .summary
+                .text
+                .contains("band from its lowest to its highest")
             && rendered.summary.text.contains("plot kind agp"),
         "{}",
         rendered.summary.text
@@ -240,10 +271,20 @@ fn long_line_is_thinned_but_keeps_a_lone_spike() {
     let spike = row_of(&prepared, &layout, 300.0);
     let near_spike = layout.x.clone().any(|x| {
         image
-            .rows_of(SERIES, x, layout.y.clone())
+            .rows_of(BAND_INNER, x, layout.y.clone())
             .iter()
             .any(|&r| (f64::from(r) - spike).abs() <= 2.0)
     });
+    // The median stays at 100 everywhere.
+    let flat = row_of(&prepared, &layout, 100.0);
+    let middle = (layout.x.start + layout.x.end) / 2;
+    assert!(
+        image
+            .rows_of(SERIES, middle, layout.y.clone())
+            .iter()
+            .all(|&r| (f64::from(r) - flat).abs() <= 2.0),
+        "the median line left 100"
+    );
     assert!(near_spike, "the spike to 300 was lost");
     assert!(rendered.summary.text.contains("max 300"));
 }
@@ -423,18 +464,27 @@ fn agp_shades_70_to_180_and_draws_lines_at_54_and_250_without_being_asked() {
     let at = |value: f64| image.pixel(x, row_of(&prepared, &layout, value).round() as i32);
     assert_eq!(at(170.0), TARGET_FILL);
     assert_eq!(at(200.0), RGBColor(255, 255, 255));
-    for (colour, level) in [
-        (VERY_LOW_LINE, 54.0),
-        (VERY_HIGH_LINE, 250.0),
-        (TARGET_LINE, 180.0),
+    // Each colour only on its own levels (the target's two lines share one), and on each.
+    for (colour, levels) in [
+        (VERY_LOW_LINE, &[54.0][..]),
+        (VERY_HIGH_LINE, &[250.0][..]),
+        (TARGET_LINE, &[70.0, 180.0][..]),
     ] {
         let rows = image.rows_of(colour, x, layout.y.clone());
-        let expected = row_of(&prepared, &layout, level);
-        assert!(!rows.is_empty(), "no line at {level}");
+        let expected: Vec<f64> = levels
+            .iter()
+            .map(|&level| row_of(&prepared, &layout, level))
+            .collect();
+        for (level, at) in levels.iter().zip(&expected) {
+            assert!(
+                rows.iter().any(|&row| (f64::from(row) - at).abs() <= 1.5),
+                "no line at {level} (row {at:.1}): {rows:?}"
+            );
+        }
         for row in rows {
             assert!(
-                (f64::from(row) - expected).abs() <= 1.5,
-                "{level} drawn at {row}, not {expected:.1}"
+                expected.iter().any(|at| (f64::from(row) - at).abs() <= 1.5),
+                "{levels:?} drawn at {row}, not at {expected:?}"
             );
         }
     }
