@@ -29,8 +29,8 @@ use crate::validate;
 use catalog::CachedCatalog;
 pub use catalog::{validator_catalog, without_hidden};
 pub use config::{
-    DEFAULT_MAX_TEMP_BYTES, DEFAULT_MISSING_DB_HINT, DEFAULT_TIMEOUT_SECS, DEFAULT_WARM_WORKERS,
-    GatewayConfig, SpillInfo, worker_memory, worker_spec,
+    DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TEMP_BYTES, DEFAULT_MISSING_DB_HINT, DEFAULT_TIMEOUT_SECS,
+    DEFAULT_WARM_WORKERS, GatewayConfig, SpillInfo, worker_memory, worker_spec,
 };
 
 /// A failure with a registry kind, ready for the envelope.
@@ -257,7 +257,9 @@ impl Gateway {
         let request = Request::Query {
             sql: sql.to_string(),
             limit,
-            max_bytes: self.inner.config.max_result_bytes,
+            // The rows as JSON alone can never be more than the whole reply's budget; the MCP
+            // layer then fits rows and their text together into it.
+            max_bytes: self.inner.config.max_reply_bytes,
             privacy: self.inner.config.privacy.clone(),
         };
         match self

@@ -339,3 +339,27 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
     assert_eq!(std::fs::read(&out).unwrap(), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn query_and_plot_help_show_db_as_required_and_a_one_shot_query_prints_no_sandbox_line() {
+    for command in ["query", "plot"] {
+        let out = duckgate(&[command, "--help"], None, None);
+        let help = stdout_of(&out);
+        let usage = help
+            .lines()
+            .find(|line| line.starts_with("Usage:"))
+            .unwrap_or_else(|| panic!("{help}"));
+        assert!(
+            usage.contains(" --db <DB>") && !usage.contains("[--db"),
+            "{command}: {usage}"
+        );
+    }
+    let db = db("query-quiet");
+    let out = duckgate(&["query", "SELECT 1"], Some(&db), None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        !stderr_of(&out).contains("query workers confined"),
+        "{}",
+        stderr_of(&out)
+    );
+}

@@ -16,7 +16,7 @@
 mod support;
 
 use duckdb::{AccessMode, Config, Connection};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use serde_json::{Value, json};
 use support::{TempDir, make_db, serve};
 
@@ -137,8 +137,8 @@ async fn yesterday_and_last_7_days_are_local_days_across_the_spring_forward() {
         .unwrap_or_else(|| panic!("not a number: {mean}"));
     assert!((mean - 2004.0 / 7.0).abs() < 1e-9, "mean per day {mean}");
 
-    // Per local day, keyed by local midnight (TIMESTAMPTZ comes back in UTC): each midnight
-    // from Mar 3 to Mar 9 was still EST (UTC−5); the 23-hour day is the last.
+    // Per local day, keyed by local midnight, shown in local time with its offset: each
+    // midnight from Mar 3 to Mar 9 was still EST (UTC−5); the 23-hour day is the last.
     let per_day = ask(
         &client,
         &format!(
@@ -155,7 +155,7 @@ async fn yesterday_and_last_7_days_are_local_days_across_the_spring_forward() {
         .map(|day| {
             let readings = if day == 9 { 276 } else { 288 };
             vec![
-                json!(format!("2025-03-{day:02}T05:00:00Z")),
+                json!(format!("2025-03-{day:02}T00:00:00-05:00")),
                 json!(readings),
             ]
         })
@@ -234,4 +234,69 @@ async fn now_based_yesterday_matches_in_process_duckdb_in_the_same_zone() {
     let new_york = oracle_yesterday(&db, NEW_YORK);
     let utc = oracle_yesterday(&db, "UTC");
     assert_ne!(new_york[1], utc[1], "first reading of yesterday");
+}
+
+/// A basal event at 03:10 UTC in November and one at 12:00 UTC in July, plain and inside a
+/// list and a struct.
+const EVENTS: &str = "
+CREATE TABLE basal (started TIMESTAMPTZ NOT NULL, rate DOUBLE);
+INSERT INTO basal VALUES
+  (TIMESTAMPTZ '2026-11-27 03:10:00+00', 0.8),
+  (TIMESTAMPTZ '2026-07-01 12:00:00+00', 1.1);
+";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn zoned_values_are_local_time_with_their_offset_in_text_and_structured_rows() {
+    let dir = TempDir::new("local-zoned");
+    let db = dir.path().join("basal.duckdb");
+    make_db(&db, EVENTS);
+    // (zone, November's event, its local hour, July's event, its local hour)
+    let zones = [
+        (
+            "America/New_York",
+            "2026-11-26T22:10:00-05:00",
+            22,
+            "2026-07-01T08:00:00-04:00",
+            8,
+        ),
+        (
+            "Asia/Kolkata",
+            "2026-11-27T08:40:00+05:30",
+            8,
+            "2026-07-01T17:30:00+05:30",
+            17,
+        ),
+        ("UTC", "2026-11-27T03:10:00Z", 3, "2026-07-01T12:00:00Z", 12),
+    ];
+    for (zone, november, november_hour, july, july_hour) in zones {
+        let client = serve(&db, &["--time-zone", zone]).await;
+        let result = client
+            .call(
+                "query",
+                json!({ "sql": "SELECT started, hour(started) AS local_hour, [started] AS list, \
+                                {'at': started} AS event FROM basal ORDER BY started DESC" }),
+            )
+            .await
+            .unwrap();
+        let envelope = envelope_of(&result);
+        assert_eq!(envelope["status"], "success", "{zone}: {envelope}");
+        let rows = &envelope["data"]["rows"];
+        assert_eq!(
+            rows[0],
+            json!([november, november_hour, [november], { "at": november }]),
+            "{zone}"
+        );
+        assert_eq!(
+            rows[1],
+            json!([july, july_hour, [july], { "at": july }]),
+            "{zone}"
+        );
+        // The text table an agent reads says the same times.
+        let text = text_of(&result);
+        assert!(
+            text.contains(november) && text.contains(july),
+            "{zone}: {text}"
+        );
+        client.close().await.unwrap();
+    }
 }

@@ -21,14 +21,16 @@ async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox
         "── 4. plot {\"kind\":\"line\"",
         "── 5. plot {\"kind\":\"agp\"",
         "within the target range 70–180",
-        "── 6. plot {\"bins\":40,\"kind\":\"histogram\"",
-        "── 7. plot {\"kind\":\"bar\"",
-        "── 8. plot {\"kind\":\"scatter\"",
-        "── 9. query {\"sql\":\"DELETE FROM cgm_readings WHERE 1 = 1\"}",
+        "── 6. plot {\"kind\":\"tir\"",
+        "Time in ranges over",
+        "── 7. plot {\"bins\":40,\"kind\":\"histogram\"",
+        "── 8. plot {\"kind\":\"bar\"",
+        "── 9. plot {\"kind\":\"scatter\"",
+        "── 10. query {\"sql\":\"DELETE FROM cgm_readings WHERE 1 = 1\"}",
         duckgate::error::messages::WRITE_REFUSED,
-        "── 10. query {\"sql\":\"SELECT * FROM read_text('/etc/passwd')\"}",
+        "── 11. query {\"sql\":\"SELECT * FROM read_text('/etc/passwd')\"}",
         "status: refused, error.kind: policy_blocked, isError: true",
-        "── 11. server_info",
+        "── 12. server_info",
         "landlock",
         "Demo finished",
     ] {
@@ -117,28 +119,86 @@ fn the_demo_ends_with_the_claude_mcp_add_line_for_this_binary_and_its_database()
         ),
         "{stdout}"
     );
-    assert!(
-        stdout.contains(duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG),
-        "{stdout}"
-    );
-    assert_eq!(
-        duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG,
-        "~/.config/Claude/claude_desktop_config.json"
-    );
-    // The Claude Desktop entry is JSON with the same absolute paths.
+    // Outside WSL there is no Claude Desktop to configure on this machine: the demo says where
+    // the route is instead of printing an entry no client reads.
+    if std::env::var_os("WSL_DISTRO_NAME").is_none() {
+        assert!(
+            stdout.contains("macOS has no supported route yet"),
+            "{stdout}"
+        );
+        assert!(!stdout.contains("mcpServers"), "{stdout}");
+    }
+}
+
+/// A stand-in for Windows' wsl.exe: `wsl.exe -d DISTRIBUTION -- COMMAND ARGS…` runs the command
+/// with its standard input and output passed through, as wsl.exe does.
+const FAKE_WSL: &str = r#"#!/bin/sh
+[ "$1" = "-d" ] || { echo "wsl.exe: expected -d" >&2; exit 2; }
+shift 2
+[ "$1" = "--" ] || { echo "wsl.exe: expected --" >&2; exit 2; }
+shift
+exec "$@"
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_wsl_exe() {
+    let dir = TempDir::new("demo-wsl");
+    let db = dir.path().join("demo.duckdb");
+    let mut command = duckgate_cli(["demo", "--out"]);
+    command.arg(&db).env("WSL_DISTRO_NAME", "Ubuntu-24.04");
+    let output = run_cli(command, None);
+    assert!(output.status.success(), "{}", stderr_of(&output));
+    let stdout = stdout_of(&output);
     let from = stdout
         .rfind(duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG)
-        .unwrap();
+        .unwrap_or_else(|| panic!("no Windows config path:\n{stdout}"));
     let start = from + stdout[from..].find("\n    {\n").expect("a JSON entry") + 1;
     let end = from + stdout[from..].find("\n    }\n").expect("its end") + "\n    }".len();
     let entry: serde_json::Value =
         serde_json::from_str(&stdout[start..end]).unwrap_or_else(|e| panic!("{e}:\n{stdout}"));
+    let server = &entry["mcpServers"]["duckgate"];
+    let binary = std::fs::canonicalize(exe()).unwrap();
+    assert_eq!(server["command"], "wsl.exe");
     assert_eq!(
-        entry["mcpServers"]["duckgate"]["args"],
-        serde_json::json!(["serve", "--db", db.to_str().unwrap()])
+        server["args"],
+        serde_json::json!([
+            "-d",
+            "Ubuntu-24.04",
+            "--",
+            binary.to_str().unwrap(),
+            "serve",
+            "--db",
+            db.to_str().unwrap()
+        ])
     );
+
+    // Start the server exactly as the entry says, through the stand-in, and use it over stdio.
+    let wsl = dir.path().join("wsl.exe");
+    std::fs::write(&wsl, FAKE_WSL).unwrap();
+    std::fs::set_permissions(&wsl, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let mut serve = tokio::process::Command::new(&wsl);
+    serve.args(&args);
+    let client =
+        duckgate::mcp::client::McpClient::spawn_command(serve, std::process::Stdio::null())
+            .await
+            .unwrap_or_else(|e| panic!("the entry's command does not start a session: {e}"));
+    let result = client
+        .call(
+            "query",
+            serde_json::json!({ "sql": "SELECT count(*) AS n FROM cgm_readings" }),
+        )
+        .await
+        .unwrap();
     assert_eq!(
-        entry["mcpServers"]["duckgate"]["command"],
-        binary.to_str().unwrap()
+        duckgate::mcp::client::envelope_of(&result)["status"],
+        "success",
+        "{result:?}"
     );
+    client.close().await.unwrap();
 }

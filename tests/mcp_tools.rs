@@ -510,3 +510,100 @@ fn assert_strict(path: &str, schema: &Value) {
         }
     }
 }
+
+/// The bytes of a `tools/call` result as the client received it.
+fn reply_bytes(result: &rmcp::model::CallToolResult) -> usize {
+    serde_json::to_vec(result).unwrap().len()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_10000_row_select_star_stays_within_the_reply_budget_and_says_what_was_cut() {
+    let dir = support::TempDir::new("reply-budget");
+    let db = dir.path().join("wide.duckdb");
+    support::make_db(
+        &db,
+        "CREATE TABLE readings AS SELECT i AS id, TIMESTAMP '2026-11-01' + to_minutes(i * 5) AS read_at, \
+         (100 + i % 90)::INTEGER AS glucose, 'sensor ' || (i % 7) AS device, i % 3 = 0 AS calibrated \
+         FROM range(20000) t(i);",
+    );
+    for (flags, budget) in [
+        (&[][..], 64 * 1024),
+        (&["--max-reply-bytes", "16384"][..], 16384),
+    ] {
+        let client = serve(&db, flags).await;
+        let schemas = OutputSchemas::fetch(&client).await;
+        let result = client
+            .call(
+                "query",
+                json!({ "sql": "SELECT * FROM readings", "limit": 10000 }),
+            )
+            .await
+            .unwrap();
+        schemas.check("query", &result);
+        let bytes = reply_bytes(&result);
+        assert!(bytes <= budget, "{bytes} bytes over a budget of {budget}");
+        assert!(
+            bytes > budget / 2,
+            "{bytes} bytes: far more was cut than the budget needs"
+        );
+        let data = &envelope_of(&result)["data"];
+        assert_eq!(status(&result), "partial");
+        assert_eq!(data["truncated_by"], "reply_budget", "{data}");
+        let shown = data["row_count"].as_u64().unwrap();
+        let left_out = data["rows_left_out"].as_u64().unwrap();
+        assert!(
+            shown > 50 && left_out > 0,
+            "{shown} shown, {left_out} left out"
+        );
+        let text = text_of(&result);
+        assert!(
+            text.contains(&format!(
+                "{shown} rows returned (results truncated); {left_out} more"
+            )),
+            "{}",
+            &text[text.len().saturating_sub(400)..]
+        );
+        for step in ["aggregate", "LIMIT", "plot"] {
+            assert!(data["next_step"].as_str().unwrap().contains(step), "{data}");
+        }
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_starter_prompts_are_listed_and_name_the_tools_they_use() {
+    let (_dir, db) = cgm_db("prompts");
+    let client = serve(&db, &["--time-zone", "Europe/Berlin"]).await;
+    let prompts = client.list_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["glucose_review", "last_night"]);
+    for prompt in &prompts {
+        let description = prompt.description.as_deref().unwrap();
+        for tool in ["list_tables", "describe_table", "query", "plot"] {
+            assert!(description.contains(tool), "{}: {description}", prompt.name);
+        }
+    }
+    let review = client
+        .get_prompt("glucose_review", json!({ "days": "14" }))
+        .await
+        .unwrap();
+    let text = serde_json::to_value(&review.messages[0].content).unwrap()["text"].clone();
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("last 14 days") && text.contains("kind tir") && text.contains("kind agp"),
+        "{text}"
+    );
+    let night = client.get_prompt("last_night", Value::Null).await.unwrap();
+    let text = serde_json::to_value(&night.messages[0].content).unwrap()["text"].clone();
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("Europe/Berlin") && text.contains("22:00"),
+        "{text}"
+    );
+    let unknown = client
+        .get_prompt("drop_everything", Value::Null)
+        .await
+        .unwrap_err();
+    assert!(unknown.contains("glucose_review"), "{unknown}");
+    client.close().await.unwrap();
+}

@@ -272,3 +272,152 @@ fn duckgate_plot_writes_the_png_to_a_file() {
     assert_eq!((width, height), (640, 400));
     assert!(coloured(&pixels) > 500);
 }
+
+/// Two weeks of zoned readings every 5 minutes in November (New York is UTC−5 throughout):
+/// glucose is 50 + 10 × the UTC hour, so a chart read in local time shows hour h at the value
+/// of UTC hour h + 5.
+fn zoned_db(tag: &str) -> (TempDir, std::path::PathBuf) {
+    let dir = TempDir::new(tag);
+    let db = dir.path().join("zoned.duckdb");
+    make_db(
+        &db,
+        "CREATE TABLE readings AS SELECT TIMESTAMPTZ '2026-11-10 00:00:00+00' + to_minutes(i * 5) \
+         AS read_at, (50 + 10 * ((i * 5) // 60 % 24))::INTEGER AS glucose FROM range(14 * 288) t(i);",
+    );
+    (dir, db)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_chart_kind_plots_a_timestamptz_x_in_local_time() {
+    let (_dir, db) = zoned_db("plot-zoned");
+    let client = serve(&db, &["--time-zone", "America/New_York"]).await;
+    let schemas = OutputSchemas::fetch(&client).await;
+    let cases: [(&str, &str); 6] = [
+        ("line", "SELECT read_at, glucose FROM readings"),
+        ("scatter", "SELECT read_at, glucose FROM readings"),
+        (
+            "bar",
+            "SELECT date_trunc('day', read_at) AS day, avg(glucose) AS mean FROM readings GROUP BY 1 ORDER BY 1",
+        ),
+        ("histogram", "SELECT read_at, glucose FROM readings"),
+        ("agp", "SELECT read_at, glucose FROM readings"),
+        ("tir", "SELECT glucose, read_at FROM readings"),
+    ];
+    for (kind, sql) in cases {
+        let args = match kind {
+            "histogram" => json!({ "sql": sql, "kind": kind, "y": "glucose" }),
+            _ => json!({ "sql": sql, "kind": kind }),
+        };
+        let result = client.call("plot", args).await.unwrap();
+        assert_eq!(
+            envelope_of(&result)["status"],
+            "success",
+            "{kind}: {}",
+            text_of(&result)
+        );
+        schemas.check("plot", &result);
+        let data = &envelope_of(&result)["data"];
+        let rows = data["summary"]["rows"].as_array().unwrap();
+        match kind {
+            // Local midnight is 05:00 UTC, when glucose is 50 + 10 × 5.
+            "agp" => assert_eq!(rows[0][4], json!(100.0), "{data}"),
+            // Days start at local midnight: the first bar is 2026-11-09 (19:00–23:55 local).
+            "bar" => assert_eq!(rows[0][0], json!("2026-11-09"), "{data}"),
+            "line" => assert!(
+                text_of(&result).contains("from 2026-11-09 19:00:00"),
+                "{}",
+                text_of(&result)
+            ),
+            _ => {}
+        }
+    }
+    client.close().await.unwrap();
+}
+
+/// Rows of column `x` whose pixel is exactly `colour`.
+fn rows_of(pixels: &[u8], width: u32, x: u32, colour: [u8; 3]) -> Vec<u32> {
+    let height = pixels.len() as u32 / 3 / width;
+    (0..height)
+        .filter(|&y| {
+            let i = ((y * width + x) * 3) as usize;
+            pixels[i..i + 3] == colour
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agp_and_tir_from_the_worker_show_the_consensus_lines_and_shares() {
+    let (_dir, db) = week_db("plot-consensus");
+    let client = serve(&db, &[]).await;
+    let result = client
+        .call(
+            "plot",
+            json!({ "sql": "SELECT ts, glucose FROM readings", "kind": "agp" }),
+        )
+        .await
+        .unwrap();
+    let (width, _, pixels) = picture(&result);
+    // A quarter of the way across (left of the legend's lines): the 250 line above the 180
+    // target line above the 70 one above the 54 line, spaced as a 0–350 mg/dL axis spaces them.
+    let x = width / 4;
+    let first = |colour: [u8; 3]| -> f64 {
+        f64::from(
+            *rows_of(&pixels, width, x, colour)
+                .first()
+                .unwrap_or_else(|| panic!("{colour:?} missing")),
+        )
+    };
+    let target = rows_of(&pixels, width, x, [0, 158, 115]);
+    let (row_180, row_70) = (f64::from(target[0]), f64::from(*target.last().unwrap()));
+    let (row_250, row_54) = (first([230, 159, 0]), first([213, 94, 0]));
+    assert!(row_250 < row_180 && row_180 < row_70 && row_70 < row_54);
+    let per_mg_dl = (row_70 - row_180) / 110.0;
+    assert!(((row_54 - row_70) / per_mg_dl - 16.0).abs() < 1.5);
+    assert!(((row_180 - row_250) / per_mg_dl - 70.0).abs() < 1.5);
+    let text = text_of(&result);
+    for words in ["GMI", "CV", "CGM active 100.0%", "consensus AGP"] {
+        assert!(text.contains(words), "{words}: {text}");
+    }
+
+    let result = client
+        .call(
+            "plot",
+            json!({ "sql": "SELECT glucose FROM readings", "kind": "tir" }),
+        )
+        .await
+        .unwrap();
+    let data = &envelope_of(&result)["data"];
+    let (width, _, pixels) = picture(&result);
+    // The bar's column with the most segment colours; each segment's rows are its share.
+    let colours = [
+        [139, 0, 0],
+        [227, 30, 36],
+        [59, 181, 74],
+        [255, 210, 0],
+        [245, 130, 32],
+    ];
+    let column = (0..width)
+        .max_by_key(|&x| {
+            colours
+                .iter()
+                .map(|c| rows_of(&pixels, width, x, *c).len())
+                .sum::<usize>()
+        })
+        .unwrap();
+    let heights: Vec<usize> = colours
+        .iter()
+        .map(|c| rows_of(&pixels, width, column, *c).len())
+        .collect();
+    let total: usize = heights.iter().sum();
+    let rows = data["summary"]["rows"].as_array().unwrap();
+    for (i, height) in heights.iter().enumerate() {
+        // The summary lists very high first.
+        let percent = rows[4 - i][3].as_f64().unwrap();
+        let drawn = *height as f64 * 100.0 / total as f64;
+        assert!(
+            (drawn - percent).abs() < 1.0,
+            "segment {i}: {drawn:.1}% drawn, {percent}% counted"
+        );
+    }
+    client.close().await.unwrap();
+}

@@ -124,6 +124,18 @@ async def session(exe: str, db: str, mode: str, expected_version: str) -> None:
         expect(envelope["status"] == "refused", f"refused query: {envelope}")
         expect(refused.is_error is True, "refused query: isError is not true")
 
+        # The starter prompts: both listed, each naming the tools it uses, and each one's text.
+        prompts = (await client.list_prompts()).prompts
+        names = [prompt.name for prompt in prompts]
+        expect(names == ["glucose_review", "last_night"], f"prompts: {names}")
+        for prompt in prompts:
+            for tool in ("list_tables", "describe_table", "query", "plot"):
+                expect(tool in (prompt.description or ""), f"{prompt.name} does not name {tool}")
+            arguments = {"days": "14"} if prompt.name == "glucose_review" else {}
+            got = await client.get_prompt(prompt.name, arguments)
+            text = got.messages[0].content.text
+            expect("plot with kind" in text, f"{prompt.name}: {text[:200]}")
+
 
 async def main() -> int:
     if len(sys.argv) != 3:
@@ -138,7 +150,7 @@ async def main() -> int:
     ]
     passed = failed = 0
     for mode, expected, how in runs:
-        label = f"{expected} {how}: list_tables, describe_table, query, plot (PNG image), outputSchema"
+        label = f"{expected} {how}: list_tables, describe_table, query, plot (PNG image), outputSchema, prompts"
         try:
             await asyncio.wait_for(session(exe, db, mode, expected), timeout=120)
         except Exception:  # noqa: BLE001 - every failure is reported, then counted

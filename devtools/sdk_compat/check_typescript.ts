@@ -46,6 +46,8 @@ type CallResult = { structuredContent?: unknown; isError?: boolean; content?: un
 interface SdkClient {
   listTools(): Promise<{ tools: Tool[] }>;
   callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  listPrompts(): Promise<{ prompts: { name: string; description?: string }[] }>;
+  getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<{ messages: { content: { type: string; text?: string } }[] }>;
   getNegotiatedProtocolVersion?(): string | undefined;
   getServerVersion(): { name: string } | undefined;
   close(): Promise<void>;
@@ -104,6 +106,19 @@ async function exercise(client: SdkClient, expectedVersion: string): Promise<voi
   expect(Buffer.from(image.data ?? '', 'base64').subarray(0, 4).toString('latin1') === '\x89PNG', 'plot: the image is not a PNG');
   const refused = await call('query', { sql: 'DROP TABLE cgm_readings' });
   expect(refused.status === 'refused', `refused query: ${JSON.stringify(refused)}`);
+
+  // The starter prompts: both listed, each naming the tools it uses, and each one's text.
+  const { prompts } = await client.listPrompts();
+  const promptNames = prompts.map((prompt) => prompt.name);
+  expect(JSON.stringify(promptNames) === JSON.stringify(['glucose_review', 'last_night']), `prompts: ${promptNames}`);
+  for (const prompt of prompts) {
+    for (const tool of ['list_tables', 'describe_table', 'query', 'plot']) {
+      expect(prompt.description?.includes(tool) === true, `${prompt.name} does not name ${tool}`);
+    }
+    const got = await client.getPrompt({ name: prompt.name, arguments: prompt.name === 'glucose_review' ? { days: '14' } : {} });
+    const text = got.messages[0]?.content?.text ?? '';
+    expect(text.includes('plot with kind'), `${prompt.name}: ${text.slice(0, 200)}`);
+  }
 }
 
 const serverParams = (exe: string, db: string) => ({
@@ -150,6 +165,8 @@ async function v1Session(exe: string, db: string): Promise<void> {
     const view: SdkClient = {
       listTools: () => client.listTools(),
       callTool: (params) => client.callTool(params),
+      listPrompts: () => client.listPrompts(),
+      getPrompt: (params) => client.getPrompt(params),
       getServerVersion: () => client.getServerVersion(),
       getNegotiatedProtocolVersion: () => negotiated,
       close: () => client.close(),
@@ -178,7 +195,7 @@ async function main(): Promise<number> {
   let passed = 0;
   let failed = 0;
   for (const [label, run] of runs) {
-    const what = `${label}: list_tables, describe_table, query, plot (PNG image), outputSchema`;
+    const what = `${label}: list_tables, describe_table, query, plot (PNG image), outputSchema, prompts`;
     try {
       await Promise.race([
         run(),

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 use duckgate::gateway::DEFAULT_MISSING_DB_HINT;
 use duckgate::sandbox::budget::size_arg;
@@ -25,9 +26,12 @@ pub(crate) enum Command {
     Serve(ServeArgs),
     /// Validate and run one query through a confined worker; print a text table.
     // One query starts one worker: the pool's flags mean nothing here, so they are not shown.
+    // `--db` is required, but checked after parsing so that its absence is explained (what the
+    // file is for); the usage line shows it as required.
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
-        mut_arg("max_concurrent", |arg| arg.hide(true))
+        mut_arg("max_concurrent", |arg| arg.hide(true)),
+        override_usage = "duckgate query --db <DB> [OPTIONS] <SQL>"
     )]
     Query {
         #[command(flatten)]
@@ -42,12 +46,14 @@ pub(crate) enum Command {
     /// same chart the `plot` tool returns).
     #[command(
         mut_arg("warm_workers", |arg| arg.hide(true)),
-        mut_arg("max_concurrent", |arg| arg.hide(true))
+        mut_arg("max_concurrent", |arg| arg.hide(true)),
+        override_usage = "duckgate plot --db <DB> --kind <KIND> --out <OUT> [OPTIONS] <SQL>"
     )]
     Plot {
         #[command(flatten)]
         db: DbArgs,
-        /// The chart: line, scatter, bar, histogram or agp.
+        /// The chart: line, scatter, bar, histogram, agp (the consensus AGP report) or tir (time
+        /// in ranges).
         #[arg(long, value_enum)]
         kind: PlotKind,
         /// The PNG file to write.
@@ -56,7 +62,7 @@ pub(crate) enum Command {
         /// The result column for x (default: the first).
         #[arg(long)]
         x: Option<String>,
-        /// The result column for y (default: the second; a histogram's: the first).
+        /// The result column for y (default: the second; a histogram's and tir's: the first).
         #[arg(long)]
         y: Option<String>,
         /// A title above the chart.
@@ -132,8 +138,8 @@ pub(crate) enum Command {
 /// The database and the limits every command that runs SQL shares.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DbArgs {
-    /// The DuckDB database file (opened read-only, only inside confined workers). A leading `~/`
-    /// is this user's home directory.
+    /// The DuckDB database file (required; opened read-only, only inside confined workers). A
+    /// leading `~/` is this user's home directory.
     #[arg(long, value_parser = user_path)]
     pub(crate) db: Option<PathBuf>,
     /// Seconds a call may run before its worker is killed.
@@ -167,9 +173,10 @@ pub(crate) struct DbArgs {
     /// Europe/Berlin). Default: this machine's zone (TZ, else /etc/localtime).
     #[arg(long)]
     pub(crate) time_zone: Option<String>,
-    /// Bytes of result rows (as JSON) a query returns at most.
-    #[arg(long, default_value_t = 1024 * 1024)]
-    pub(crate) max_result_bytes: usize,
+    /// One byte budget per reply, text and structured content together: rows past it are cut,
+    /// and the reply says how many and what to do instead.
+    #[arg(long, alias = "max-result-bytes", default_value_t = duckgate::gateway::DEFAULT_MAX_REPLY_BYTES, value_parser = clap::value_parser!(u64).range(1024..=64 * 1024 * 1024).map(|v| v as usize))]
+    pub(crate) max_reply_bytes: usize,
     /// Workers kept confined and warm ahead of need (default: enough for a burst of four
     /// parallel calls).
     #[arg(long, default_value_t = duckgate::gateway::DEFAULT_WARM_WORKERS as u64, value_parser = clap::value_parser!(u64).range(0..=16))]
@@ -242,6 +249,7 @@ pub(crate) enum PlotKind {
     Bar,
     Histogram,
     Agp,
+    Tir,
 }
 
 impl From<PlotKind> for duckgate::plot::ChartKind {
@@ -252,6 +260,7 @@ impl From<PlotKind> for duckgate::plot::ChartKind {
             PlotKind::Bar => duckgate::plot::ChartKind::Bar,
             PlotKind::Histogram => duckgate::plot::ChartKind::Histogram,
             PlotKind::Agp => duckgate::plot::ChartKind::Agp,
+            PlotKind::Tir => duckgate::plot::ChartKind::Tir,
         }
     }
 }

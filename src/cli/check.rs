@@ -31,7 +31,7 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 max_temp_size: 0,
                 threads: 1,
                 time_zone: None,
-                max_result_bytes: 1024 * 1024,
+                max_reply_bytes: duckgate::gateway::DEFAULT_MAX_REPLY_BYTES,
                 warm_workers: 0,
                 max_concurrent: 1,
                 spawn_workers: true,

@@ -71,7 +71,8 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
     let mut stdout = std::io::stdout();
     match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
         Ok(()) => {
-            out::text(duckgate::mcp::demo::next_steps(&exe, &out_path).trim_end());
+            let wsl = duckgate::mcp::demo::wsl_distribution();
+            out::text(duckgate::mcp::demo::next_steps(&exe, &out_path, wsl.as_deref()).trim_end());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -26,7 +26,7 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
         None => Default::default(),
     };
     let options = duckgate::mcp::ServeOptions { descriptions };
-    let (gateway, refused) = match start_gateway(config.clone()).await {
+    let (gateway, refused) = match start_gateway(config.clone(), true).await {
         Ok(g) => {
             if let Some(line) = missing_database_line(&g.config().db_path) {
                 eprintln!("{line}");
@@ -41,6 +41,9 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
         },
         Err(StartFailure::Exit(code)) => return code,
     };
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{}", terminal_notice(&gateway.config().db_path));
+    }
     let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
     gateway.shutdown().await;
     match result {
@@ -94,4 +97,22 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
     config.privacy = file.privacy;
     config.spill_with_privacy_rules = args.spill_with_privacy_rules;
     Ok(())
+}
+
+/// What `serve` says when a person runs it in a terminal: it waits for an MCP client's JSON-RPC
+/// on stdin, so typing gets nowhere.
+fn terminal_notice(db: &std::path::Path) -> String {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "duckgate".into());
+    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
+    format!(
+        "duckgate serve is an MCP server: it reads JSON-RPC from an MCP client on stdin and \
+         answers on stdout, so it waits here without a prompt (Ctrl-D or Ctrl-C ends it).\n\
+         Connect a client instead, e.g. Claude Code:\n  \
+         claude mcp add -s user duckgate -- {exe} serve --db {db}\n\
+         or Claude Desktop (see the README). To try queries by hand: {exe} query --db {db} \
+         \"SELECT 1\"; for a guided session: {exe} demo",
+        db = db.display()
+    )
 }

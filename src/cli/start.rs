@@ -100,7 +100,7 @@ pub(super) fn gateway_config(
             .time_zone
             .clone()
             .unwrap_or_else(duckgate::time_zone::local),
-        max_result_bytes: args.max_result_bytes,
+        max_reply_bytes: args.max_reply_bytes,
         warm_workers: args.warm_workers as usize,
         max_concurrent: args.max_concurrent as usize,
         fork_workers: !args.spawn_workers,
@@ -138,15 +138,23 @@ pub(super) enum StartFailure {
 /// A refusal is printed as is (one paragraph); another failure exits 1; a bad setting exits 2.
 /// The start-up line says which mechanism keeps each promise of confinement; what
 /// `--allow-unconfined` let through is announced loudly on stderr.
-pub(super) async fn start_gateway(config: GatewayConfig) -> Result<Gateway, StartFailure> {
+///
+/// The confinement line is INFO for a server, which prints it once at its start, and debug for
+/// the commands that run one query, where it would repeat on every call.
+pub(super) async fn start_gateway(
+    config: GatewayConfig,
+    serving: bool,
+) -> Result<Gateway, StartFailure> {
     let allow_unconfined = config.allow_unconfined;
     match Gateway::start(config).await {
         Ok(gateway) => {
             if let Ok(posture) = gateway.confinement() {
-                tracing::info!(
-                    "query workers confined: {}",
-                    duckgate::sandbox::confine::properties::summary(&posture.properties)
-                );
+                let summary = duckgate::sandbox::confine::properties::summary(&posture.properties);
+                if serving {
+                    tracing::info!("query workers confined: {summary}");
+                } else {
+                    tracing::debug!("query workers confined: {summary}");
+                }
             }
             let unenforced = gateway.unenforced();
             if !unenforced.is_empty() {
@@ -187,7 +195,7 @@ pub(super) fn missing_database_line(db: &std::path::Path) -> Option<String> {
 
 /// `start_gateway` for the commands that run once: a refusal exits 1.
 pub(super) async fn start_once(config: GatewayConfig) -> Result<Gateway, ExitCode> {
-    match start_gateway(config).await {
+    match start_gateway(config, false).await {
         Ok(gateway) => Ok(gateway),
         Err(StartFailure::Refused(_)) => Err(ExitCode::from(1)),
         Err(StartFailure::Exit(code)) => Err(code),

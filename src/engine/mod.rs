@@ -19,6 +19,7 @@ pub use convert::VALUE_ENCODING;
 pub mod demo_data;
 mod errors;
 pub mod import;
+mod local_time;
 mod partial_file;
 mod plan_check;
 mod plot_data;
@@ -113,6 +114,8 @@ pub struct Engine {
     cold_copy: bool,
     /// Warm the request paths too, not only the parser (a spare's and the template's engine).
     full_warm_up: bool,
+    /// DuckDB's `TimeZone`: TIMESTAMPTZ values are shown in it (`local_time.rs`).
+    time_zone: String,
 }
 
 impl std::fmt::Debug for Engine {
@@ -356,6 +359,7 @@ impl Engine {
             checked: None,
             cold_copy: false,
             full_warm_up: cfg.full_warm_up,
+            time_zone: cfg.time_zone.clone(),
         };
         engine.warm_up()?;
         if cfg.full_warm_up {

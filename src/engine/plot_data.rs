@@ -6,7 +6,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use duckdb::types::Value;
 
+use super::convert::ZoneOffsets;
 use super::errors::{query_error, worker_error};
+use super::local_time::LocalTime;
 use super::{Engine, sql_identifier};
 use crate::error::ErrorKind;
 use crate::plot::{self, ChartKind, PlotData, XValue};
@@ -38,17 +40,12 @@ impl Engine {
             .map(|i| stmt.column_name(i).cloned().unwrap_or_default())
             .collect();
         let (x_index, y_index) = pick_columns(&names, kind, x, y)?;
-        if stmt.column_logical_type(x_index).id() == duckdb::core::LogicalTypeId::TimestampTZ {
-            // Local time for a zoned x: DuckDB's cast applies the worker's TimeZone. The
-            // statement around the checked SQL only reads its columns.
-            let column = sql_identifier(&names[x_index]);
-            let wrapped = format!(
-                "SELECT * REPLACE (CAST({column} AS TIMESTAMP) AS {column}) FROM (\n{}\n) AS duckgate_plot",
-                sql.trim_end().trim_end_matches(';')
-            );
-            stmt = self.conn.prepare(&wrapped).map_err(|e| failed(&e))?;
-            drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);
-        }
+        // A zoned x is drawn in local wall-clock time: each instant moved by its offset in the
+        // worker's zone, looked up on a second connection while this one streams (the query
+        // itself runs once, as checked).
+        let zoned_x =
+            stmt.column_logical_type(x_index).id() == duckdb::core::LogicalTypeId::TimestampTZ;
+        let mut zone = LocalTime::new(&self.time_zone, &self.conn);
         let mut data = PlotData {
             x_label: names[x_index].clone(),
             y_label: names[y_index].clone(),
@@ -64,6 +61,11 @@ impl Engine {
                 }
                 let x_value: Value = row.get(x_index).map_err(|e| failed(&e))?;
                 let y_value: Value = row.get(y_index).map_err(|e| failed(&e))?;
+                let x_value = if zoned_x {
+                    local_x(x_value, &mut zone)
+                } else {
+                    x_value
+                };
                 let Some(x_value) = x_of(&x_value) else {
                     // A NULL x: the row has no place on the chart (a NULL y is skipped too).
                     data.x.push(XValue::Number(f64::NAN));
@@ -147,7 +149,7 @@ fn pick_columns(
             })
     };
     let needed = match kind {
-        ChartKind::Histogram => 1,
+        ChartKind::Histogram | ChartKind::Tir => 1,
         ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp => 2,
     };
     if names.len() < needed && (x.is_none() || y.is_none()) {
@@ -166,10 +168,25 @@ fn pick_columns(
     };
     let y_index = match (y, kind) {
         (Some(name), _) => find(name, "y")?,
-        (None, ChartKind::Histogram) => 0,
+        (None, ChartKind::Histogram | ChartKind::Tir) => 0,
         (None, ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp) => 1,
     };
     Ok((x_index, y_index))
+}
+
+/// A TIMESTAMPTZ x as local wall-clock microseconds (UTC when the zone gives no offset).
+fn local_x(value: Value, zone: &mut LocalTime<'_>) -> Value {
+    match value {
+        Value::Timestamp(unit, v) => {
+            let micros = unit.to_micros(v);
+            let offset = zone.offset_seconds(micros).map_or(0, i64::from);
+            Value::Timestamp(
+                duckdb::types::TimeUnit::Microsecond,
+                micros.saturating_add(offset * 1_000_000),
+            )
+        }
+        other => other,
+    }
 }
 
 /// An x value: times and dates as microseconds, numbers, anything else by its text. `None` for

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use super::Engine;
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
+use super::local_time::LocalTime;
 use crate::error::ErrorKind;
 use crate::protocol::{ColumnMeta, ExplainResult, QueryResult, WorkerError};
 
@@ -87,6 +88,8 @@ impl Engine {
         let mut rows: Vec<Vec<Json>> = Vec::new();
         let mut bytes = 0usize;
         let mut truncated = false;
+        // TIMESTAMPTZ values in the operator's zone, looked up beside the streaming result.
+        let mut zone = LocalTime::new(&self.time_zone, &self.conn);
         // The crate panics on a few Arrow shapes it does not know; a panic here must become an
         // error for this call, not a dead worker with no reply.
         let fetched = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
@@ -104,7 +107,7 @@ impl Engine {
                         continue;
                     }
                     let value = row.get_ref(i).map_err(|e| query_error(&e))?.to_owned();
-                    values.push(convert::to_json(&value, Some(ty)));
+                    values.push(convert::to_json_in(&value, Some(ty), &mut zone));
                 }
                 // Rows are joined by commas in a JSON array.
                 let size = json_size(&values) + usize::from(!rows.is_empty());

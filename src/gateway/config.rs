@@ -41,8 +41,9 @@ pub struct GatewayConfig {
     pub threads: u32,
     /// The workers' DuckDB `TimeZone`: the zone "today" and "yesterday" are meant in.
     pub time_zone: String,
-    /// Cap on the JSON bytes of rows a query returns.
-    pub max_result_bytes: usize,
+    /// One byte budget per tool reply: its text and its structured content together
+    /// (`--max-reply-bytes`). A query's rows are cut to fit, and the reply says how many.
+    pub max_reply_bytes: usize,
     /// Warm workers kept ready.
     pub warm_workers: usize,
     /// Workers running at once at most; further calls queue.
@@ -89,7 +90,7 @@ impl GatewayConfig {
             max_temp_bytes: DEFAULT_MAX_TEMP_BYTES,
             threads: 2,
             time_zone: crate::time_zone::local(),
-            max_result_bytes: 1024 * 1024,
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             warm_workers: DEFAULT_WARM_WORKERS,
             max_concurrent: 4,
             fork_workers: true,
@@ -113,6 +114,10 @@ pub(crate) fn spills(config: &GatewayConfig) -> bool {
     config.max_temp_bytes != 0 && (config.privacy.is_empty() || config.spill_with_privacy_rules)
 }
 
+/// The default `--max-reply-bytes`: 64 KiB, a few percent of an agent's context window, where
+/// 1,000 rows of CGM readings as a text table and as JSON rows took about 80 KB together.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 64 * 1024;
+
 /// Where workers spill, for `server_info`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SpillInfo {
@@ -128,7 +133,7 @@ pub struct SpillInfo {
 pub const DEFAULT_MAX_TEMP_BYTES: u64 = 10_000_000_000;
 
 /// The default `--missing-db-hint`.
-pub const DEFAULT_MISSING_DB_HINT: &str = "Create the database first (for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
+pub const DEFAULT_MISSING_DB_HINT: &str = "Create it from your CGM export first (`duckgate import --out PATH EXPORT.csv`; for a demo: `duckgate demo --out PATH`), or pass the right path with --db.";
 
 /// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
 /// place the budget is sized, for the workers and for `server_info`.
@@ -207,7 +212,7 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
         },
         bypass: bypass.clone(),
         max_reply_bytes: config
-            .max_result_bytes
+            .max_reply_bytes
             .saturating_mul(2)
             .saturating_add(256 * 1024),
         startup_timeout: Duration::from_secs(20),

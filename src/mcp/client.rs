@@ -226,6 +226,32 @@ impl McpClient {
             .unwrap_or_default()
     }
 
+    /// `prompts/list`, all pages.
+    pub async fn list_prompts(&self) -> Result<Vec<rmcp::model::Prompt>, String> {
+        self.service
+            .list_all_prompts()
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// `prompts/get` with a JSON object of arguments (`Value::Null` for none).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        args: Value,
+    ) -> Result<rmcp::model::GetPromptResult, String> {
+        let mut params = rmcp::model::GetPromptRequestParams::new(name);
+        match args {
+            Value::Null => {}
+            Value::Object(map) => params = params.with_arguments(map),
+            other => return Err(format!("prompt arguments must be an object, not {other}")),
+        }
+        self.service
+            .get_prompt(params)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
     /// `resources/list`.
     pub async fn list_resources(&self) -> Result<Vec<Resource>, String> {
         self.service

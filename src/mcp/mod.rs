@@ -17,6 +17,7 @@ pub mod client;
 pub mod demo;
 pub mod envelope;
 pub mod fuzzy;
+pub mod prompts;
 pub mod render;
 pub mod server;
 pub mod tools;

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::gateway::SpillInfo;
-use crate::protocol::{ColumnInfo, ForeignKey, Posture, QueryResult, TableInfo};
+use crate::protocol::{ColumnInfo, ColumnMeta, ForeignKey, Posture, QueryResult, TableInfo};
 use crate::sandbox::budget::{BudgetSource, WorkerMemory, format_size};
 use crate::sandbox::temp_dir::Backing;
 
@@ -63,25 +63,28 @@ fn char_count(text: &str) -> usize {
 
 /// Aligned columns with a header, then `N rows returned.` (and the truncation notice).
 pub fn query_text(result: &QueryResult) -> String {
-    let headers: Vec<Cow<'_, str>> = result
-        .columns
+    let mut out = rows_table_text(&result.columns, &result.rows);
+    out.push_str(&rows_returned(result.row_count, result.truncated));
+    out
+}
+
+/// The aligned table of `rows` under a header of `columns`' names, each line ending in a line
+/// break (nothing without columns).
+pub fn rows_table_text(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> String {
+    let headers: Vec<Cow<'_, str>> = columns
         .iter()
         .map(|c| clipped(Cow::Borrowed(c.name.as_str())))
         .collect();
-    let cells: Vec<Vec<Cow<'_, str>>> = result
-        .rows
+    let cells: Vec<Vec<Cow<'_, str>>> = rows
         .iter()
         .map(|row| row.iter().map(|v| clipped(cell_text(v))).collect())
         .collect();
     // Numbers read best right-aligned; a column is numeric when every non-null cell is a number.
     let numeric: Vec<bool> = (0..headers.len())
         .map(|i| {
-            result
-                .rows
-                .iter()
+            rows.iter()
                 .all(|row| matches!(row.get(i), Some(Value::Number(_) | Value::Null) | None))
-                && result
-                    .rows
+                && rows
                     .iter()
                     .any(|row| matches!(row.get(i), Some(Value::Number(_))))
         })
@@ -126,9 +129,90 @@ pub fn query_text(result: &QueryResult) -> String {
             line(row, &mut out);
         }
     }
-    out.push_str(&rows_returned(result.row_count, result.truncated));
     out
 }
+
+/// Upper bounds of the bytes [`rows_table_text`] of the first k of `rows` takes once escaped
+/// as a JSON string (without its quotes): the header and its rule, and one bound per row's line.
+/// Each line is bounded at the widths of all of `rows`, which the first k never exceed, and
+/// before its trailing blanks are trimmed, so the table of any first k rows is at most the
+/// header's bound plus the first k lines' bounds.
+pub fn rows_table_bounds(columns: &[ColumnMeta], rows: &[Vec<Value>]) -> (usize, Vec<usize>) {
+    if columns.is_empty() {
+        return (0, vec![0; rows.len()]);
+    }
+    // (escaped bytes, characters) of each header and cell.
+    let measure = |text: Cow<'_, str>| (json_escaped_len(&text), char_count(&text));
+    let headers: Vec<(usize, usize)> = columns
+        .iter()
+        .map(|c| measure(clipped(Cow::Borrowed(c.name.as_str()))))
+        .collect();
+    let cells: Vec<Vec<(usize, usize)>> = rows
+        .iter()
+        .map(|row| row.iter().map(|v| measure(clipped(cell_text(v)))).collect())
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.1).collect();
+    for row in &cells {
+        for (i, cell) in row.iter().enumerate() {
+            if let Some(width) = widths.get_mut(i) {
+                *width = (*width).max(cell.1);
+            }
+        }
+    }
+    let separators = 3 * (columns.len() - 1);
+    // A line's cells, each padded to its width, the separators, and `\n` escaped as 2 bytes.
+    let line = |values: &[(usize, usize)]| -> usize {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &(bytes, chars))| {
+                bytes + widths.get(i).copied().unwrap_or(0).saturating_sub(chars)
+            })
+            .sum::<usize>()
+            + separators
+            + 2
+    };
+    let rule = widths.iter().sum::<usize>() + separators + 2;
+    (
+        line(&headers) + rule,
+        cells.iter().map(|row| line(row)).collect(),
+    )
+}
+
+/// Bytes of `text` inside a JSON string as serde_json writes it: `"` and `\\` and the short
+/// control escapes take 2, other control characters 6 (`\u001f`).
+fn json_escaped_len(text: &str) -> usize {
+    text.chars()
+        .map(|c| match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c => c.len_utf8(),
+        })
+        .sum()
+}
+
+/// The last line of a reply whose rows were cut to fit the reply's byte budget: how many rows
+/// are shown, how many were left out, and what to do instead.
+pub fn budget_cut(shown: usize, left_out: usize, more_beyond: bool, budget: usize) -> String {
+    let rows = if shown == 1 { "row" } else { "rows" };
+    let why = match (left_out, more_beyond) {
+        (0, _) => "the query's further rows were left out".to_string(),
+        (n, false) => format!("{n} more were left out"),
+        (n, true) => format!("{n} more, and the query's rows after them, were left out"),
+    };
+    format!(
+        "{shown} {rows} returned (results truncated); {why} to keep this reply under {budget} \
+         bytes. {BUDGET_NEXT_STEP}"
+    )
+}
+
+/// What to do when a result does not fit one reply.
+pub const BUDGET_NEXT_STEP: &str = "Next: aggregate in SQL (GROUP BY, count, avg), add a LIMIT \
+     or a narrower WHERE, or draw the rows with the plot tool.";
+
+/// What to do when a result stopped at its row limit.
+pub const LIMIT_NEXT_STEP: &str = "Next: set a higher limit or add a WHERE clause to narrow \
+     results; to see a long series whole, aggregate it or draw it with the plot tool.";
 
 /// `N rows returned.` (`1 row returned.`) or the truncated form.
 pub fn rows_returned(count: usize, truncated: bool) -> String {
@@ -351,7 +435,6 @@ pub(super) fn workers_text(origin: &crate::sandbox::pool::WorkerOrigin) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::ColumnMeta;
     use serde_json::json;
 
     fn result(rows: Vec<Vec<Value>>, truncated: bool) -> QueryResult {
@@ -370,6 +453,40 @@ mod tests {
             rows,
             truncated,
             duration_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn the_table_bounds_are_never_below_the_escaped_table_of_any_first_rows() {
+        let notes = [
+            "plain",
+            "a \"quoted\" \\ path",
+            "line\nbreak\tand tab",
+            "ünïcödé ✓ 血糖",
+            "\u{1} control",
+            "",
+            "trailing   ",
+        ];
+        let rows: Vec<Vec<Value>> = (0..40)
+            .map(|i| {
+                vec![
+                    if i % 5 == 0 {
+                        Value::Null
+                    } else {
+                        json!(i * 997)
+                    },
+                    json!(notes[i % notes.len()].repeat(1 + i % 3)),
+                ]
+            })
+            .collect();
+        let result = result(rows, false);
+        let (header, lines) = rows_table_bounds(&result.columns, &result.rows);
+        assert_eq!(lines.len(), 40);
+        for k in 0..=40 {
+            let table = rows_table_text(&result.columns, &result.rows[..k]);
+            let escaped = serde_json::to_string(&table).unwrap().len() - 2;
+            let bound = header + lines[..k].iter().sum::<usize>();
+            assert!(escaped <= bound, "{k} rows: {escaped} > {bound}");
         }
     }
 

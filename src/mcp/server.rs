@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, InitializeResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, ServerCapabilities,
-    ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData as McpError, ServerHandler};
@@ -25,6 +25,7 @@ use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table, percent_decode, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply};
 use crate::mcp::fuzzy;
+use crate::mcp::prompts;
 use crate::mcp::tools::{self, ToolName};
 use crate::protocol::{CatalogSnapshot, MissingKind};
 use crate::session::{CountersSnapshot, SessionCounters};
@@ -386,6 +387,7 @@ impl ServerHandler for DuckgateServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
         .with_server_info(
@@ -454,6 +456,25 @@ impl ServerHandler for DuckgateServer {
             .await
             .into_result()
             .into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let time_zone = &self.gateway.config().time_zone;
+        prompts::get(&request.name, request.arguments.as_ref(), time_zone)
+            .map(GetPromptResponse::from)
+            .map_err(|error| McpError::invalid_params(error.0, None))
     }
 
     async fn list_resources(

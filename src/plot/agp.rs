@@ -1,22 +1,42 @@
-//! The ambulatory glucose profile: all days folded onto one, readings grouped by hour of day,
-//! each hour's spread drawn as percentile bands around its median.
+//! The ambulatory glucose profile, laid out as the international consensus AGP report draws it
+//! (Battelino et al., Diabetes Care 2019; Danne et al., Diabetes Care 2017): all days folded
+//! onto one, the median with the 25–75 % and 5–95 % bands, the target range 70–180 mg/dL
+//! shaded, reference lines at 54 and 250 mg/dL, the percentiles labelled at the right, and a
+//! header with the period, the days, the time the CGM was active, the mean, GMI and CV.
+//!
+//! The curves come from 15-minute bins of the time of day, each percentile then smoothed over
+//! the neighbouring bins (weights 1-2-3-2-1, an hour and a quarter, wrapping at midnight):
+//! finer than hourly bins and as smooth as the printed report. The summary table an agent reads
+//! stays hourly, from the raw readings, so every number in it can be reproduced with SQL
+//! (`quantile_cont(glucose, 0.05) … GROUP BY hour(ts)`).
 
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::axes::{civil, day_axis, format_day, format_value, number_axis};
-use super::kinds::{
-    Figure, MICROS_PER_DAY, Prepared, json_number, name, percent, skipped_note, y_ticks,
-};
-use super::stats::{min_max, padded, quantile_cont, sorted};
+use super::axes::{Axis, civil, day_axis, format_day, format_value};
+use super::kinds::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
+use super::stats::{quantile_cont, sorted};
 use super::{ChartKind, ChartOptions, ChartSummary, PlotData, PlotError, XValue};
 
-/// The AGP groups readings by hour of day: 24 bins make a summary table an agent can read
-/// whole, and with CGM readings every 5 minutes each bin gets 12 readings a day, so even a few
-/// days give the 5th and 95th percentiles enough readings to mean something (15-minute bins
-/// would need about four times as many days for the same).
+/// The summary table's bins: hours of the day.
 pub(crate) const AGP_BINS: usize = 24;
+/// The drawn curves' bins: quarter hours of the day.
+pub(crate) const CURVE_BINS: usize = 96;
+/// Weights of the smoothing over neighbouring curve bins, centred.
+const SMOOTHING: [f64; 5] = [1.0, 2.0, 3.0, 2.0, 1.0];
+
+/// The consensus target range, in mg/dL, shaded when the caller names none.
+pub(crate) const TARGET: (f64, f64) = (70.0, 180.0);
+/// The consensus reference lines, in mg/dL: level 2 hypoglycaemia and level 2 hyperglycaemia.
+pub(crate) const VERY_LOW: f64 = 54.0;
+/// See [`VERY_LOW`].
+pub(crate) const VERY_HIGH: f64 = 250.0;
+/// mg/dL per mmol/L, as the consensus report converts.
+pub(crate) const MG_DL_PER_MMOL_L: f64 = 18.0;
+/// Readings that all stay below this are taken to be mmol/L (no CGM reads above 35 mmol/L, and
+/// no mg/dL series stays below 35 mg/dL).
+const MMOL_L_ABOVE_NONE: f64 = 35.0;
 
 /// The readings of one hour of day across all days.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,14 +47,123 @@ pub(crate) struct AgpBin {
     pub(crate) percentiles: Option<[f64; 5]>,
 }
 
+/// What the AGP draws.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AgpFigure {
+    /// Runs of the smoothed curves: (x in hours, the five percentiles), split where a stretch of
+    /// the day has no readings.
+    pub(crate) runs: Vec<Vec<(f64, [f64; 5])>>,
+    /// The header line under the title: period, days, CGM active, mean, GMI, CV.
+    pub(crate) header: String,
+}
+
 /// The AGP's percentiles, in the order of [`AgpBin::percentiles`].
 pub(crate) const AGP_QUANTILES: [f64; 5] = [0.05, 0.25, 0.5, 0.75, 0.95];
 
-/// The ambulatory glucose profile: readings grouped by hour of day across all days.
+/// The labels of the five curves at the right edge.
+pub(crate) const AGP_LABELS: [&str; 5] = ["5%", "25%", "50%", "75%", "95%"];
+
+/// The consensus metrics of a set of readings, in mg/dL.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Metrics {
+    /// Days of data: the time from the first reading to the last (plus one interval), in
+    /// whole days (14 days of readings every 5 minutes are 14, though they touch 15 dates).
+    pub(crate) days: i64,
+    /// The share of that time covered by readings, in percent.
+    pub(crate) active_percent: f64,
+    /// Mean glucose.
+    pub(crate) mean: f64,
+    /// Glucose management indicator, percent: 3.31 + 0.02392 × mean (Bergenstal et al. 2018).
+    pub(crate) gmi: f64,
+    /// Coefficient of variation, percent: sample SD / mean.
+    pub(crate) cv: f64,
+    /// The usual interval between readings, in microseconds.
+    pub(crate) interval: i64,
+}
+
+/// The consensus metrics of readings at `times` (sorted or not) with `values` in mg/dL.
+pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
+    let mut times = times.to_vec();
+    times.sort_unstable();
+    times.dedup();
+    let mut gaps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    gaps.sort_unstable();
+    // The usual interval: the median gap, between one and fifteen minutes (CGMs read every 1,
+    // 5 or 15 minutes; a median outside that is a sparse series, counted as 5 minutes).
+    let minute = 60_000_000;
+    let interval = match gaps.get(gaps.len() / 2) {
+        Some(&gap) if (minute..=15 * minute).contains(&gap) => gap,
+        _ => 5 * minute,
+    };
+    let (first, last) = (
+        times.first().copied().unwrap_or(0),
+        times.last().copied().unwrap_or(0),
+    );
+    let covered = (last - first).saturating_add(interval).max(1) as f64;
+    let active_percent = (times.len() as f64 * interval as f64 / covered * 100.0).min(100.0);
+    let n = values.len().max(1) as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = if values.len() > 1 {
+        values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    Metrics {
+        days: ((covered / MICROS_PER_DAY as f64).round() as i64).max(1),
+        active_percent,
+        mean,
+        gmi: 3.31 + 0.02392 * mean,
+        cv: if mean > 0.0 {
+            variance.sqrt() / mean * 100.0
+        } else {
+            0.0
+        },
+        interval,
+    }
+}
+
+/// Readings in mg/dL: `values` as they are, or converted from mmol/L when every one of them is
+/// below what a mg/dL series ever reads. The flag says whether they were converted.
+pub(crate) fn in_mg_dl(values: Vec<f64>) -> (Vec<f64>, bool) {
+    let mmol = !values.is_empty() && values.iter().all(|v| *v < MMOL_L_ABOVE_NONE);
+    if mmol {
+        (
+            values.into_iter().map(|v| v * MG_DL_PER_MMOL_L).collect(),
+            true,
+        )
+    } else {
+        (values, false)
+    }
+}
+
+/// The glucose axis of the AGP and TIR: mg/dL from 0 to 350 (400 when the data reaches past
+/// 350), with ticks at the consensus thresholds.
+pub(crate) fn glucose_axis(highest: f64) -> Axis {
+    // Past 1,000 mg/dL nothing is glucose; such values are drawn at the top edge.
+    let top = if highest > 350.0 {
+        (highest.min(1000.0) / 50.0).ceil() * 50.0
+    } else {
+        350.0
+    };
+    let mut ticks: Vec<(f64, String)> = [0.0, VERY_LOW, TARGET.0, TARGET.1, VERY_HIGH, 350.0]
+        .into_iter()
+        .filter(|t| *t <= top)
+        .map(|t| (t, format!("{t:.0}")))
+        .collect();
+    if top > 350.0 {
+        ticks.push((top, format!("{top:.0}")));
+    }
+    Axis {
+        range: (0.0, top),
+        ticks,
+        title: "glucose (mg/dL)".into(),
+    }
+}
+
+/// The ambulatory glucose profile.
 pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
-    let mut by_hour: Vec<Vec<f64>> = vec![Vec::new(); AGP_BINS];
-    let mut days = BTreeSet::new();
-    let mut all = Vec::new();
+    let mut times = Vec::new();
+    let mut values = Vec::new();
     for (x, y) in data.x.iter().zip(&data.y) {
         let micros = match x {
             XValue::Time(micros) => *micros,
@@ -47,58 +176,71 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
             }
         };
         if let Some(y) = y.filter(|y| y.is_finite()) {
-            by_hour[(civil(micros).second_of_day / 3600) as usize].push(y);
-            days.insert(micros.div_euclid(MICROS_PER_DAY));
-            all.push(y);
+            times.push(micros);
+            values.push(y);
         }
     }
-    if all.is_empty() {
+    if values.is_empty() {
         return Err(PlotError::NothingToDraw { rows: data.y.len() });
     }
-    let skipped = data.y.len() - all.len();
-    let bins: Vec<AgpBin> = by_hour
-        .into_iter()
-        .map(|values| {
-            let values = sorted(values);
-            AgpBin {
-                n: values.len(),
-                percentiles: (!values.is_empty())
-                    .then(|| AGP_QUANTILES.map(|q| quantile_cont(&values, q).unwrap_or(values[0]))),
-            }
-        })
-        .collect();
-    let y_name = name(&data.y_label, "glucose");
-    let target = options.target_range;
-    let low = bins.iter().flat_map(|b| b.percentiles.map(|p| p[0]));
-    let high = bins.iter().flat_map(|b| b.percentiles.map(|p| p[4]));
-    let (mut lo, _) = min_max(low).unwrap_or((0.0, 0.0));
-    let (_, mut hi) = min_max(high).unwrap_or((0.0, 0.0));
-    if let Some((t_lo, t_hi)) = target {
-        (lo, hi) = (lo.min(t_lo), hi.max(t_hi));
+    let skipped = data.y.len() - values.len();
+    let (values, converted) = in_mg_dl(values);
+    let mut by_hour: Vec<Vec<f64>> = vec![Vec::new(); AGP_BINS];
+    let mut by_quarter: Vec<Vec<f64>> = vec![Vec::new(); CURVE_BINS];
+    let mut days = BTreeSet::new();
+    for (&micros, &y) in times.iter().zip(&values) {
+        let second = civil(micros).second_of_day as usize;
+        by_hour[second / 3600].push(y);
+        by_quarter[second / 900].push(y);
+        days.insert(micros.div_euclid(MICROS_PER_DAY));
     }
+    let bins: Vec<AgpBin> = by_hour.into_iter().map(percentile_bin).collect();
+    let quarters: Vec<Option<[f64; 5]>> = by_quarter
+        .into_iter()
+        .map(|values| percentile_bin(values).percentiles)
+        .collect();
+    let runs = curve_runs(&smoothed(&quarters));
+    let m = metrics(&times, &values);
+    let target = Some(options.target_range.unwrap_or(TARGET));
+    let highest = runs
+        .iter()
+        .flatten()
+        .map(|(_, p)| p[4])
+        .fold(0.0_f64, f64::max);
     let x_axis = day_axis("time of day");
-    let y_axis = number_axis(padded((lo, hi)), y_ticks(options), &y_name);
+    let y_axis = glucose_axis(highest);
+    let first = days.first().copied().unwrap_or(0) * MICROS_PER_DAY;
+    let last = days.last().copied().unwrap_or(0) * MICROS_PER_DAY;
+    let header = format!(
+        "{} – {} ({}) · CGM active {:.1}% · mean {} mg/dL · GMI {:.1}% · CV {:.1}%",
+        format_day(first),
+        format_day(last),
+        days_text(m.days),
+        m.active_percent,
+        format_value(m.mean.round()),
+        m.gmi,
+        m.cv,
+    );
     let medians: Vec<(usize, f64)> = bins
         .iter()
         .enumerate()
         .filter_map(|(hour, b)| b.percentiles.map(|p| (hour, p[2])))
         .collect();
     let lowest = medians.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-    let highest = medians.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    let all = sorted(all);
-    let first = days.first().copied().unwrap_or(0) * MICROS_PER_DAY;
-    let last = days.last().copied().unwrap_or(0) * MICROS_PER_DAY;
+    let highest_median = medians.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    let all = sorted(values.iter().copied());
     let mut text = format!(
-        "AGP of {n} {y_name} readings on {d} days ({} to {}), by hour of day: overall median {}",
+        "AGP of {n} glucose readings (mg/dL) over {d} ({} to {}), by time of day: overall \
+         median {}; {header}.",
         format_day(first),
         format_day(last),
         format_value(quantile_cont(&all, 0.5).unwrap_or(all[0])),
         n = all.len(),
-        d = days.len(),
+        d = days_text(m.days),
     );
-    if let (Some(&(lo_hour, lo_value)), Some(&(hi_hour, hi_value))) = (lowest, highest) {
+    if let (Some(&(lo_hour, lo_value)), Some(&(hi_hour, hi_value))) = (lowest, highest_median) {
         text.push_str(&format!(
-            "; the hourly median is lowest at {lo_hour:02}:00 ({}) and highest at {hi_hour:02}:00 ({}).",
+            " The hourly median is lowest at {lo_hour:02}:00 ({}) and highest at {hi_hour:02}:00 ({}).",
             format_value(lo_value),
             format_value(hi_value)
         ));
@@ -115,8 +257,15 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
             percent(above, all.len()),
         ));
     }
-    if days.len() < 5 {
-        text.push_str(" With fewer than 5 days of data the bands mostly show the spread within each hour, not between days.");
+    text.push_str(
+        " Drawn as the consensus AGP: median, 25–75% and 5–95% bands from 15-minute bins \
+         smoothed over an hour and a quarter, target range shaded, lines at 54 and 250 mg/dL.",
+    );
+    if converted {
+        text.push_str(" The readings were all below 35, so they were taken as mmol/L and drawn in mg/dL (×18).");
+    }
+    if m.days < 14 {
+        text.push_str(" The consensus asks for 14 days of data with the CGM active at least 70% of the time; with fewer days the bands say less about a typical day.");
     }
     text.push_str(&skipped_note(skipped));
     let rows = bins
@@ -129,7 +278,7 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
         })
         .collect();
     Ok(Prepared {
-        figure: Figure::Agp(bins),
+        figure: Figure::Agp(AgpFigure { runs, header }),
         x: x_axis,
         y: y_axis,
         target,
@@ -144,13 +293,57 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
     })
 }
 
-/// The AGP's hours with readings as runs of consecutive hours, each a list of
-/// (x in hours, percentiles). Points sit at the middle of their hour. When both 00:00 and 23:00
-/// have readings the profile wraps around midnight, so both ends get a point at the midnight
-/// edge with the mean of the two hours; a lone hour is drawn across its middle half.
-pub(super) fn agp_runs(bins: &[AgpBin]) -> Vec<Vec<(f64, [f64; 5])>> {
-    let last = bins.len() - 1;
-    let wrap = match (&bins[0].percentiles, &bins[last].percentiles) {
+/// `1 day`, `14 days`.
+fn days_text(days: i64) -> String {
+    if days == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{days} days")
+    }
+}
+
+fn percentile_bin(values: Vec<f64>) -> AgpBin {
+    let values = sorted(values);
+    AgpBin {
+        n: values.len(),
+        percentiles: (!values.is_empty())
+            .then(|| AGP_QUANTILES.map(|q| quantile_cont(&values, q).unwrap_or(values[0]))),
+    }
+}
+
+/// Each bin's percentiles as the weighted mean of its own and its neighbours' (those with
+/// readings), wrapping around midnight; bins without readings stay empty.
+pub(crate) fn smoothed(bins: &[Option<[f64; 5]>]) -> Vec<Option<[f64; 5]>> {
+    let n = bins.len() as isize;
+    let half = (SMOOTHING.len() / 2) as isize;
+    (0..n)
+        .map(|i| {
+            bins[i as usize]?;
+            let mut sum = [0.0; 5];
+            let mut weight = 0.0;
+            for (k, w) in SMOOTHING.iter().enumerate() {
+                let j = (i + k as isize - half).rem_euclid(n) as usize;
+                if let Some(p) = bins[j] {
+                    for (s, v) in sum.iter_mut().zip(p) {
+                        *s += w * v;
+                    }
+                    weight += w;
+                }
+            }
+            Some(sum.map(|s| s / weight))
+        })
+        .collect()
+}
+
+/// The bins with readings as runs of consecutive bins, each a list of (x in hours,
+/// percentiles), points at the middle of their bin. When the first and the last bin both have
+/// readings the profile wraps around midnight, so both ends get a point at the midnight edge
+/// with the mean of the two; a lone bin is drawn across its middle half.
+pub(super) fn curve_runs(bins: &[Option<[f64; 5]>]) -> Vec<Vec<(f64, [f64; 5])>> {
+    let count = bins.len();
+    let hours_per_bin = 24.0 / count as f64;
+    let last = count - 1;
+    let wrap = match (&bins[0], &bins[last]) {
         (Some(first), Some(end)) => Some(std::array::from_fn::<f64, 5, _>(|i| {
             (first[i] + end[i]) / 2.0
         })),
@@ -158,19 +351,19 @@ pub(super) fn agp_runs(bins: &[AgpBin]) -> Vec<Vec<(f64, [f64; 5])>> {
     };
     let mut runs = Vec::new();
     let mut run: Vec<(f64, [f64; 5])> = Vec::new();
-    for (hour, bin) in bins.iter().enumerate() {
-        match bin.percentiles {
+    for (bin, percentiles) in bins.iter().enumerate() {
+        match percentiles {
             Some(p) => {
-                if hour == 0
+                if bin == 0
                     && let Some(edge) = wrap
                 {
                     run.push((0.0, edge));
                 }
-                run.push((hour as f64 + 0.5, p));
-                if hour == last
+                run.push(((bin as f64 + 0.5) * hours_per_bin, *p));
+                if bin == last
                     && let Some(edge) = wrap
                 {
-                    run.push((bins.len() as f64, edge));
+                    run.push((24.0, edge));
                 }
             }
             None => runs.push(std::mem::take(&mut run)),
@@ -181,8 +374,72 @@ pub(super) fn agp_runs(bins: &[AgpBin]) -> Vec<Vec<(f64, [f64; 5])>> {
     for run in &mut runs {
         if let [(x, p)] = run.as_slice() {
             let (x, p) = (*x, *p);
-            *run = vec![(x - 0.25, p), (x + 0.25, p)];
+            let quarter = hours_per_bin / 4.0;
+            *run = vec![(x - quarter, p), (x + quarter, p)];
         }
     }
     runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gmi_and_cv_follow_the_consensus_formulas() {
+        let minute = 60_000_000;
+        let times: Vec<i64> = (0..4).map(|i| i * 5 * minute).collect();
+        let m = metrics(&times, &[100.0, 150.0, 150.0, 200.0]);
+        assert_eq!(m.mean, 150.0);
+        assert!((m.gmi - (3.31 + 0.02392 * 150.0)).abs() < 1e-9);
+        // Sample SD of 100, 150, 150, 200 is sqrt(5000/3) = 40.82.
+        assert!((m.cv - 40.824_829 / 150.0 * 100.0).abs() < 1e-3, "{}", m.cv);
+        assert_eq!(m.interval, 5 * minute);
+        assert_eq!(m.active_percent, 100.0);
+        assert_eq!(m.days, 1);
+    }
+
+    #[test]
+    fn a_gap_lowers_the_time_the_cgm_was_active() {
+        let minute = 60_000_000;
+        // 12 readings, 5 minutes apart, then nothing for 55 minutes, then one: 13 readings
+        // over two hours of 24 five-minute slots.
+        let mut times: Vec<i64> = (0..12).map(|i| i * 5 * minute).collect();
+        times.push(115 * minute);
+        let m = metrics(&times, &[100.0; 13]);
+        assert!((m.active_percent - 13.0 / 24.0 * 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn readings_in_mmol_per_litre_are_drawn_in_mg_per_decilitre() {
+        let (values, converted) = in_mg_dl(vec![5.5, 10.0]);
+        assert!(converted);
+        assert_eq!(values, vec![99.0, 180.0]);
+        let (values, converted) = in_mg_dl(vec![40.0, 100.0]);
+        assert!(!converted);
+        assert_eq!(values, vec![40.0, 100.0]);
+    }
+
+    #[test]
+    fn smoothing_flattens_a_spike_and_keeps_a_flat_curve_flat() {
+        let mut bins = vec![Some([100.0; 5]); 8];
+        assert_eq!(smoothed(&bins), bins);
+        bins[3] = Some([190.0; 5]);
+        let smooth = smoothed(&bins);
+        let spike = smooth[3].unwrap()[2];
+        assert!((spike - (100.0 + 90.0 * 3.0 / 9.0)).abs() < 1e-9, "{spike}");
+        assert!(smooth[2].unwrap()[2] > 100.0 && smooth[6].unwrap()[2] == 100.0);
+        // Empty bins stay empty and do not count.
+        bins[5] = None;
+        assert_eq!(smoothed(&bins)[5], None);
+    }
+
+    #[test]
+    fn the_glucose_axis_marks_the_consensus_thresholds() {
+        let axis = glucose_axis(300.0);
+        assert_eq!(axis.range, (0.0, 350.0));
+        assert_eq!(axis.positions(), vec![0.0, 54.0, 70.0, 180.0, 250.0, 350.0]);
+        assert_eq!(axis.title, "glucose (mg/dL)");
+        assert_eq!(glucose_axis(390.0).range, (0.0, 400.0));
+    }
 }

@@ -11,8 +11,8 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
 
-use super::agp::agp_runs;
-use super::axes::Axis;
+use super::agp::{AGP_LABELS, AgpFigure, VERY_HIGH, VERY_LOW};
+use super::axes::{Axis, clean_label};
 use super::kinds::{Figure, Prepared};
 use super::text::{ChartBackend, font, measure};
 use super::{ChartOptions, PlotError};
@@ -29,6 +29,18 @@ pub(crate) const MEDIAN: RGBColor = RGBColor(0, 62, 122);
 pub(crate) const TARGET_FILL: RGBColor = RGBColor(224, 242, 233);
 /// The target range's two boundary lines.
 pub(crate) const TARGET_LINE: RGBColor = RGBColor(0, 158, 115);
+/// The AGP's line at 54 mg/dL (level 2 hypoglycaemia).
+pub(crate) const VERY_LOW_LINE: RGBColor = RGBColor(213, 94, 0);
+/// The AGP's line at 250 mg/dL (level 2 hyperglycaemia).
+pub(crate) const VERY_HIGH_LINE: RGBColor = RGBColor(230, 159, 0);
+/// The time-in-ranges segments, very low to very high, in the colours of the consensus report.
+pub(crate) const TIR_COLOURS: [RGBColor; 5] = [
+    RGBColor(139, 0, 0),
+    RGBColor(227, 30, 36),
+    RGBColor(59, 181, 74),
+    RGBColor(255, 210, 0),
+    RGBColor(245, 130, 32),
+];
 /// Labels, titles.
 const TEXT: RGBColor = RGBColor(34, 34, 34);
 /// The axis lines and ticks.
@@ -114,7 +126,19 @@ pub(crate) fn draw(
         let backend = ChartBackend::new(&mut buffer, (width, height)).map_err(render_error)?;
         let root = backend.into_drawing_area();
         root.fill(&WHITE).map_err(render_error)?;
-        let layout = draw_chart(&root, prepared, options)?;
+        let layout = match &prepared.figure {
+            Figure::Tir(ranges) => draw_tir(&root, ranges, options)?,
+            Figure::Agp(figure) => {
+                let header = draw_agp_header(&root, figure, prepared.target, options)?;
+                let (_, chart) = root.split_vertically(header);
+                draw_chart(&chart, prepared, options, false)?
+            }
+            Figure::Line(_)
+            | Figure::Envelope(_)
+            | Figure::Scatter(_)
+            | Figure::Bars(_)
+            | Figure::Histogram(_) => draw_chart(&root, prepared, options, true)?,
+        };
         root.present().map_err(render_error)?;
         layout
     };
@@ -125,18 +149,221 @@ fn style(size: f64) -> TextStyle<'static> {
     TextStyle::from((FontFamily::SansSerif, size)).color(&TEXT)
 }
 
+/// Text grows with the image (up to 1.6×) so a 2000-pixel chart stays readable when shown
+/// smaller; it never shrinks below the default size.
+fn text_scale(options: &ChartOptions) -> f64 {
+    (f64::from(options.width) / f64::from(super::DEFAULT_WIDTH))
+        .min(f64::from(options.height) / f64::from(super::DEFAULT_HEIGHT))
+        .clamp(1.0, 1.6)
+}
+
+/// The AGP's title, its header of consensus metrics and its legend, across the top; returns
+/// the height they take.
+fn draw_agp_header(
+    root: &DrawingArea<ChartBackend<'_>, Shift>,
+    figure: &AgpFigure,
+    target: Option<(f64, f64)>,
+    options: &ChartOptions,
+) -> Result<u32, PlotError> {
+    let font = font().map_err(render_error)?;
+    let scale = text_scale(options);
+    let (title_size, label_size) = (TITLE_SIZE * scale, LABEL_SIZE * scale);
+    let width = options.width as i32;
+    let title = options.title.as_deref().map_or_else(
+        || "Ambulatory Glucose Profile (AGP)".to_string(),
+        |t| clean_label(t, 100),
+    );
+    let centred = |text: &str, size: f64, y: i32| -> Result<(), PlotError> {
+        let (w, _) = measure(&font, text, size as f32);
+        root.draw_text(text, &style(size), ((width - w as i32) / 2, y))
+            .map_err(render_error)
+    };
+    let (_, title_h) = measure(&font, "Ag", title_size as f32);
+    let (_, label_h) = measure(&font, "Ag", label_size as f32);
+    let mut y = 8;
+    centred(&title, title_size, y)?;
+    y += title_h as i32 + 6;
+    let header = clean_label(&figure.header, 160);
+    centred(&header, label_size, y)?;
+    y += label_h as i32 + 6;
+    // The legend: a swatch and its words per element, centred as one line.
+    let (t_lo, t_hi) = target.unwrap_or(super::agp::TARGET);
+    let entries: [(RGBColor, bool, String); 5] = [
+        (BAND_OUTER, true, "5–95%".into()),
+        (BAND_INNER, true, "25–75%".into()),
+        (MEDIAN, false, "median".into()),
+        (TARGET_FILL, true, format!("target {}–{}", t_lo, t_hi)),
+        (
+            VERY_LOW_LINE,
+            false,
+            format!("{VERY_LOW} and {VERY_HIGH} mg/dL"),
+        ),
+    ];
+    let swatch = (label_h as i32).max(8);
+    let gap = (12.0 * scale) as i32;
+    let total: i32 = entries
+        .iter()
+        .map(|(_, _, text)| swatch + 4 + measure(&font, text, label_size as f32).0 as i32)
+        .sum::<i32>()
+        + gap * (entries.len() as i32 - 1);
+    let mut x = (width - total) / 2;
+    for (colour, filled, text) in &entries {
+        if *filled {
+            root.draw(&Rectangle::new(
+                [(x, y), (x + swatch, y + swatch)],
+                colour.filled(),
+            ))
+            .map_err(render_error)?;
+        } else if *colour == VERY_LOW_LINE {
+            // The two reference lines, one above the other.
+            for (row, line) in [
+                (y + swatch / 3, VERY_HIGH_LINE),
+                (y + 2 * swatch / 3, VERY_LOW_LINE),
+            ] {
+                root.draw(&PathElement::new(
+                    vec![(x, row), (x + swatch, row)],
+                    line.stroke_width(2),
+                ))
+                .map_err(render_error)?;
+            }
+        } else {
+            let row = y + swatch / 2;
+            root.draw(&PathElement::new(
+                vec![(x, row), (x + swatch, row)],
+                colour.stroke_width(3),
+            ))
+            .map_err(render_error)?;
+        }
+        x += swatch + 4;
+        root.draw_text(text, &style(label_size), (x, y))
+            .map_err(render_error)?;
+        x += measure(&font, text, label_size as f32).0 as i32 + gap;
+    }
+    Ok((y + swatch + 4) as u32)
+}
+
+/// The time-in-ranges bar: five stacked segments, very low at the bottom, each labelled with
+/// its range, its percentage and the consensus goal.
+fn draw_tir(
+    root: &DrawingArea<ChartBackend<'_>, Shift>,
+    ranges: &[super::tir::Range],
+    options: &ChartOptions,
+) -> Result<Layout, PlotError> {
+    let font = font().map_err(render_error)?;
+    let scale = text_scale(options);
+    let (title_size, label_size) = (TITLE_SIZE * scale, DESC_SIZE * scale);
+    let (width, height) = (options.width as i32, options.height as i32);
+    let title = options
+        .title
+        .as_deref()
+        .map_or_else(|| "Time in ranges".to_string(), |t| clean_label(t, 100));
+    let (title_w, title_h) = measure(&font, &title, title_size as f32);
+    root.draw_text(
+        &title,
+        &style(title_size),
+        ((width - title_w as i32) / 2, 8),
+    )
+    .map_err(render_error)?;
+    let (_, label_h) = measure(&font, "Ag", label_size as f32);
+    // Under the title, what the report prints beside the bar: the readings and the two sums
+    // the goals for lows and highs are stated in.
+    let total: usize = ranges.iter().map(|r| r.n).sum();
+    let share = |parts: &[usize]| {
+        parts
+            .iter()
+            .map(|&i| ranges.get(i).map_or(0, |r| r.n))
+            .sum::<usize>() as f64
+            * 100.0
+            / total.max(1) as f64
+    };
+    let subtitle = format!(
+        "{total} readings · below 70 mg/dL: {:.1}% · above 180 mg/dL: {:.1}%",
+        share(&[0, 1]),
+        share(&[3, 4])
+    );
+    let (subtitle_w, _) = measure(&font, &subtitle, label_size as f32);
+    let subtitle_y = 8 + title_h as i32 + 6;
+    root.draw_text(
+        &subtitle,
+        &style(label_size),
+        ((width - subtitle_w as i32) / 2, subtitle_y),
+    )
+    .map_err(render_error)?;
+    let top = subtitle_y + label_h as i32 + 16;
+    let bottom = height - 16;
+    let bar_width = (width / 8).max(30);
+    let left = width / 3 - bar_width / 2;
+    let right = left + bar_width;
+    let span = f64::from(bottom - top);
+    // Segments from the bottom; the last one ends exactly at the top.
+    let mut edge = f64::from(bottom);
+    let mut middles = Vec::with_capacity(ranges.len());
+    for (i, range) in ranges.iter().enumerate() {
+        let next = if i + 1 == ranges.len() {
+            f64::from(top)
+        } else {
+            edge - span * range.percent / 100.0
+        };
+        let (lower, upper) = (edge.round() as i32, next.round() as i32);
+        if lower > upper {
+            root.draw(&Rectangle::new(
+                [(left, upper), (right, lower)],
+                TIR_COLOURS[i].filled(),
+            ))
+            .map_err(render_error)?;
+        }
+        middles.push((edge + next) / 2.0);
+        edge = next;
+    }
+    // Labels beside their segment's middle, pushed apart where segments are thin: first up
+    // from the bottom, then down from the top so none leaves the bar's height.
+    let spacing = f64::from(label_h) + 6.0;
+    let mut rows = middles.clone();
+    for i in 1..rows.len() {
+        rows[i] = rows[i].min(rows[i - 1] - spacing);
+    }
+    let lowest_top = f64::from(top) + f64::from(label_h) / 2.0;
+    if let Some(last) = rows.last_mut() {
+        *last = last.max(lowest_top);
+    }
+    for i in (0..rows.len().saturating_sub(1)).rev() {
+        rows[i] = rows[i].max(rows[i + 1] + spacing);
+    }
+    let text_x = right + (24.0 * scale) as i32;
+    for (i, (range, row)) in ranges.iter().zip(&rows).enumerate() {
+        let y = (*row - f64::from(label_h) / 2.0).round() as i32;
+        let (name, bounds) = (range.name, range.bounds);
+        let label = format!(
+            "{:.1}%  {name} ({bounds} mg/dL), goal {}",
+            range.percent, range.goal
+        );
+        // A short leader from the segment to its label.
+        let middle = middles[i].round() as i32;
+        root.draw(&PathElement::new(
+            vec![(right + 2, middle), (text_x - 4, *row as i32)],
+            AXIS.stroke_width(1),
+        ))
+        .map_err(render_error)?;
+        root.draw_text(&label, &style(label_size), (text_x, y))
+            .map_err(render_error)?;
+    }
+    Ok(Layout {
+        x: left..right,
+        y: top..bottom,
+    })
+}
+
 fn draw_chart(
     root: &DrawingArea<ChartBackend<'_>, Shift>,
     prepared: &Prepared,
     options: &ChartOptions,
+    caption: bool,
 ) -> Result<Layout, PlotError> {
     let font = font().map_err(render_error)?;
     let (x, y) = (&prepared.x, &prepared.y);
     // Text grows with the image (up to 1.6×) so a 2000-pixel chart stays readable when shown
     // smaller; it never shrinks below the default size.
-    let scale = (f64::from(options.width) / f64::from(super::DEFAULT_WIDTH))
-        .min(f64::from(options.height) / f64::from(super::DEFAULT_HEIGHT))
-        .clamp(1.0, 1.6);
+    let scale = text_scale(options);
     let (label_size, desc_size, title_size) =
         (LABEL_SIZE * scale, DESC_SIZE * scale, TITLE_SIZE * scale);
     let line_width = if scale > 1.3 { 3 } else { 2 };
@@ -154,12 +381,18 @@ fn draw_chart(
     let x_area = label_height + 10 + desc_height + 8;
 
     let mut builder = ChartBuilder::on(root);
+    // The AGP labels its percentile curves to the right of the plot.
+    let right = if matches!(prepared.figure, Figure::Agp(_)) {
+        measure(&font, "95%", label_size as f32).0 + 16
+    } else {
+        (24.0 * scale) as u32
+    };
     builder
         .margin(10)
-        .margin_right((24.0 * scale) as u32)
+        .margin_right(right)
         .x_label_area_size(x_area)
         .y_label_area_size(y_area);
-    if let Some(title) = &options.title {
+    if let Some(title) = options.title.as_ref().filter(|_| caption) {
         let title = super::axes::clean_label(title, 100);
         builder.caption(title, style(title_size));
     }
@@ -185,8 +418,15 @@ fn draw_chart(
     mesh.draw().map_err(render_error)?;
 
     let target = prepared.target;
+    // A histogram's values are on x, so its target range is a vertical band.
+    let across = matches!(prepared.figure, Figure::Histogram(_));
     if let Some((low, high)) = target {
-        let band = Rectangle::new([(x.range.0, low), (x.range.1, high)], TARGET_FILL.filled());
+        let corners = if across {
+            [(low, y.range.0), (high, y.range.1)]
+        } else {
+            [(x.range.0, low), (x.range.1, high)]
+        };
+        let band = Rectangle::new(corners, TARGET_FILL.filled());
         chart.draw_series([band]).map_err(render_error)?;
     }
     match &prepared.figure {
@@ -197,6 +437,27 @@ fn draw_chart(
             if points.len() == 1 {
                 let dot = Circle::new(points[0], 3, SERIES.filled());
                 chart.draw_series([dot]).map_err(render_error)?;
+            }
+        }
+        Figure::Envelope(runs) => {
+            for run in runs {
+                let mut outline: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.3)).collect();
+                outline.extend(run.iter().rev().map(|p| (p.0, p.1)));
+                if let [(x, lo, _, hi)] = run.as_slice() {
+                    // A lone column: its band as a vertical stroke.
+                    let stroke = PathElement::new(vec![(*x, *lo), (*x, *hi)], BAND_INNER);
+                    chart.draw_series([stroke]).map_err(render_error)?;
+                } else {
+                    chart
+                        .draw_series([Polygon::new(outline, BAND_INNER.filled())])
+                        .map_err(render_error)?;
+                }
+            }
+            for run in runs {
+                let median: Vec<(f64, f64)> = run.iter().map(|p| (p.0, p.2)).collect();
+                chart
+                    .draw_series(segments(&median, SERIES.stroke_width(line_width)))
+                    .map_err(render_error)?;
             }
         }
         Figure::Scatter(points) => {
@@ -235,9 +496,11 @@ fn draw_chart(
                 .draw_series(bars.map(|corners| Rectangle::new(corners, WHITE.stroke_width(1))))
                 .map_err(render_error)?;
         }
-        Figure::Agp(bins) => {
+        Figure::Tir(_) => {}
+        Figure::Agp(figure) => {
+            let runs = &figure.runs;
             for (band, colour) in [((0, 4), BAND_OUTER), ((1, 3), BAND_INNER)] {
-                for run in agp_runs(bins) {
+                for run in runs {
                     let mut outline: Vec<(f64, f64)> =
                         run.iter().map(|(hour, p)| (*hour, p[band.1])).collect();
                     outline.extend(run.iter().rev().map(|(hour, p)| (*hour, p[band.0])));
@@ -246,7 +509,7 @@ fn draw_chart(
                         .map_err(render_error)?;
                 }
             }
-            for run in agp_runs(bins) {
+            for run in runs {
                 let median: Vec<(f64, f64)> = run.iter().map(|(hour, p)| (*hour, p[2])).collect();
                 chart
                     .draw_series(segments(&median, MEDIAN.stroke_width(line_width)))
@@ -256,11 +519,41 @@ fn draw_chart(
     }
     if let Some((low, high)) = target {
         for level in [low, high] {
+            let ends = if across {
+                vec![(level, y.range.0), (level, y.range.1)]
+            } else {
+                vec![(x.range.0, level), (x.range.1, level)]
+            };
+            let line = PathElement::new(ends, TARGET_LINE.stroke_width(1));
+            chart.draw_series([line]).map_err(render_error)?;
+        }
+    }
+    if let Figure::Agp(figure) = &prepared.figure {
+        for (level, colour) in [(VERY_LOW, VERY_LOW_LINE), (VERY_HIGH, VERY_HIGH_LINE)] {
             let line = PathElement::new(
                 vec![(x.range.0, level), (x.range.1, level)],
-                TARGET_LINE.stroke_width(1),
+                colour.stroke_width(1),
             );
             chart.draw_series([line]).map_err(render_error)?;
+        }
+        // Each curve labelled at its right end, the labels kept a line apart.
+        if let Some(&(end, p)) = figure.runs.last().and_then(|run| run.last()) {
+            let (_, rows) = chart.plotting_area().get_pixel_range();
+            let per_pixel = (y.range.1 - y.range.0) / f64::from((rows.end - rows.start).max(1));
+            let spacing = (f64::from(label_height) + 2.0) * per_pixel;
+            let mut at = p;
+            for i in 1..5 {
+                at[i] = at[i].max(at[i - 1] + spacing);
+            }
+            for (label, value) in AGP_LABELS.iter().zip(at) {
+                let text = EmptyElement::at((end, value))
+                    + Text::new(
+                        label.to_string(),
+                        (6, -(label_height as i32) / 2),
+                        style(label_size),
+                    );
+                chart.draw_series([text]).map_err(render_error)?;
+            }
         }
     }
     let (columns, rows) = chart.plotting_area().get_pixel_range();

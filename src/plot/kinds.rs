@@ -29,14 +29,19 @@ pub(super) const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
 pub(crate) enum Figure {
     /// Points joined in x order.
     Line(Vec<(f64, f64)>),
+    /// A long time series down-sampled to one entry per pixel column: (x, min, median, max),
+    /// drawn as a min–max band with the median through it; runs split where columns are empty.
+    Envelope(Vec<Vec<(f64, f64, f64, f64)>>),
     /// Markers.
     Scatter(Vec<(f64, f64)>),
     /// Bar `i` centred on x = i.
     Bars(Vec<f64>),
     /// Bins drawn edge to edge.
     Histogram(Histogram),
-    /// One entry per hour of day.
-    Agp(Vec<super::agp::AgpBin>),
+    /// The smoothed percentile curves and the header.
+    Agp(super::agp::AgpFigure),
+    /// The five ranges, lowest first.
+    Tir(super::tir::Ranges),
 }
 
 /// A chart ready to draw.
@@ -66,6 +71,7 @@ pub(crate) fn prepare(data: &PlotData, options: &ChartOptions) -> Result<Prepare
         ChartKind::Bar => bars(data, options),
         ChartKind::Histogram => histogram_chart(data, options),
         ChartKind::Agp => super::agp::agp(data, options),
+        ChartKind::Tir => super::tir::tir(data),
     }
 }
 
@@ -185,6 +191,14 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
             (Figure::Scatter(kept), n)
         }
         ChartKind::Scatter => (Figure::Scatter(points.clone()), points.len()),
+        _ if is_time
+            && x_hi - x_lo > ENVELOPE_ABOVE_DAYS * MICROS_PER_DAY as f64
+            && by_x.len() > columns =>
+        {
+            let runs = envelope(&by_x, columns);
+            let n = runs.iter().map(Vec::len).sum();
+            (Figure::Envelope(runs), n)
+        }
         _ => {
             let kept = thin_line(&by_x, columns);
             let n = kept.len();
@@ -222,14 +236,28 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
         n = points.len(),
     );
     text.push_str(&skipped_note(skipped));
-    if drawn < points.len() {
+    if matches!(figure, Figure::Envelope(_)) {
+        text.push_str(&format!(
+            " Over {:.0} days a line of every point is unreadable, so it is down-sampled with \
+             min/max: each of {drawn} pixel columns is drawn as the band from its lowest to its \
+             highest value, with its median as the line (every low and high stays in the band). \
+             For the shape of a typical day, plot kind agp.",
+            (x_hi - x_lo) / MICROS_PER_DAY as f64
+        ));
+    } else if drawn < points.len() {
         text.push_str(&match kind {
             ChartKind::Scatter => format!(
                 " Drawn as {drawn} markers, one per 2×2-pixel cell (markers there would overlap)."
             ),
             _ => format!(
-                " Drawn through {drawn} points: the first, lowest, highest and last of each \
-                 pixel column, which trace the same line."
+                " Down-sampled with min/max to fit {columns} pixel columns: drawn through \
+                 {drawn} points, the first, lowest, highest and last of each column, which \
+                 trace the same line and keep every low and high.{}",
+                if is_time && x_hi - x_lo > 3.0 * MICROS_PER_DAY as f64 {
+                    " For the shape of a typical day over many days, plot kind agp."
+                } else {
+                    ""
+                }
             ),
         });
     }
@@ -253,6 +281,48 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
             text,
         },
     })
+}
+
+/// The span past which a line over time becomes a min–max envelope (when it has more points
+/// than pixel columns): a few days of CGM readings still read as a line, weeks do not.
+const ENVELOPE_ABOVE_DAYS: f64 = 3.0;
+
+/// Points sorted by x as one (x, min, median, max) per pixel column with points, x at the
+/// column's middle; a run ends at an empty column, so a gap in the data stays a gap.
+fn envelope(by_x: &[(f64, f64)], columns: usize) -> Vec<Vec<(f64, f64, f64, f64)>> {
+    let columns = columns.max(1);
+    let (x0, x1) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let width = (x1 - x0) / columns as f64;
+    let column_of = |x: f64| -> usize {
+        if width > 0.0 {
+            (((x - x0) / width) as usize).min(columns - 1)
+        } else {
+            0
+        }
+    };
+    let mut runs: Vec<Vec<(f64, f64, f64, f64)>> = Vec::new();
+    let mut run = Vec::new();
+    let mut previous: Option<usize> = None;
+    let mut start = 0;
+    while start < by_x.len() {
+        let column = column_of(by_x[start].0);
+        let mut end = start + 1;
+        while end < by_x.len() && column_of(by_x[end].0) == column {
+            end += 1;
+        }
+        if previous.is_some_and(|p| column > p + 1) {
+            runs.push(std::mem::take(&mut run));
+        }
+        let ys = sorted(by_x[start..end].iter().map(|p| p.1));
+        let middle = x0 + width * (column as f64 + 0.5);
+        let median = quantile_cont(&ys, 0.5).unwrap_or(ys[0]);
+        run.push((middle, ys[0], median, ys[ys.len() - 1]));
+        previous = Some(column);
+        start = end;
+    }
+    runs.push(run);
+    runs.retain(|run| !run.is_empty());
+    runs
 }
 
 fn padded_if_flat(lo: f64, hi: f64) -> (f64, f64) {
@@ -347,14 +417,17 @@ fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> 
     );
     let highest = index_of(&values, |a, b| a > b);
     let lowest = index_of(&values, |a, b| a < b);
-    let total: f64 = values.iter().sum();
+    // No total: bars of means, percentages or rates do not add up to anything, and the chart
+    // cannot tell them from counts. The median bar describes any of them.
+    let median = quantile_cont(&sorted(values.iter().copied()), 0.5).unwrap_or(values[0]);
     let mut text = format!(
-        "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); total {}.",
+        "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); median \
+         bar {}.",
         labels[highest],
         format_value(values[highest]),
         labels[lowest],
         format_value(values[lowest]),
-        format_value(total),
+        format_value(median),
         n = values.len(),
     );
     text.push_str(&skipped_note(skipped));
@@ -407,9 +480,18 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         .filter(|v| v.is_finite())
         .collect();
     let bins = options.bins.unwrap_or(DEFAULT_BINS) as usize;
-    let Some(hist) = histogram(&values, bins) else {
+    // The target range is on the x axis here: bins span it too, so it is drawn whole.
+    let mut spanned = values.clone();
+    if let Some((t_lo, t_hi)) = options.target_range {
+        spanned.extend([t_lo, t_hi]);
+    }
+    let Some(mut hist) = histogram(&spanned, bins) else {
         return Err(PlotError::NothingToDraw { rows: data.y.len() });
     };
+    if spanned.len() > values.len() {
+        // The target's ends widened the bins; they are not values.
+        hist.counts = histogram_counts(&hist.edges, &values);
+    }
     let skipped = data.y.len() - values.len();
     let y_name = name(&data.y_label, "value");
     let (lo, hi) = (hist.edges[0], hist.edges[bins]);
@@ -442,6 +524,25 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         hist.counts[fullest],
         n = values.len(),
     );
+    let target = options.target_range;
+    match target {
+        Some((t_lo, t_hi)) => {
+            let inside = ys.iter().filter(|&&v| v >= t_lo && v <= t_hi).count();
+            text.push_str(&format!(
+                " The target range {}–{} is shaded: {} of values are within it ({} below, {} \
+                 above).",
+                format_value(t_lo),
+                format_value(t_hi),
+                percent(inside, ys.len()),
+                percent(ys.iter().filter(|&&v| v < t_lo).count(), ys.len()),
+                percent(ys.iter().filter(|&&v| v > t_hi).count(), ys.len()),
+            ));
+        }
+        None => text.push_str(
+            " No target range is drawn (give target_low and target_high to shade one, or use \
+             kind tir for the consensus time in ranges).",
+        ),
+    }
     text.push_str(&skipped_note(skipped));
     let rows = hist
         .counts
@@ -459,11 +560,23 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
         figure: Figure::Histogram(hist),
         x: x_axis,
         y: y_axis,
-        target: None,
+        target,
         summary: ChartSummary {
             columns: vec!["bin_from".into(), "bin_to".into(), "count".into()],
             rows,
             text,
         },
     })
+}
+
+/// Counts of `values` in the bins of `edges` (bin `i` is `[edges[i], edges[i+1])`, the last one
+/// closed), as [`histogram`] counts them.
+fn histogram_counts(edges: &[f64], values: &[f64]) -> Vec<u64> {
+    let bins = edges.len() - 1;
+    let mut counts = vec![0u64; bins];
+    for &v in values {
+        let i = edges[1..bins].partition_point(|edge| *edge <= v);
+        counts[i.min(bins - 1)] += 1;
+    }
+    counts
 }

@@ -20,6 +20,7 @@ mod draw;
 mod kinds;
 mod stats;
 mod text;
+mod tir;
 
 #[cfg(test)]
 mod tests;
@@ -64,6 +65,8 @@ pub enum ChartKind {
     Histogram,
     /// Ambulatory glucose profile: y (glucose) by time of day over all days, as percentile bands.
     Agp,
+    /// Time in ranges: the share of y (glucose) readings in each consensus range, stacked.
+    Tir,
 }
 
 impl ChartKind {
@@ -75,6 +78,7 @@ impl ChartKind {
             ChartKind::Bar => "bar",
             ChartKind::Histogram => "histogram",
             ChartKind::Agp => "agp",
+            ChartKind::Tir => "tir",
         }
     }
 }

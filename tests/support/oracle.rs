@@ -44,6 +44,8 @@ pub struct OracleType {
     /// `None`: a type id the `duckdb` crate does not know (TIMESTAMPTZ_NS in this version).
     id: Option<LogicalTypeId>,
     json: bool,
+    /// TIMESTAMPTZ or TIMESTAMPTZ_NS: shown as local time with its offset.
+    zoned: bool,
     decimal: (u8, u8),
     /// Field or member names (STRUCT, UNION); all empty for an unnamed STRUCT (a tuple).
     names: Vec<String>,
@@ -52,7 +54,10 @@ pub struct OracleType {
 
 impl OracleType {
     pub fn of(handle: &LogicalTypeHandle) -> OracleType {
-        let id = handle.try_id().ok();
+        let raw_id = handle.try_id();
+        let id = raw_id.ok();
+        let zoned = id == Some(LogicalTypeId::TimestampTZ)
+            || raw_id == Err(duckdb::ffi::DUCKDB_TYPE_DUCKDB_TYPE_TIMESTAMP_TZ_NS);
         let children = match id {
             Some(
                 LogicalTypeId::List
@@ -72,6 +77,7 @@ impl OracleType {
             _ => Vec::new(),
         };
         OracleType {
+            zoned,
             json: id == Some(LogicalTypeId::Varchar)
                 && handle
                     .get_alias()
@@ -98,16 +104,17 @@ impl OracleType {
 
     /// A leaf whose value DuckDB renders for the oracle: its own text, or JSON for VARIANT.
     fn rendered_by_duckdb(&self) -> bool {
-        matches!(
-            self.id,
-            None | Some(
-                LogicalTypeId::Interval
-                    | LogicalTypeId::TimeTZ
-                    | LogicalTypeId::TimeNs
-                    | LogicalTypeId::Variant
-                    | LogicalTypeId::SqlNull
+        self.zoned
+            || matches!(
+                self.id,
+                None | Some(
+                    LogicalTypeId::Interval
+                        | LogicalTypeId::TimeTZ
+                        | LogicalTypeId::TimeNs
+                        | LogicalTypeId::Variant
+                        | LogicalTypeId::SqlNull
+                )
             )
-        )
     }
 
     /// Whether any part of this type needs DuckDB's rendering.
@@ -139,7 +146,7 @@ impl OracleType {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let Some(id) = self.id else {
+        let Some(id) = self.id.filter(|_| !self.zoned) else {
             return "VARCHAR".into();
         };
         match id {
@@ -326,10 +333,10 @@ impl Oracle {
 }
 
 /// A DuckDB value as duckgate documents its JSON: integers as numbers while a double holds them
-/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ in UTC
-/// with `Z`), INTERVAL as an ISO 8601 duration with a sign per component, JSON as its text, LIST
+/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ and
+/// TIMESTAMPTZ_NS as local time with its offset, from DuckDB's own text), INTERVAL as an ISO 8601 duration with a sign per component, JSON as its text, LIST
 /// as arrays, STRUCT as objects (a tuple as an array, by position), MAP as `[{"key", "value"}]`,
-/// BLOB and GEOMETRY (WKB) as base64; TIME WITH TIME ZONE, TIME_NS and TIMESTAMPTZ_NS as
+/// BLOB and GEOMETRY (WKB) as base64; TIME WITH TIME ZONE and TIME_NS as
 /// DuckDB's own text, VARIANT as its JSON value.
 pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
     let id = ty.and_then(|t| t.id);
@@ -344,6 +351,7 @@ pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
             None => Json::String(format!("<the oracle cannot read DuckDB's interval {s:?}>")),
         },
         Value::Text(s) if id == Some(LogicalTypeId::Variant) => parse_json(s),
+        Value::Text(s) if ty.is_some_and(|t| t.zoned) => Json::String(iso_zoned(s)),
         Value::Text(s)
             if unknown_type
                 || matches!(id, Some(LogicalTypeId::TimeTZ | LogicalTypeId::TimeNs)) =>
@@ -430,6 +438,20 @@ pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
 }
 
 /// A JSON document as its value; text that does not parse stays text.
+/// DuckDB's text for a zoned instant in the session's zone (`2024-01-31 08:45:00.5-05`),
+/// reshaped to ISO 8601 (`2024-01-31T08:45:00.5-05:00`): the local time with its offset.
+fn iso_zoned(text: &str) -> String {
+    if text.contains("infinity") {
+        return text.to_string();
+    }
+    let iso = text.replacen(' ', "T", 1);
+    let clock = iso.find('T').map_or(0, |t| t + 1);
+    match iso[clock..].rfind(['+', '-']) {
+        Some(at) if iso.len() - (clock + at) == 3 => format!("{iso}:00"),
+        _ => iso,
+    }
+}
+
 fn parse_json(text: &str) -> Json {
     serde_json::from_str(text).unwrap_or_else(|_| Json::String(text.to_string()))
 }

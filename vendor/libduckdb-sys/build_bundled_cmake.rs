@@ -67,6 +67,7 @@ pub fn main(out_dir: &str) {
     let cmake_root = crate::build_paths::profile_dir(&real_out_dir)
         .map(|profile| profile.join("duckdb-cmake"))
         .unwrap_or_else(|| Path::new(out_dir).to_path_buf());
+    announce_build(&cmake_root, &version);
     let generator = select_generator(cmake_root.to_str().expect("UTF-8 target directory"));
     let mut config = cmake::Config::new(source_dir);
     config.out_dir(&generator.out_dir);
@@ -662,4 +663,29 @@ fn compiler_wrapper(command: &str) -> Option<&str> {
     words.next()?;
     let name = Path::new(first).file_name()?.to_str()?;
     matches!(name, "ccache" | "sccache").then_some(first)
+}
+
+/// duckgate: say what is being built and for how long before the long silence of compiling
+/// DuckDB. Cargo shows a build script's `cargo:warning` lines only once the script has
+/// finished, so the line also goes straight to the terminal when there is one (nothing is
+/// written without one, e.g. in CI, where the warning is in the log afterwards).
+fn announce_build(cmake_root: &Path, version: &str) {
+    let message = if cmake_root.exists() {
+        format!(
+            "duckgate: rebuilding DuckDB {version} from its CMake build tree in {} (a few minutes \
+             with ccache warm; nothing new is shown meanwhile)",
+            cmake_root.display()
+        )
+    } else {
+        format!(
+            "duckgate: building DuckDB {version} with ICU and JSON from source with CMake, once \
+             per target directory: about 45 minutes on 2 cores with an empty ccache (about 3 \
+             with a warm one), during which cargo shows nothing new"
+        )
+    };
+    cargo_warning(&message);
+    if let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") {
+        use std::io::Write;
+        let _ = writeln!(tty, "   {message}");
+    }
 }

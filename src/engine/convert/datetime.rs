@@ -84,13 +84,28 @@ pub(super) fn time_of_day(unit: TimeUnit, v: i64) -> String {
     out
 }
 
-pub(super) fn timestamp(unit: TimeUnit, v: i64, with_zone: bool) -> String {
+/// How a timestamp carries its zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Zone {
+    /// A TIMESTAMP: wall-clock time with no zone.
+    None,
+    /// A TIMESTAMPTZ in UTC: `Z`.
+    Utc,
+    /// A TIMESTAMPTZ as local time this many seconds east of UTC: `+01:00`, `-04:56:02`.
+    Offset(i32),
+}
+
+pub(super) fn timestamp(unit: TimeUnit, v: i64, zone: Zone) -> String {
     match v {
         TIMESTAMP_INFINITY => return "infinity".into(),
         TIMESTAMP_NEG_INFINITY => return "-infinity".into(),
         _ => {}
     }
-    let total = i128::from(v) * nanos_per(unit);
+    let shift = match zone {
+        Zone::Offset(seconds) => i128::from(seconds) * 1_000_000_000,
+        Zone::None | Zone::Utc => 0,
+    };
+    let total = i128::from(v) * nanos_per(unit) + shift;
     let day_nanos: i128 = 86_400 * 1_000_000_000;
     let days = total.div_euclid(day_nanos);
     let of_day = total.rem_euclid(day_nanos);
@@ -99,10 +114,22 @@ pub(super) fn timestamp(unit: TimeUnit, v: i64, with_zone: bool) -> String {
     push_date(&mut out, days as i64);
     out.push('T');
     push_clock(&mut out, of_day);
-    if with_zone {
-        out.push('Z');
+    match zone {
+        Zone::None => {}
+        Zone::Utc => out.push('Z'),
+        Zone::Offset(seconds) => push_offset(&mut out, seconds),
     }
     out
+}
+
+/// `+HH:MM`, or `+HH:MM:SS` for the odd historical offset with seconds.
+fn push_offset(out: &mut String, seconds: i32) {
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let abs = seconds.unsigned_abs();
+    let _ = write!(out, "{sign}{:02}:{:02}", abs / 3600, (abs / 60) % 60);
+    if abs % 60 != 0 {
+        let _ = write!(out, ":{:02}", abs % 60);
+    }
 }
 
 /// ISO 8601 duration with a sign per component, as PostgreSQL's `iso_8601` style prints it.
@@ -309,6 +336,44 @@ mod tests {
         assert_eq!(
             zoned_timestamp_from_duckdb_text("0044-03-15 12:00:00+00 (BC)"),
             None
+        );
+    }
+
+    #[test]
+    fn zoned_timestamps_show_local_wall_clock_time_and_their_offset() {
+        // 2026-11-27 03:10 UTC.
+        let utc = 1_795_749_000_000_000;
+        assert_eq!(
+            timestamp(TimeUnit::Microsecond, utc, Zone::Utc),
+            "2026-11-27T03:10:00Z"
+        );
+        assert_eq!(
+            timestamp(TimeUnit::Microsecond, utc, Zone::Offset(-5 * 3600)),
+            "2026-11-26T22:10:00-05:00"
+        );
+        assert_eq!(
+            timestamp(
+                TimeUnit::Microsecond,
+                utc + 500_000,
+                Zone::Offset(5 * 3600 + 45 * 60)
+            ),
+            "2026-11-27T08:55:00.5+05:45"
+        );
+        assert_eq!(
+            timestamp(TimeUnit::Microsecond, utc, Zone::Offset(0)),
+            "2026-11-27T03:10:00+00:00"
+        );
+        assert_eq!(
+            timestamp(
+                TimeUnit::Microsecond,
+                utc,
+                Zone::Offset(-(4 * 3600 + 56 * 60 + 2))
+            ),
+            "2026-11-26T22:13:58-04:56:02"
+        );
+        assert_eq!(
+            timestamp(TimeUnit::Microsecond, utc, Zone::None),
+            "2026-11-27T03:10:00"
         );
     }
 

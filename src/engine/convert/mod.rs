@@ -11,7 +11,8 @@
 //! - FLOAT/DOUBLE: a number, or `"NaN"`, `"Infinity"`, `"-Infinity"`;
 //! - BLOB and GEOMETRY (WKB): standard base64 with padding; BIT: the `0101…` text;
 //! - DATE `2024-01-31`, TIME `13:45:00.5`, TIMESTAMP `2024-01-31T13:45:00.5`, TIMESTAMPTZ
-//!   in UTC with `Z`, `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
+//!   as local time in the operator's zone with its offset (`2024-01-31T13:45:00.5-05:00`; in
+//!   UTC with `Z` when that zone is UTC), `infinity`/`-infinity` as DuckDB spells them; INTERVAL as an ISO 8601
 //!   duration with a sign per component (`P1Y2M3DT4H5M6.5S`, `P-1M`, `PT0S`);
 //! - UUID and ENUM: their text; JSON: its text, as DuckDB's clients return it (so a JSON
 //!   `null` is the text `null`, never SQL NULL, and no number loses digits);
@@ -26,7 +27,7 @@
 //!
 //! The parts:
 //! - `types`: [`ColumnType`], read from DuckDB's logical type, and DuckDB's names for types;
-//! - `values`: [`to_json`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
+//! - `values`: [`to_json_in`], one value to JSON by its type: numbers, text, JSON, BLOB, BIT, BIGNUM;
 //! - `datetime`: DATE, TIME, TIMESTAMP and INTERVAL as ISO 8601 text.
 //!
 //! [`Value`]: duckdb::types::Value
@@ -48,4 +49,4 @@ pub const VALUE_ENCODING: &str = "Values by DuckDB type: SQL NULL is null; integ
      string \"null\"; VARIANT is its JSON value; LIST and ARRAY are arrays; STRUCT is an object \
      in field order; an unnamed STRUCT (TUPLE) is an array; MAP is an array of \
      {\"key\", \"value\"} objects; UNION is its member's value.";
-pub(crate) use values::to_json;
+pub(crate) use values::{ZoneOffsets, to_json_in};

@@ -5,7 +5,7 @@ use duckdb::types::Value;
 use serde_json::Value as Json;
 
 use super::datetime::{
-    date, interval, interval_from_duckdb_text, time_of_day, timestamp,
+    Zone, date, interval, interval_from_duckdb_text, time_of_day, timestamp,
     zoned_timestamp_from_duckdb_text,
 };
 use super::types::{ColumnType, Kind, Rendering, Scalar};
@@ -13,8 +13,21 @@ use super::types::{ColumnType, Kind, Rendering, Scalar};
 /// Largest integer a JSON number holds exactly (2^53 − 1).
 const MAX_SAFE_INTEGER: i128 = 9_007_199_254_740_991;
 
+/// The UTC offset of an instant in the zone TIMESTAMPTZ values are shown in.
+pub(crate) trait ZoneOffsets {
+    /// Seconds east of UTC at `utc_micros` (microseconds since the epoch); `None` renders the
+    /// instant in UTC with `Z`.
+    fn offset_seconds(&mut self, utc_micros: i64) -> Option<i32>;
+}
+
 /// Convert one value; `ty` is its DuckDB type when known (inside a UNION it is not).
-pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
+/// TIMESTAMPTZ values become local wall-clock time with their offset from `zone`
+/// (`2026-11-26T22:10:00-05:00`), the time an agent should repeat to the user.
+pub(crate) fn to_json_in(
+    value: &Value,
+    ty: Option<&ColumnType>,
+    zone: &mut dyn ZoneOffsets,
+) -> Json {
     // `Value` is `#[non_exhaustive]`: the compiler forces a wildcard arm, which renders variants
     // added by a later crate version as their debug text rather than guessing a shape.
     match value {
@@ -48,8 +61,13 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
         Value::Date32(days) => Json::String(date(*days)),
         Value::Time64(unit, v) => Json::String(time_of_day(*unit, *v)),
         Value::Timestamp(unit, v) => {
-            let with_zone = ty.and_then(ColumnType::scalar) == Some(Scalar::TimestampTz);
-            Json::String(timestamp(*unit, *v, with_zone))
+            let zoned = ty.and_then(ColumnType::scalar) == Some(Scalar::TimestampTz);
+            let rendered = if zoned {
+                zoned_timestamp(*unit, *v, zone)
+            } else {
+                timestamp(*unit, *v, Zone::None)
+            };
+            Json::String(rendered)
         }
         Value::Interval {
             months,
@@ -61,14 +79,14 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                 Kind::List(c) => Some(c.as_ref()),
                 _ => None,
             });
-            Json::Array(items.iter().map(|v| to_json(v, child)).collect())
+            Json::Array(items.iter().map(|v| to_json_in(v, child, zone)).collect())
         }
         Value::Array(items) => {
             let child = ty.and_then(|t| match &t.kind {
                 Kind::Array { child, .. } => Some(child.as_ref()),
                 _ => None,
             });
-            Json::Array(items.iter().map(|v| to_json(v, child)).collect())
+            Json::Array(items.iter().map(|v| to_json_in(v, child, zone)).collect())
         }
         // A tuple is positional: an array, whatever names the Arrow export made up.
         Value::Struct(fields) if ty.is_some_and(|t| matches!(t.kind, Kind::Tuple(_))) => {
@@ -80,7 +98,7 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                 fields
                     .iter()
                     .enumerate()
-                    .map(|(i, (_, v))| to_json(v, member_types.and_then(|m| m.get(i))))
+                    .map(|(i, (_, v))| to_json_in(v, member_types.and_then(|m| m.get(i)), zone))
                     .collect(),
             )
         }
@@ -92,7 +110,7 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
             let mut object = serde_json::Map::new();
             for (i, (name, v)) in fields.iter().enumerate() {
                 let member = member_types.and_then(|m| m.get(i)).map(|(_, t)| t);
-                object.insert(name.clone(), to_json(v, member));
+                object.insert(name.clone(), to_json_in(v, member, zone));
             }
             Json::Object(object)
         }
@@ -106,8 +124,8 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                     .iter()
                     .map(|(k, v)| {
                         let mut pair = serde_json::Map::new();
-                        pair.insert("key".into(), to_json(k, key_ty));
-                        pair.insert("value".into(), to_json(v, value_ty));
+                        pair.insert("key".into(), to_json_in(k, key_ty, zone));
+                        pair.insert("value".into(), to_json_in(v, value_ty, zone));
                         Json::Object(pair)
                     })
                     .collect(),
@@ -121,8 +139,8 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
                 _ => None,
             });
             match members {
-                Some(members) => union_member(inner, members),
-                None => to_json(inner, None),
+                Some(members) => union_member(inner, members, zone),
+                None => to_json_in(inner, None, zone),
             }
         }
         other => Json::String(format!("{other:?}")),
@@ -134,14 +152,43 @@ pub(crate) fn to_json(value: &Value, ty: Option<&ColumnType>) -> Json {
 /// `TIMESTAMPTZ` member of `UNION(t TIMESTAMPTZ, s VARCHAR)` gives the value its `Z`). If
 /// members of the same shape render it differently (`UNION(a TIMESTAMP, b TIMESTAMPTZ)`), the
 /// value cannot say which is set and is converted untyped.
-fn union_member(inner: &Value, members: &[(String, ColumnType)]) -> Json {
-    let mut renderings = members
+fn union_member(
+    inner: &Value,
+    members: &[(String, ColumnType)],
+    zone: &mut dyn ZoneOffsets,
+) -> Json {
+    let renderings: Vec<Json> = members
         .iter()
         .filter(|(_, member)| could_hold(member, inner))
-        .map(|(_, member)| to_json(inner, Some(member)));
-    match renderings.next() {
-        Some(first) if renderings.all(|other| other == first) => first,
-        _ => to_json(inner, None),
+        .map(|(_, member)| to_json_in(inner, Some(member), zone))
+        .collect();
+    match renderings.split_first() {
+        Some((first, rest)) if rest.iter().all(|other| other == first) => first.clone(),
+        _ => to_json_in(inner, None, zone),
+    }
+}
+
+/// A TIMESTAMPTZ in the zone's local time with its offset, or in UTC with `Z` when the zone
+/// gives none (UTC itself, or an instant its lookup cannot place).
+fn zoned_timestamp(unit: duckdb::types::TimeUnit, v: i64, zone: &mut dyn ZoneOffsets) -> String {
+    let micros = (i128::from(v) * unit_nanos(unit)).div_euclid(1000);
+    let offset = i64::try_from(micros)
+        .ok()
+        .and_then(|micros| zone.offset_seconds(micros));
+    match offset {
+        Some(seconds) => timestamp(unit, v, Zone::Offset(seconds)),
+        None => timestamp(unit, v, Zone::Utc),
+    }
+}
+
+/// Nanoseconds per `unit`.
+fn unit_nanos(unit: duckdb::types::TimeUnit) -> i128 {
+    use duckdb::types::TimeUnit;
+    match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::plot::{
 use crate::protocol::ChartRequest;
 
 /// The chart kinds as the `kind` argument spells them ([`ChartKind`]'s wire names).
-const KINDS: [&str; 5] = ["line", "scatter", "bar", "histogram", "agp"];
+const KINDS: [&str; 6] = ["line", "scatter", "bar", "histogram", "agp", "tir"];
 
 /// `plot` in `tools/list`.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -31,9 +31,9 @@ pub static SPEC: ToolSpec = ToolSpec {
 
 fn description(_time_zone: &str) -> String {
     "Use this when the user wants to see data as a picture: a glucose trace over \
-     time, bars per day, a distribution, or an AGP (median and 5–95% bands by time \
-     of day). Runs one read-only SQL statement as query does and draws two result \
-     columns (x, y) as a PNG, with the numbers drawn. \
+     time, bars per day, a distribution, the consensus AGP report (kind agp) or time \
+     in ranges (kind tir). Runs one read-only SQL statement as query does and draws \
+     result columns (x, y) as a PNG, with the numbers drawn; times in local time. \
      Use query instead when the user wants exact values. \
      Common compositions: describe_table → plot; query (aggregate) → plot."
         .to_owned()
@@ -45,7 +45,7 @@ fn input_schema() -> Value {
             "sql": sql_argument(),
             "kind": {
                 "type": "string", "enum": KINDS,
-                "description": "line: y over time or a number; scatter: points; bar: one bar per row (x names it); histogram: how y is distributed; agp: glucose (y) by time of day (x, a timestamp) as median and 5/25/75/95% bands."
+                "description": "line: y over time or a number; scatter: points; bar: one bar per row (x names it); histogram: how y is distributed; agp: the consensus ambulatory glucose profile of glucose in mg/dL (y) by time of day (x, a timestamp): median, 25–75% and 5–95% bands, 70–180 shaded, lines at 54 and 250, with period, % CGM active, mean, GMI and CV; tir: the stacked time in ranges (<54, 54–69, 70–180, 181–250, >250) of glucose (y, x not used)."
             },
             "x": {
                 "type": "string", "minLength": 1,
@@ -53,7 +53,7 @@ fn input_schema() -> Value {
             },
             "y": {
                 "type": "string", "minLength": 1,
-                "description": "The result column for y (default: the second; a histogram's: the first)."
+                "description": "The result column for y (default: the second; a histogram's and tir's: the first)."
             },
             "title": { "type": "string", "minLength": 1, "description": "A title above the chart." },
             "width": {
@@ -68,7 +68,7 @@ fn input_schema() -> Value {
                 "type": "integer", "minimum": 1, "maximum": MAX_BINS,
                 "default": DEFAULT_BINS, "description": "Histogram bins."
             },
-            "target_low": { "type": "number", "description": "Lower end of a y range to shade (e.g. 70 mg/dL); with target_high." },
+            "target_low": { "type": "number", "description": "Lower end of a range to shade (e.g. 70 mg/dL; an agp shades 70–180 unless told); with target_high." },
             "target_high": { "type": "number", "description": "Upper end of that range (e.g. 180 mg/dL)." }
         }),
         json!(["sql", "kind"]),

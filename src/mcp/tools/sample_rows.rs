@@ -171,7 +171,8 @@ pub(crate) async fn run(
             )),
         )
     })?;
-    Ok(rows_reply(result, Some(sql)))
+    let budget = server.gateway().config().max_reply_bytes;
+    Ok(rows_reply(result, Some(sql), limit, budget))
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ fn data_schema() -> Value {
             "database_path": { "type": "string" },
             "time_zone": {
                 "type": "string",
-                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it."
+                "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it, and TIMESTAMPTZ values are shown in it with their offset."
             },
             "workers": {
                 "type": "object",
@@ -72,7 +72,7 @@ fn data_schema() -> Value {
                     "sample_max_rows": { "type": "integer" },
                     "search_max_matches": { "type": "integer" },
                     "timeout_seconds": { "type": "number" },
-                    "max_result_bytes": { "type": "integer" },
+                    "max_reply_bytes": { "type": "integer", "description": "One byte budget per reply, text and structured content together; rows past it are cut." },
                     "memory_limit": {
                         "type": "string",
                         "description": "DuckDB's memory_limit in each worker: past it, DuckDB spills to disk."
@@ -112,7 +112,7 @@ fn data_schema() -> Value {
                 },
                 "required": [
                     "query_default_rows", "query_max_rows", "sample_max_rows", "search_max_matches",
-                    "timeout_seconds", "max_result_bytes", "memory_limit", "memory", "spill", "threads",
+                    "timeout_seconds", "max_reply_bytes", "memory_limit", "memory", "spill", "threads",
                     "max_concurrent_queries", "warm_workers"
                 ]
             },
@@ -193,7 +193,7 @@ pub(crate) async fn run(server: &DuckgateServer) -> Reply {
         "sample_max_rows": sample_rows::MAX_LIMIT,
         "search_max_matches": search_schema::MAX_LIMIT,
         "timeout_seconds": config.timeout.as_secs_f64(),
-        "max_result_bytes": config.max_result_bytes,
+        "max_reply_bytes": config.max_reply_bytes,
         "memory_limit": format_size(memory.duckdb_limit_bytes),
         "memory": memory,
         "spill": spill,
@@ -203,14 +203,14 @@ pub(crate) async fn run(server: &DuckgateServer) -> Reply {
     });
     let mut text = format!(
         "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
-             result ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
-             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it)",
+             reply ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
+             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it; TIMESTAMPTZ values are shown in it with their offset)",
         env!("CARGO_PKG_VERSION"),
         config.db_path.display(),
         query::MAX_LIMIT,
         query::DEFAULT_LIMIT,
         config.timeout.as_secs_f64(),
-        config.max_result_bytes,
+        config.max_reply_bytes,
         config.threads,
         config.max_concurrent,
         render::memory_text(&memory),

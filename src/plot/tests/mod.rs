@@ -126,17 +126,18 @@ fn constant_day(value: f64) -> PlotData {
     times(&points, "glucose")
 }
 
-/// 14 days of readings every 5 minutes. Within each hour the twelve readings are the hour's
-/// base (100 + 5·hour) plus the same twelve offsets, so every hour's median is its base.
+/// 12 days of readings every 5 minutes. Each day's readings are the hour's base (100 + 5·hour)
+/// plus that day's offset, one of twelve, so every hour's median is its base and every quarter
+/// hour holds the same spread as its hour.
 fn agp_profile() -> PlotData {
     const OFFSETS: [f64; 12] = [
         -50.0, -40.0, -30.0, -20.0, -10.0, -5.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0,
     ];
     let mut points = Vec::new();
-    for day in 0..14 {
+    for day in 0..12 {
         for slot in 0..288 {
             let hour = slot / 12;
-            let value = 100.0 + 5.0 * hour as f64 + OFFSETS[(slot % 12) as usize];
+            let value = 100.0 + 5.0 * hour as f64 + OFFSETS[day as usize];
             points.push((MONDAY + day * DAY + slot * 5 * MINUTE, value));
         }
     }

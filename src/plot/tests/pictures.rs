@@ -4,7 +4,11 @@ use plotters::style::RGBColor;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::plot::draw::{BAND_INNER, BAND_OUTER, MEDIAN, SERIES, TARGET_LINE};
+use crate::plot::draw::{
+    BAND_INNER, BAND_OUTER, MEDIAN, SERIES, TARGET_FILL, TARGET_LINE, TIR_COLOURS, VERY_HIGH_LINE,
+    VERY_LOW_LINE,
+};
+use crate::plot::kinds::Figure;
 
 #[test]
 fn constant_line_is_one_horizontal_band_at_its_value() {
@@ -98,7 +102,7 @@ fn agp_median_follows_the_profile_and_bands_are_drawn() {
     let rows = &rendered.summary.rows;
     assert_eq!(rows.len(), 24);
     assert_eq!(rows[12][0], json!("12:00"));
-    assert_eq!(rows[12][1], json!(168), "14 days × 12 readings");
+    assert_eq!(rows[12][1], json!(144), "12 days × 12 readings");
     assert_eq!(rows[12][4], json!(160.0), "median of hour 12 is 100 + 5·12");
     let p = |i: usize| rows[12][i].as_f64().expect("percentile");
     let (p5, p25, p50, p75, p95) = (p(2), p(3), p(4), p(5), p(6));
@@ -149,7 +153,10 @@ fn agp_summary_gives_time_in_range() {
         "{text}"
     );
     assert!(text.contains("25.0% below, 25.0% above"), "{text}");
-    assert!(text.contains("96 glucose readings on 1 days"), "{text}");
+    assert!(
+        text.contains("96 glucose readings (mg/dL) over 1 day ("),
+        "{text}"
+    );
 }
 
 #[test]
@@ -220,23 +227,64 @@ fn line_is_drawn_in_x_order_whatever_the_row_order() {
 }
 
 #[test]
+fn a_few_days_of_line_are_thinned_to_points_that_keep_a_lone_spike() {
+    // 3 days of minutes: still a line, thinned to what the pixel columns show.
+    let mut points: Vec<(i64, f64)> = (0..3 * 1440)
+        .map(|i| (MONDAY + i * MINUTE, 100.0))
+        .collect();
+    points[2_000].1 = 300.0;
+    let (rendered, prepared, layout, image) =
+        render_full(&times(&points, "v"), &options(ChartKind::Line));
+    assert!(matches!(prepared.figure, Figure::Line(_)));
+    assert!(
+        rendered.summary.text.contains("Down-sampled with min/max"),
+        "{}",
+        rendered.summary.text
+    );
+    let spike = row_of(&prepared, &layout, 300.0);
+    assert!(layout.x.clone().any(|x| {
+        image
+            .rows_of(SERIES, x, layout.y.clone())
+            .iter()
+            .any(|&r| (f64::from(r) - spike).abs() <= 2.0)
+    }));
+}
+
+#[test]
 fn long_line_is_thinned_but_keeps_a_lone_spike() {
     let mut points: Vec<(i64, f64)> = (0..200_000).map(|i| (MONDAY + i * MINUTE, 100.0)).collect();
     points[123_457].1 = 300.0;
     let (rendered, prepared, layout, image) =
         render_full(&times(&points, "v"), &options(ChartKind::Line));
+    // 139 days: drawn as a min–max band with the median through it, and said so.
+    assert!(matches!(prepared.figure, Figure::Envelope(_)));
     assert!(
-        rendered.summary.text.contains("Drawn through"),
+        rendered.summary.text.contains("down-sampled with min/max")
+            && rendered
+                .summary
+                .text
+                .contains("band from its lowest to its highest")
+            && rendered.summary.text.contains("plot kind agp"),
         "{}",
         rendered.summary.text
     );
     let spike = row_of(&prepared, &layout, 300.0);
     let near_spike = layout.x.clone().any(|x| {
         image
-            .rows_of(SERIES, x, layout.y.clone())
+            .rows_of(BAND_INNER, x, layout.y.clone())
             .iter()
             .any(|&r| (f64::from(r) - spike).abs() <= 2.0)
     });
+    // The median stays at 100 everywhere.
+    let flat = row_of(&prepared, &layout, 100.0);
+    let middle = (layout.x.start + layout.x.end) / 2;
+    assert!(
+        image
+            .rows_of(SERIES, middle, layout.y.clone())
+            .iter()
+            .all(|&r| (f64::from(r) - flat).abs() <= 2.0),
+        "the median line left 100"
+    );
     assert!(near_spike, "the spike to 300 was lost");
     assert!(rendered.summary.text.contains("max 300"));
 }
@@ -300,6 +348,7 @@ fn extreme_values_render_without_panic_or_runaway() {
         ChartKind::Bar,
         ChartKind::Histogram,
         ChartKind::Agp,
+        ChartKind::Tir,
     ] {
         for times in [true, false] {
             let data = PlotData {
@@ -403,4 +452,191 @@ fn sample_charts_render() {
             .expect("write summary");
         }
     }
+}
+
+#[test]
+fn agp_shades_70_to_180_and_draws_lines_at_54_and_250_without_being_asked() {
+    let (_, prepared, layout, image) = render_full(&agp_profile(), &options(ChartKind::Agp));
+    assert_eq!(prepared.target, Some((70.0, 180.0)));
+    assert_eq!(prepared.y.title, "glucose (mg/dL)");
+    // At 01:30 the 95th percentile is about 150, so 170 lies in the bare target band.
+    let x = column_of(&prepared, &layout, 1.5);
+    let at = |value: f64| image.pixel(x, row_of(&prepared, &layout, value).round() as i32);
+    assert_eq!(at(170.0), TARGET_FILL);
+    assert_eq!(at(200.0), RGBColor(255, 255, 255));
+    // Each colour only on its own levels (the target's two lines share one), and on each.
+    for (colour, levels) in [
+        (VERY_LOW_LINE, &[54.0][..]),
+        (VERY_HIGH_LINE, &[250.0][..]),
+        (TARGET_LINE, &[70.0, 180.0][..]),
+    ] {
+        let rows = image.rows_of(colour, x, layout.y.clone());
+        let expected: Vec<f64> = levels
+            .iter()
+            .map(|&level| row_of(&prepared, &layout, level))
+            .collect();
+        for (level, at) in levels.iter().zip(&expected) {
+            assert!(
+                rows.iter().any(|&row| (f64::from(row) - at).abs() <= 1.5),
+                "no line at {level} (row {at:.1}): {rows:?}"
+            );
+        }
+        for row in rows {
+            assert!(
+                expected.iter().any(|at| (f64::from(row) - at).abs() <= 1.5),
+                "{levels:?} drawn at {row}, not at {expected:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn agp_header_carries_a_legend_of_every_element_and_the_curves_are_labelled_at_the_right() {
+    let mut opts = options(ChartKind::Agp);
+    opts.title = Some("AGP".into());
+    let (rendered, _, layout, image) = render_full(&agp_profile(), &opts);
+    let header = 0..layout.y.start;
+    let in_header = |colour: RGBColor| {
+        (0..image.width as i32).any(|x| !image.rows_of(colour, x, header.clone()).is_empty())
+    };
+    for colour in [
+        BAND_OUTER,
+        BAND_INNER,
+        MEDIAN,
+        TARGET_FILL,
+        VERY_LOW_LINE,
+        VERY_HIGH_LINE,
+    ] {
+        assert!(in_header(colour), "legend lacks {colour:?}");
+    }
+    // The header's words: dark text across the top.
+    let dark = |columns: std::ops::Range<i32>, rows: std::ops::Range<i32>| {
+        columns
+            .flat_map(|x| rows.clone().map(move |y| (x, y)))
+            .filter(|&(x, y)| {
+                let p = image.pixel(x, y);
+                p.0 < 100 && p.1 < 100 && p.2 < 100
+            })
+            .count()
+    };
+    assert!(
+        dark(0..image.width as i32, header.clone()) > 400,
+        "no header text"
+    );
+    // The percentile labels sit right of the plot, beside the curves.
+    assert!(
+        dark(layout.x.end + 2..image.width as i32, layout.y.clone()) > 60,
+        "no curve labels"
+    );
+    let text = &rendered.summary.text;
+    for words in ["GMI", "CV", "CGM active", "12 days", "mean"] {
+        assert!(text.contains(words), "{words}: {text}");
+    }
+}
+
+/// 200 readings: 10% below 54, 10% 54–69, 50% 70–180, 20% 181–250, 10% above 250.
+fn tir_readings() -> PlotData {
+    let mut values = Vec::new();
+    for (value, count) in [
+        (45.0, 20),
+        (60.0, 20),
+        (120.0, 100),
+        (200.0, 40),
+        (300.0, 20),
+    ] {
+        values.extend(std::iter::repeat_n(value, count));
+    }
+    let points: Vec<(i64, f64)> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (MONDAY + i as i64 * 5 * MINUTE, *v))
+        .collect();
+    times(&points, "glucose")
+}
+
+#[test]
+fn tir_segments_are_as_tall_as_their_share_and_stacked_very_low_at_the_bottom() {
+    let (rendered, _, layout, image) = render_full(&tir_readings(), &options(ChartKind::Tir));
+    let x = (layout.x.start + layout.x.end) / 2;
+    let height = f64::from(layout.y.end - layout.y.start);
+    let mut lowest_rows = Vec::new();
+    for (colour, share) in TIR_COLOURS.iter().zip([0.1, 0.1, 0.5, 0.2, 0.1]) {
+        let rows = image.rows_of(*colour, x, layout.y.clone());
+        let drawn = rows.len() as f64;
+        assert!(
+            (drawn - share * height).abs() <= 2.0,
+            "{colour:?}: {drawn} rows, expected {:.1}",
+            share * height
+        );
+        lowest_rows.push(*rows.iter().max().unwrap());
+    }
+    assert!(
+        lowest_rows.windows(2).all(|w| w[1] < w[0]),
+        "not stacked upwards: {lowest_rows:?}"
+    );
+    let summary = &rendered.summary;
+    assert_eq!(summary.rows[0][0], json!("very high"));
+    assert_eq!(summary.rows[0][3], json!(10.0));
+    assert_eq!(summary.rows[2][3], json!(50.0));
+    assert!(
+        summary.text.contains("in range 70–180 mg/dL 50.0%"),
+        "{}",
+        summary.text
+    );
+    assert!(
+        summary.text.contains("Consensus goals not met"),
+        "{}",
+        summary.text
+    );
+}
+
+#[test]
+fn a_histogram_shades_the_target_range_it_is_given_and_says_so_when_none_is() {
+    let mut opts = options(ChartKind::Histogram);
+    opts.target_range = Some((70.0, 180.0));
+    let data = tir_readings();
+    let (rendered, prepared, layout, image) = render_full(&data, &opts);
+    assert!(
+        rendered
+            .summary
+            .text
+            .contains("The target range 70–180 is shaded: 50.0%"),
+        "{}",
+        rendered.summary.text
+    );
+    // Above the bars, inside the target, the band shows; outside it, white.
+    let top = layout.y.start + 3;
+    assert_eq!(
+        image.pixel(column_of(&prepared, &layout, 150.0), top),
+        TARGET_FILL
+    );
+    assert_eq!(
+        image.pixel(column_of(&prepared, &layout, 230.0), top),
+        RGBColor(255, 255, 255)
+    );
+    let plain = render(&data, &options(ChartKind::Histogram)).unwrap();
+    assert!(
+        plain.summary.text.contains("No target range is drawn"),
+        "{}",
+        plain.summary.text
+    );
+}
+
+#[test]
+fn a_bar_summary_never_adds_the_bars_up() {
+    let rendered = render(
+        &categories(&[("Mon", 60.0), ("Tue", 70.0), ("Wed", 80.0)]),
+        &options(ChartKind::Bar),
+    )
+    .unwrap();
+    assert!(
+        !rendered.summary.text.contains("total"),
+        "{}",
+        rendered.summary.text
+    );
+    assert!(
+        rendered.summary.text.contains("median bar 70"),
+        "{}",
+        rendered.summary.text
+    );
 }

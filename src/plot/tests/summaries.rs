@@ -52,7 +52,7 @@ fn bar_summary_lists_bars_in_query_order() {
     assert!(
         summary
             .text
-            .contains("highest apples (5), lowest plums (1); total 8"),
+            .contains("highest apples (5), lowest plums (1); median bar 2."),
         "{}",
         summary.text
     );

@@ -1,0 +1,168 @@
+//! Time in ranges: the consensus stacked bar (Battelino et al., Diabetes Care 2019) of the
+//! share of readings very low (< 54 mg/dL), low (54–69), in range (70–180), high (181–250) and
+//! very high (> 250), each with its percentage, and the consensus goals for each.
+
+use serde_json::Value;
+
+use super::agp::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl};
+use super::axes::Axis;
+use super::kinds::{Figure, Prepared, json_number, skipped_note};
+use super::{ChartSummary, PlotData, PlotError};
+
+/// One of the five ranges.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Range {
+    /// Its name, as the report prints it.
+    pub(crate) name: &'static str,
+    /// Its bounds in mg/dL, as the report prints them.
+    pub(crate) bounds: &'static str,
+    /// Readings in it.
+    pub(crate) n: usize,
+    /// Their share of all readings, in percent.
+    pub(crate) percent: f64,
+    /// The consensus goal for it, in words.
+    pub(crate) goal: &'static str,
+    /// Whether the share meets that goal.
+    pub(crate) meets_goal: bool,
+}
+
+/// The five ranges, lowest first.
+pub(crate) type Ranges = Vec<Range>;
+
+/// Which range a reading in mg/dL falls in, 0 (very low) to 4 (very high). Readings are
+/// compared as the report does: below 54, below 70, up to 180, up to 250, above.
+pub(crate) fn range_of(mg_dl: f64) -> usize {
+    if mg_dl < VERY_LOW {
+        0
+    } else if mg_dl < TARGET.0 {
+        1
+    } else if mg_dl <= TARGET.1 {
+        2
+    } else if mg_dl <= VERY_HIGH {
+        3
+    } else {
+        4
+    }
+}
+
+/// The stacked time-in-ranges bar of the y values (x is not used).
+pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
+    let values: Vec<f64> = data
+        .y
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    if values.is_empty() {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    }
+    let skipped = data.y.len() - values.len();
+    let (values, converted) = in_mg_dl(values);
+    let mut counts = [0usize; 5];
+    for v in &values {
+        counts[range_of(*v)] += 1;
+    }
+    let total = values.len();
+    let share = |n: usize| n as f64 * 100.0 / total as f64;
+    // The consensus goals for most adults with type 1 or type 2 diabetes.
+    let specs: [(&str, &str, &str, fn(f64) -> bool); 5] = [
+        ("very low", "<54", "<1%", |p| p < 1.0),
+        ("low", "54–69", "<4% below 70", |_| true),
+        ("in range", "70–180", ">70%", |p| p > 70.0),
+        ("high", "181–250", "<25% above 180", |_| true),
+        ("very high", ">250", "<5%", |p| p < 5.0),
+    ];
+    let mut ranges: Ranges = specs
+        .iter()
+        .zip(counts)
+        .map(|(&(name, bounds, goal, meets), n)| Range {
+            name,
+            bounds,
+            n,
+            percent: share(n),
+            goal,
+            meets_goal: meets(share(n)),
+        })
+        .collect();
+    // The goals for "low" and "high" count their range together with the one beyond it.
+    let below_70 = share(counts[0] + counts[1]);
+    let above_180 = share(counts[3] + counts[4]);
+    ranges[1].meets_goal = below_70 < 4.0;
+    ranges[3].meets_goal = above_180 < 25.0;
+    let parts: Vec<String> = ranges
+        .iter()
+        .map(|r| format!("{} {} mg/dL {:.1}%", r.name, r.bounds, r.percent))
+        .collect();
+    let missed: Vec<String> = ranges
+        .iter()
+        .filter(|r| !r.meets_goal)
+        .map(|r| format!("{} (goal {})", r.name, r.goal))
+        .collect();
+    let mut text = format!(
+        "Time in ranges over {total} glucose readings: {}. Below 70: {:.1}%, above 180: {:.1}%.",
+        parts.join(", "),
+        below_70,
+        above_180,
+    );
+    if missed.is_empty() {
+        text.push_str(" Every consensus goal is met.");
+    } else {
+        text.push_str(&format!(" Consensus goals not met: {}.", missed.join(", ")));
+    }
+    text.push_str(" Percentages are shares of readings, which equal shares of time when the CGM reads at a steady interval.");
+    if converted {
+        text.push_str(" The readings were all below 35, so they were taken as mmol/L and counted in mg/dL (×18).");
+    }
+    text.push_str(&skipped_note(skipped));
+    let rows = ranges
+        .iter()
+        .rev()
+        .map(|r| {
+            vec![
+                Value::from(r.name),
+                Value::from(r.bounds),
+                Value::from(r.n),
+                json_number((r.percent * 10.0).round() / 10.0),
+                Value::from(r.goal),
+                Value::from(r.meets_goal),
+            ]
+        })
+        .collect();
+    let highest = values.iter().copied().fold(0.0_f64, f64::max);
+    Ok(Prepared {
+        figure: Figure::Tir(ranges),
+        x: Axis {
+            range: (0.0, 1.0),
+            ticks: Vec::new(),
+            title: String::new(),
+        },
+        y: glucose_axis(highest),
+        target: None,
+        summary: ChartSummary {
+            columns: ["range", "mg_dl", "n", "percent", "goal", "meets_goal"]
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+            rows,
+            text,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_on_a_threshold_fall_in_the_range_the_report_gives_them() {
+        assert_eq!(range_of(53.9), 0);
+        assert_eq!(range_of(54.0), 1);
+        assert_eq!(range_of(69.9), 1);
+        assert_eq!(range_of(70.0), 2);
+        assert_eq!(range_of(180.0), 2);
+        assert_eq!(range_of(180.5), 3);
+        assert_eq!(range_of(250.0), 3);
+        assert_eq!(range_of(251.0), 4);
+    }
+}
