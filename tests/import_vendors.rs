@@ -22,6 +22,8 @@ const PERSONAL: &[&str] = &[
     "ng4417725h",
     "gt9931044k",
     "90771234",
+    // CareLink's patient ID.
+    "px-1",
 ];
 
 /// A reading as the export writes it.
@@ -1114,8 +1116,8 @@ async fn nightscout_json_becomes_local_time_records_without_uploader_names() {
 }
 
 /// Apple Health's export.xml: CGM glucose from Dexcom's app, a meter's glucose in Apple's
-/// mmol/L unit, bolus and basal insulin and carbs; the owner's date of birth, phone name and
-/// the device's name never arrive.
+/// mmol/L unit, bolus and basal insulin and carbs; the fall-back day's 300 readings and its
+/// time in range; the owner's date of birth, phone name and the device's name never arrive.
 #[tokio::test(flavor = "multi_thread")]
 async fn apple_health_export_keeps_glucose_and_insulin_without_the_owner() {
     let dir = TempDir::new("import-apple");
