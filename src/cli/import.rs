@@ -92,7 +92,12 @@ fn summary(report: &ImportReport, mode: Mode) -> String {
         ));
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("duckgate"));
-    text.push_str(&duckgate::mcp::demo::next_steps(&exe, &report.db));
+    let wsl = duckgate::mcp::demo::wsl_distribution();
+    text.push_str(&duckgate::mcp::demo::next_steps(
+        &exe,
+        &report.db,
+        wsl.as_deref(),
+    ));
     text.trim_end().to_string()
 }
 
