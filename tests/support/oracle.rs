@@ -235,6 +235,18 @@ impl Oracle {
         Oracle { conn, json }
     }
 
+    /// Check the oracle against the contract: the one row of `sql` must render as `expected`,
+    /// column by column. Returns the answer for further checks.
+    pub fn assert_renders(&self, sql: &str, expected: &[Json]) -> Answer {
+        let answer = self.answer(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let row = &answer.rows[0];
+        assert_eq!(row.len(), expected.len(), "{:?}", answer.columns);
+        for (i, want) in expected.iter().enumerate() {
+            assert_eq!(&row[i], want, "column {}", answer.columns[i]);
+        }
+        answer
+    }
+
     /// DuckDB's answer to `sql`.
     pub fn answer(&self, sql: &str) -> Result<Answer, String> {
         let sql = sql.trim().trim_end_matches(';').trim_end();
@@ -790,46 +802,4 @@ pub fn first_difference(
         }
     }
     None
-}
-
-/// Whether the statement's outermost query has an ORDER BY (not one inside parentheses, such as
-/// a window's, an aggregate's or a subquery's), outside strings, quoted names and comments.
-pub fn has_top_level_order_by(sql: &str) -> bool {
-    let bytes = sql.as_bytes();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let mut previous_word = String::new();
-    while i < bytes.len() {
-        match bytes[i] {
-            quote @ (b'\'' | b'"') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'(' => depth += 1,
-            b')' => depth -= 1,
-            c if c.is_ascii_alphabetic() => {
-                let start = i;
-                while i + 1 < bytes.len()
-                    && (bytes[i + 1].is_ascii_alphanumeric() || bytes[i + 1] == b'_')
-                {
-                    i += 1;
-                }
-                let word = sql[start..=i].to_ascii_uppercase();
-                if depth == 0 && previous_word == "ORDER" && word == "BY" {
-                    return true;
-                }
-                previous_word = word;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    false
 }
