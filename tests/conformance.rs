@@ -155,7 +155,11 @@ fn every_class_has_ten_well_formed_queries() {
             e.line,
             e.category
         );
-        assert!(!e.expect_refused, "{}: every entry must be answered", e.name);
+        assert!(
+            !e.expect_refused,
+            "{}: every entry must be answered",
+            e.name
+        );
         *by_class.entry(e.category.as_str()).or_default() += 1;
     }
     for (class, what) in CLASSES {

@@ -284,8 +284,9 @@ pub(crate) fn check(
                 .map(|part| part.as_str())
                 .collect::<Vec<_>>()
                 .join(".");
-            return Err(Refused::Because(refusals::file_relation(&written).into())
-                .into_error(rules));
+            return Err(
+                Refused::Because(refusals::file_relation(&written).into()).into_error(rules)
+            );
         }
     }
     // DuckDB 2.0 cannot serialise the plan of a recursive CTE with `USING KEY` ("Failed to
@@ -361,7 +362,6 @@ fn refuse_written_functions(tree: &Json) -> Result<(), Refused> {
     Ok(())
 }
 
-/// DuckDB's unoptimized bound plan for `query`, as DuckDB serialises it.
 /// `query` with the key lists of its recursive CTEs (`USING KEY (…)`) blanked out, when it has
 /// any, for the plan check to read in its place.
 ///
@@ -470,6 +470,7 @@ fn is_relation_of(
     .map_err(|e| query_error(&e))
 }
 
+/// DuckDB's unoptimized bound plan for `query`, as DuckDB serialises it.
 fn bound_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
     let text: String = conn
         .prepare_cached("SELECT json_serialize_plan(?, optimize := false)")

@@ -165,7 +165,10 @@ mod tests {
         assert_eq!(select_of_call("CALLrange(1)"), None);
         assert_eq!(select_of_call("/* x */ CALL range(1)"), None);
         assert_eq!(select_of_call("SELECT 1"), None);
-        assert_eq!(checked_query("EXPLAIN CALL range(2)"), "SELECT * FROM range(2)");
+        assert_eq!(
+            checked_query("EXPLAIN CALL range(2)"),
+            "SELECT * FROM range(2)"
+        );
         assert_eq!(checked_query("SELECT 1"), "SELECT 1");
     }
 

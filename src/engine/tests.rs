@@ -427,9 +427,15 @@ fn grammar_and_names_duckdb_reads_its_own_way_are_checked_and_answered() {
         ("SELECT * FROM exports.parquet", ErrorKind::PolicyBlocked),
         (r#"DESCRIBE "x/y.json""#, ErrorKind::PolicyBlocked),
         ("SELECT * FROM memory.main.t", ErrorKind::UnknownName),
-        ("SELECT * FROM system.clinic.archive", ErrorKind::UnknownName),
+        (
+            "SELECT * FROM system.clinic.archive",
+            ErrorKind::UnknownName,
+        ),
         ("CALL read_csv('x.csv')", ErrorKind::PolicyBlocked),
-        ("CALL range(3); DROP TABLE exports.csv", ErrorKind::PolicyBlocked),
+        (
+            "CALL range(3); DROP TABLE exports.csv",
+            ErrorKind::PolicyBlocked,
+        ),
     ] {
         let error = checked_run(&db, sql).expect_err(sql);
         assert_eq!(error.kind, kind, "{sql}: {error:?}");

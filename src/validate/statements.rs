@@ -6,8 +6,7 @@
 //! and `CALL` of a table function pass; every other statement is refused with the seed message.
 
 use sqlparser::ast::{
-    DescribeAlias, Expr, ObjectName, ObjectNamePart, ShowStatementOptions, Statement,
-    UtilityOption,
+    DescribeAlias, Expr, ObjectName, ObjectNamePart, ShowStatementOptions, Statement, UtilityOption,
 };
 
 use super::refusals::policy_blocked;

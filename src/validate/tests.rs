@@ -15,9 +15,12 @@ fn assert_all_accepted(cases: &[&str]) {
     let failures: Vec<String> = cases
         .iter()
         .filter_map(|sql| {
-            run(sql)
-                .err()
-                .map(|r| format!("{sql}\n    -> {:?}: {} [{}]", r.kind, r.message, r.construct))
+            run(sql).err().map(|r| {
+                format!(
+                    "{sql}\n    -> {:?}: {} [{}]",
+                    r.kind, r.message, r.construct
+                )
+            })
         })
         .collect();
     assert!(

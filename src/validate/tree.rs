@@ -164,7 +164,11 @@ pub fn facts(tree: &Json) -> TreeFacts {
 /// or `schema.csv` and the like, which DuckDB's replacement scans read as a file.
 fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
     let part = |key: &str| map.get(key).and_then(Json::as_str).unwrap_or_default();
-    let (catalog, schema, table) = (part("catalog_name"), part("schema_name"), part("table_name"));
+    let (catalog, schema, table) = (
+        part("catalog_name"),
+        part("schema_name"),
+        part("table_name"),
+    );
     let every_part: Vec<&str> = match map.get("qualified_name").and_then(|q| q.get("path")) {
         Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
         _ => Vec::new(),
@@ -177,7 +181,6 @@ fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
     file_like.then(|| (catalog.to_owned(), schema.to_owned(), table.to_owned()))
 }
 
-/// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
 /// DuckDB's own catalogs: its views and functions (`system`), the session's objects (`temp`)
 /// and the default in-memory database (`memory`). None holds a schema of the database.
 fn is_builtin_catalog(name: &str) -> bool {
@@ -186,6 +189,7 @@ fn is_builtin_catalog(name: &str) -> bool {
         .any(|builtin| name.eq_ignore_ascii_case(builtin))
 }
 
+/// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
 fn unexpected(what: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::InternalError,
@@ -662,13 +666,17 @@ mod tests {
         );
         for catalog in ["system", "temp", "memory"] {
             let refusal = check(select_from(table(catalog, "archive", "visits")), &RULES);
-            assert_eq!(refusal.unwrap_err().kind, ErrorKind::UnknownName, "{catalog}");
+            assert_eq!(
+                refusal.unwrap_err().kind,
+                ErrorKind::UnknownName,
+                "{catalog}"
+            );
         }
         // A table may be named like a file; only the attached catalog says whether it is one.
         for (schema, name) in [("", "a.b.c"), ("exports", "csv")] {
-            let facts = check(select_from(table("", schema, name)), &RULES).unwrap();
+            let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
             let written = (String::new(), schema.to_owned(), name.to_owned());
-            assert_eq!(facts.file_like, [written.clone()]);
+            assert_eq!(walked.file_like, [written.clone()]);
             // Also when the walk did not run (the plan check still asks the catalog).
             assert_eq!(
                 facts(&statement(select_from(table("", schema, name)))).file_like,

@@ -295,7 +295,9 @@ impl<'t> Scan<'t> {
             None | Some(Token::LParen) => {}
             // `CALL f(…)` is `SELECT * FROM f(…)` to DuckDB: its table function is checked as
             // one in `FROM` (`calls_and_relations`).
-            Some(Token::Word(w)) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("CALL") => {
+            Some(Token::Word(w))
+                if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("CALL") =>
+            {
                 return Ok(());
             }
             Some(Token::Word(w)) if w.quote_style.is_none() => {

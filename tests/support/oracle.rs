@@ -323,7 +323,9 @@ impl Oracle {
     fn describe(&self, sql: &str) -> Result<Vec<(String, String)>, String> {
         let mut stmt = self
             .conn
-            .prepare(&format!("SELECT column_name, column_type FROM (DESCRIBE {sql})"))
+            .prepare(&format!(
+                "SELECT column_name, column_type FROM (DESCRIBE {sql})"
+            ))
             .map_err(|e| e.to_string())?;
         let rows = stmt
             .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
@@ -434,12 +436,7 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, (name, v))| {
-                    (
-                        name.clone(),
-                        render(v, ty.and_then(|t| t.child(i)), json),
-                    )
-                })
+                .map(|(i, (name, v))| (name.clone(), render(v, ty.and_then(|t| t.child(i)), json)))
                 .collect(),
         ),
         Value::Map(entries) => Json::Array(
@@ -506,7 +503,11 @@ fn interval_from_text(text: &str) -> Option<(i32, i32, i128)> {
             return None;
         }
     }
-    Some((i32::try_from(months).ok()?, i32::try_from(days).ok()?, micros))
+    Some((
+        i32::try_from(months).ok()?,
+        i32::try_from(days).ok()?,
+        micros,
+    ))
 }
 
 fn whole_number(v: i128) -> Json {
@@ -777,7 +778,9 @@ pub fn first_difference(
         && let (Some(expected), Some(got)) = (&oracle.types, &server.types)
         && expected != got
     {
-        return Some(format!("column types: DuckDB {expected:?}, duckgate {got:?}"));
+        return Some(format!(
+            "column types: DuckDB {expected:?}, duckgate {got:?}"
+        ));
     }
     if oracle.rows.len() != server.rows.len() {
         return Some(format!(
