@@ -23,7 +23,8 @@ use std::time::Instant;
 use duckgate::mcp::client::McpClient;
 use everyday::{CORPUS, Entry, SCHEMA, parse_corpus};
 use serde_json::json;
-use support::oracle::{Oracle, Reply, first_difference, has_top_level_order_by, mcp_answer};
+use support::corpus_file::assert_well_formed;
+use support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
 use support::{TempDir, make_db, serve};
 
 /// The zone the server is started in and the oracle sets: it has daylight saving time, so a
@@ -31,6 +32,9 @@ use support::{TempDir, make_db, serve};
 const TIME_ZONE: &str = "America/New_York";
 /// The catalog name duckgate attaches `health.duckdb` as (its stem), used by three-part names.
 const DB_FILE: &str = "health.duckdb";
+/// How duckgate returns JSON-typed values today: parsed.
+const JSON_ENCODING: JsonEncoding = JsonEncoding::Text;
+
 /// Whether the answer depends on the clock: such an entry is run again once when the two sides
 /// differ (see [`compare_entry`]).
 fn depends_on_the_clock(sql: &str) -> bool {
@@ -119,25 +123,7 @@ fn corpus_is_large_well_formed_and_covers_every_category() {
         "only {} corpus entries",
         entries.len()
     );
-    let mut names = std::collections::HashSet::new();
-    for e in &entries {
-        assert!(names.insert(&e.name), "duplicate entry name {}", e.name);
-        assert!(
-            e.name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
-            "entry name {:?} (line {}) is not snake_case",
-            e.name,
-            e.line
-        );
-        assert_eq!(
-            e.ordered,
-            has_top_level_order_by(&e.sql),
-            "{} (line {}): `ordered: yes` must go with a top-level ORDER BY, and only with one",
-            e.name,
-            e.line
-        );
-    }
+    assert_well_formed(&entries);
     let refused: Vec<&str> = entries
         .iter()
         .filter(|e| e.expect_refused)
@@ -181,22 +167,6 @@ fn corpus_is_large_well_formed_and_covers_every_category() {
 fn oracle_renders_the_documented_json_shapes() {
     // The shapes src/engine/convert.rs documents for agents, produced by DuckDB itself, so the
     // oracle is checked against the contract rather than against duckgate.
-    let oracle = Oracle::in_memory(TIME_ZONE);
-    let answer = oracle
-        .answer(
-            "SELECT DATE '2024-01-31' AS d, TIME '13:45:00.5' AS t,
-                TIMESTAMP '2024-01-31 13:45:00.5' AS ts,
-                TIMESTAMPTZ '2024-01-31 08:45:00-05' AS tstz,
-                INTERVAL '1 year 2 months 3 days 4 hours 5 minutes 6.5 seconds' AS i,
-                -INTERVAL 1 MONTH AS negative_month, INTERVAL 0 SECOND AS zero,
-                9007199254740991 AS largest_exact, 9007199254740992 AS too_large,
-                12.50::DECIMAL(6, 2) AS dec, -0.05::DECIMAL(4, 2) AS small_negative_dec,
-                '{\"a\": [1, 2.5, null]}'::JSON AS j, [DATE '1969-12-31', DATE '2000-02-29'] AS dates,
-                {'k': 'v', 'n': 1.5::DOUBLE} AS s, MAP {'a': 1} AS m, 'NaN'::DOUBLE AS nan,
-                DATE '0044-03-15' AS old_date",
-    )
-    .unwrap();
-    let row = &answer.rows[0];
     let expected = [
         json!("2024-01-31"),
         json!("13:45:00.5"),
@@ -216,9 +186,19 @@ fn oracle_renders_the_documented_json_shapes() {
         json!("NaN"),
         json!("0044-03-15"),
     ];
-    for (i, want) in expected.iter().enumerate() {
-        assert_eq!(&row[i], want, "column {}", answer.columns[i]);
-    }
+    Oracle::in_memory(TIME_ZONE, JSON_ENCODING).assert_renders(
+        "SELECT DATE '2024-01-31' AS d, TIME '13:45:00.5' AS t,
+                TIMESTAMP '2024-01-31 13:45:00.5' AS ts,
+                TIMESTAMPTZ '2024-01-31 08:45:00-05' AS tstz,
+                INTERVAL '1 year 2 months 3 days 4 hours 5 minutes 6.5 seconds' AS i,
+                -INTERVAL 1 MONTH AS negative_month, INTERVAL 0 SECOND AS zero,
+                9007199254740991 AS largest_exact, 9007199254740992 AS too_large,
+                12.50::DECIMAL(6, 2) AS dec, -0.05::DECIMAL(4, 2) AS small_negative_dec,
+                '{\"a\": [1, 2.5, null]}'::JSON AS j, [DATE '1969-12-31', DATE '2000-02-29'] AS dates,
+                {'k': 'v', 'n': 1.5::DOUBLE} AS s, MAP {'a': 1} AS m, 'NaN'::DOUBLE AS nan,
+                DATE '0044-03-15' AS old_date",
+        &expected,
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -233,7 +213,7 @@ async fn every_everyday_question_gets_the_same_rows_over_mcp_as_in_process_duckd
         &["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"],
     )
     .await;
-    let oracle = Oracle::open(&db, TIME_ZONE);
+    let oracle = Oracle::open(&db, TIME_ZONE, JSON_ENCODING);
 
     let mut failures = Vec::new();
     let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();

@@ -55,6 +55,9 @@ impl Duck {
 }
 
 const READ_ONLY_TYPES: [StatementType; 2] = [StatementType::SELECT, StatementType::EXPLAIN];
+/// `CALL`, read-only when it calls an allowed table function (the validator's `Call` kind).
+const CALL: StatementType =
+    StatementType(duckdb::ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_CALL);
 
 /// Why DuckDB disagrees with an acceptance of kind `kind`, if it does.
 fn disagreement(duck: &Duck, sql: &str, kind: StatementKind) -> Option<String> {
@@ -66,7 +69,7 @@ fn disagreement(duck: &Duck, sql: &str, kind: StatementKind) -> Option<String> {
         Split::Statements(statements) => match &statements[0] {
             Ok(found) if READ_ONLY_TYPES.contains(found) => None,
             // DuckDB binds `CALL f(…)` as `SELECT * FROM f(…)`.
-            Ok(found) if *found == StatementType::CALL && kind == StatementKind::Call => None,
+            Ok(found) if *found == CALL && kind == StatementKind::Call => None,
             Ok(found) => Some(format!("DuckDB prepares it as statement type {found}")),
             // Not bindable here (types, unknown columns): fall back to the parse-only check,
             // which serializes SELECT statements only (so an EXPLAIN is checked without it).

@@ -275,13 +275,15 @@ pub(crate) fn check(
     };
     // A relation named like a file binds to the database's table or view of that name, if
     // there is one; otherwise DuckDB would try the file, which binding itself would read.
-    for (schema, table) in &facts.file_like {
-        if !is_relation_of(conn, rules.alias, schema, table)? {
-            let written = if schema.is_empty() {
-                table.clone()
-            } else {
-                format!("{schema}.{table}")
-            };
+    for (catalog, schema, table) in &facts.file_like {
+        let in_the_database = catalog.is_empty() || catalog.eq_ignore_ascii_case(rules.alias);
+        if !in_the_database || !is_relation_of(conn, rules.alias, schema, table)? {
+            let written = [catalog, schema, table]
+                .iter()
+                .filter(|part| !part.is_empty())
+                .map(|part| part.as_str())
+                .collect::<Vec<_>>()
+                .join(".");
             return Err(
                 Refused::Because(refusals::file_relation(&written).into()).into_error(rules)
             );
@@ -360,19 +362,19 @@ fn refuse_written_functions(tree: &Json) -> Result<(), Refused> {
     Ok(())
 }
 
-/// DuckDB's unoptimized bound plan for `query`, as DuckDB serialises it.
-/// `query` with the key lists of its recursive CTEs (`USING KEY (…)`) removed, when it has any,
-/// for the plan check to read in its place: DuckDB's own SQL for its syntax tree of `query`
-/// with those lists emptied.
+/// `query` with the key lists of its recursive CTEs (`USING KEY (…)`) blanked out, when it has
+/// any, for the plan check to read in its place.
 ///
 /// The key lists name columns of the CTE itself; everything else the query binds (scans,
 /// functions, casts, types, stored views and macros) is the same with or without them, and a
 /// `recurring.<cte>` reference binds to the same CTE's rows. So the plan without the keys holds
-/// every object this check judges. That DuckDB's SQL text reads back as exactly the tree it
-/// came from (source positions aside) is checked, so nothing of the query is lost on the way;
-/// anything else (a key with aggregates, a text that reads back differently) gives `None`.
+/// every object this check judges. Each `USING KEY (…)` is found from where DuckDB's syntax
+/// tree places its keys and replaced by as many spaces, and DuckDB's tree of the result must be
+/// exactly the original tree without its keys: nothing else of the query can change on the way.
+/// Any other shape (a key with aggregates, a comment inside the clause) gives `None`.
 fn without_recursion_keys(conn: &Connection, query: &str) -> Option<String> {
-    fn strip(value: &mut Json, changed: &mut bool) -> Option<()> {
+    /// Empty every key list, noting where DuckDB found each key in the text.
+    fn strip(value: &mut Json, keys_at: &mut Vec<usize>) -> Option<()> {
         match value {
             Json::Object(map) => {
                 if let Some(Json::Array(aggregates)) = map.get("payload_aggregates")
@@ -380,19 +382,19 @@ fn without_recursion_keys(conn: &Connection, query: &str) -> Option<String> {
                 {
                     return None;
                 }
-                if let Some(Json::Array(keys)) = map.get_mut("key_targets")
-                    && !keys.is_empty()
-                {
-                    keys.clear();
-                    *changed = true;
+                if let Some(Json::Array(keys)) = map.get_mut("key_targets") {
+                    for key in keys.drain(..) {
+                        let at = key.get("query_location").and_then(Json::as_u64)?;
+                        keys_at.push(usize::try_from(at).ok()?);
+                    }
                 }
-                map.values_mut().try_for_each(|v| strip(v, changed))
+                map.values_mut().try_for_each(|v| strip(v, keys_at))
             }
-            Json::Array(items) => items.iter_mut().try_for_each(|v| strip(v, changed)),
+            Json::Array(items) => items.iter_mut().try_for_each(|v| strip(v, keys_at)),
             _ => Some(()),
         }
     }
-    /// The tree without source positions, which differ between two texts of one query.
+    /// The tree without source positions.
     fn positionless(value: &mut Json) {
         match value {
             Json::Object(map) => {
@@ -403,20 +405,49 @@ fn without_recursion_keys(conn: &Connection, query: &str) -> Option<String> {
             _ => {}
         }
     }
-    let mut tree = statement::parse_single_select(conn, query).ok()?;
-    let mut changed = false;
-    strip(&mut tree, &mut changed)?;
-    if !changed {
+    let mut stripped = statement::parse_single_select(conn, query).ok()?;
+    let mut keys_at = Vec::new();
+    strip(&mut stripped, &mut keys_at)?;
+    if keys_at.is_empty() {
         return None;
     }
-    let text: String = conn
-        .prepare_cached("SELECT json_deserialize_sql(?::JSON)")
-        .and_then(|mut stmt| stmt.query_row([tree.to_string()], |row| row.get(0)))
-        .ok()?;
+    let clauses: std::collections::BTreeSet<(usize, usize)> = keys_at
+        .into_iter()
+        .map(|at| using_key_clause(query.as_bytes(), at))
+        .collect::<Option<_>>()?;
+    let mut text = query.as_bytes().to_vec();
+    for (start, end) in clauses {
+        text[start..=end].fill(b' ');
+    }
+    let text = String::from_utf8(text).ok()?;
     let mut read_back = statement::parse_single_select(conn, &text).ok()?;
-    positionless(&mut tree);
+    positionless(&mut stripped);
     positionless(&mut read_back);
-    (read_back == tree).then_some(text)
+    (read_back == stripped).then_some(text)
+}
+
+/// The byte range of the `USING KEY (…)` clause whose list holds the key at byte `key_at`: the
+/// nearest `(` before it, preceded (across whitespace only) by `KEY` and `USING`, to the `)`
+/// that closes it (outside double quotes).
+fn using_key_clause(text: &[u8], key_at: usize) -> Option<(usize, usize)> {
+    let open = text.get(..key_at)?.iter().rposition(|&b| b == b'(')?;
+    let word_before = |end: usize, word: &[u8]| -> Option<usize> {
+        let end = text[..end].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+        let start = end.checked_sub(word.len())?;
+        let boundary = start == 0 || text[start - 1].is_ascii_whitespace();
+        (boundary && text[start..end].eq_ignore_ascii_case(word)).then_some(start)
+    };
+    let key = word_before(open, b"KEY")?;
+    let using = word_before(key, b"USING")?;
+    let mut quoted = false;
+    for (offset, &b) in text[open..].iter().enumerate() {
+        match b {
+            b'"' => quoted = !quoted,
+            b')' if !quoted => return Some((using, open + offset)),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Whether `schema.table` (`main` when no schema is written) is a table or view of the
@@ -439,6 +470,7 @@ fn is_relation_of(
     .map_err(|e| query_error(&e))
 }
 
+/// DuckDB's unoptimized bound plan for `query`, as DuckDB serialises it.
 fn bound_plan(conn: &Connection, query: &str) -> Result<Json, PlanError> {
     let text: String = conn
         .prepare_cached("SELECT json_serialize_plan(?, optimize := false)")

@@ -116,10 +116,15 @@ impl Shadow {
         conn: &Connection,
         policy: &PrivacyPolicy,
     ) -> Result<(), WorkerError> {
+        // Tables of nested schemas (DuckDB 2.0's `a.b.t`) get no view: the shadow's views are
+        // named by schema and table, which would not tell `a.b` from a top-level `b`. Under
+        // privacy rules they do not exist, and both walks refuse names of that shape.
         let mut columns = conn
             .prepare(
                 "SELECT schema_name, table_name, column_name, column_default FROM duckdb_columns() \
-                 WHERE database_name = ? ORDER BY schema_name, table_name, column_index",
+                 WHERE database_name = $1 AND schema_oid IN (SELECT oid FROM duckdb_schemas() \
+                     WHERE database_name = $1 AND parent_schema_oid IS NULL) \
+                 ORDER BY schema_name, table_name, column_index",
             )
             .map_err(|e| query_error(&e))?;
         let rows: Vec<(String, String, String, Option<String>)> = columns

@@ -54,11 +54,11 @@ pub struct TreeFacts {
     /// table's columns or reads a setting (`SHOW threads`); only its plan tells them apart, so
     /// the plan check demands one `PRAGMA_SHOW` (a table's columns) for each.
     pub shows_by_name: u32,
-    /// Relations named like files (`"a.b.c"`, `exports.csv`), as (schema, table), the schema
-    /// empty when unwritten. DuckDB's binder takes a table or view of the database of that name
+    /// Relations named like files (`"a.b.c"`, `exports.csv`), as (catalog, schema, table),
+    /// each part empty when unwritten. DuckDB's binder takes a table or view of the database of that name
     /// before it tries a file, and only the attached catalog says whether there is one: the
     /// plan check asks it before anything binds, and refuses a name that is none.
-    pub file_like: Vec<(String, String)>,
+    pub file_like: Vec<(String, String, String)>,
 }
 
 impl TreeFacts {
@@ -134,8 +134,20 @@ pub fn facts(tree: &Json) -> TreeFacts {
     while let Some(value) = stack.pop() {
         match value {
             Json::Object(map) => {
-                if map.get("type").and_then(Json::as_str) == Some("SHOW_REF") {
+                let node_type = map.get("type").and_then(Json::as_str);
+                if node_type == Some("SHOW_REF") {
                     facts.note_show(map);
+                }
+                let names_a_relation = match node_type {
+                    Some("BASE_TABLE") => true,
+                    Some("SHOW_REF") => matches!(
+                        map.get("show_type").and_then(Json::as_str),
+                        Some("DESCRIBE" | "SHOW")
+                    ),
+                    _ => false,
+                };
+                if names_a_relation && let Some(name) = file_like_name(map) {
+                    facts.file_like.push(name);
                 }
                 stack.extend(map.values());
             }
@@ -146,7 +158,29 @@ pub fn facts(tree: &Json) -> TreeFacts {
     facts
 }
 
-/// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
+/// The name of a relation (`BASE_TABLE`, or the subject of a `DESCRIBE` or `SHOW`) that looks
+/// like a file, as (catalog, schema, table): a part shaped like a path, of any of the name's
+/// parts (a name of four or more parts, nested schemas, carries the others in its full path),
+/// or `schema.csv` and the like, which DuckDB's replacement scans read as a file.
+fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
+    let part = |key: &str| map.get(key).and_then(Json::as_str).unwrap_or_default();
+    let (catalog, schema, table) = (
+        part("catalog_name"),
+        part("schema_name"),
+        part("table_name"),
+    );
+    let every_part: Vec<&str> = match map.get("qualified_name").and_then(|q| q.get("path")) {
+        Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
+        _ => Vec::new(),
+    };
+    let file_like = [catalog, schema, table]
+        .iter()
+        .chain(every_part.iter())
+        .any(|p| !p.is_empty() && looks_like_path(p))
+        || (catalog.is_empty() && names_a_data_file(schema, table));
+    file_like.then(|| (catalog.to_owned(), schema.to_owned(), table.to_owned()))
+}
+
 /// DuckDB's own catalogs: its views and functions (`system`), the session's objects (`temp`)
 /// and the default in-memory database (`memory`). None holds a schema of the database.
 fn is_builtin_catalog(name: &str) -> bool {
@@ -155,6 +189,7 @@ fn is_builtin_catalog(name: &str) -> bool {
         .any(|builtin| name.eq_ignore_ascii_case(builtin))
 }
 
+/// A refusal for a tree this walk does not understand: DuckDB changed, or the walk has a gap.
 fn unexpected(what: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::InternalError,
@@ -337,22 +372,11 @@ impl Walk<'_, '_> {
             .copied()
             .collect::<Vec<_>>()
             .join(".");
-        // Every part of the name, not only the three DuckDB files as catalog, schema and table:
-        // a name of four or more parts (nested schemas) carries the others in its full path.
-        let every_part: Vec<&str> = match map.get("qualified_name").and_then(|q| q.get("path")) {
-            Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
-            _ => Vec::new(),
-        };
-        let file_like = [catalog, schema, table]
-            .iter()
-            .chain(every_part.iter())
-            .any(|p| !p.is_empty() && looks_like_path(p))
-            || (catalog.is_empty() && names_a_data_file(schema, table));
         if table.is_empty() {
             return Err(file_relation(&written));
         }
-        if file_like {
-            return self.file_like(catalog, schema, table, &written);
+        if let Some(name) = file_like_name(map) {
+            return self.file_like(name, &written);
         }
         if !catalog.is_empty() {
             // Only the attached database's own tables may be named with a catalog; `system`,
@@ -389,19 +413,11 @@ impl Walk<'_, '_> {
     /// (`"a.b.c"`, `exports.csv`), and DuckDB's binder takes it before it tries a file; the
     /// catalog is not known here, so the name goes to the plan check, which asks it before
     /// anything binds. Under privacy rules, and with a catalog written, it is refused here.
-    fn file_like(
-        &mut self,
-        catalog: &str,
-        schema: &str,
-        table: &str,
-        written: &str,
-    ) -> Result<(), Refusal> {
-        if self.rules.restricted || !catalog.is_empty() {
+    fn file_like(&mut self, name: (String, String, String), written: &str) -> Result<(), Refusal> {
+        if self.rules.restricted || !name.0.is_empty() {
             return Err(file_relation(written));
         }
-        self.facts
-            .file_like
-            .push((schema.to_owned(), table.to_owned()));
+        self.facts.file_like.push(name);
         Ok(())
     }
 
@@ -444,16 +460,14 @@ impl Walk<'_, '_> {
                     part("schema_name"),
                     part("table_name"),
                 ];
-                if parts.iter().any(|p| !p.is_empty() && looks_like_path(p))
-                    || (parts[0].is_empty() && names_a_data_file(parts[1], parts[2]))
-                {
+                if let Some(name) = file_like_name(map) {
                     let written = parts
                         .iter()
                         .filter(|p| !p.is_empty())
                         .copied()
                         .collect::<Vec<_>>()
                         .join(".");
-                    self.file_like(parts[0], parts[1], parts[2], &written)?;
+                    self.file_like(name, &written)?;
                 }
                 self.facts.note_show(map);
                 Ok(())
@@ -536,13 +550,20 @@ mod tests {
         let refusal = check(node, &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert_eq!(refusal.construct, "pg_settings");
-        // A file path as the inner name.
-        let node = with_cte(
-            "a.csv",
-            select_from(table("", "", "a.csv")),
-            table("", "", "x"),
+        // A file path as the inner name: the plan check asks the catalog (a table may be
+        // named so), and under privacy rules it is refused here.
+        let node = || {
+            with_cte(
+                "a.csv",
+                select_from(table("", "", "a.csv")),
+                table("", "", "x"),
+            )
+        };
+        assert_eq!(
+            check(node(), &RULES).unwrap().file_like,
+            [(String::new(), String::new(), "a.csv".to_owned())]
         );
-        assert_eq!(check(node, &RULES).unwrap_err().construct, "a.csv");
+        assert_eq!(check(node(), &PRIVATE).unwrap_err().construct, "a.csv");
         // The outer reference is the CTE, so the same name there passes.
         let node = with_cte(
             "pg_settings",
@@ -653,8 +674,14 @@ mod tests {
         }
         // A table may be named like a file; only the attached catalog says whether it is one.
         for (schema, name) in [("", "a.b.c"), ("exports", "csv")] {
-            let facts = check(select_from(table("", schema, name)), &RULES).unwrap();
-            assert_eq!(facts.file_like, [(schema.to_owned(), name.to_owned())]);
+            let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
+            let written = (String::new(), schema.to_owned(), name.to_owned());
+            assert_eq!(walked.file_like, [written.clone()]);
+            // Also when the walk did not run (the plan check still asks the catalog).
+            assert_eq!(
+                facts(&statement(select_from(table("", schema, name)))).file_like,
+                [written]
+            );
             let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         }

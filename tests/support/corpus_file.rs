@@ -94,3 +94,69 @@ pub fn parse_corpus(text: &str) -> Result<Vec<Entry>, String> {
     }
     Ok(entries)
 }
+
+/// Panic unless every entry has a unique snake_case name and is marked `ordered` exactly when
+/// its statement has a top-level ORDER BY.
+pub fn assert_well_formed(entries: &[Entry]) {
+    let mut names = std::collections::HashSet::new();
+    for e in entries {
+        assert!(names.insert(&e.name), "duplicate entry name {}", e.name);
+        assert!(
+            e.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+            "entry name {:?} (line {}) is not snake_case",
+            e.name,
+            e.line
+        );
+        assert_eq!(
+            e.ordered,
+            has_top_level_order_by(&e.sql),
+            "{} (line {}): `ordered: yes` must go with a top-level ORDER BY, and only with one",
+            e.name,
+            e.line
+        );
+    }
+}
+
+/// Whether the statement's outermost query has an ORDER BY (not one inside parentheses, such as
+/// a window's, an aggregate's or a subquery's), outside strings, quoted names and comments.
+pub fn has_top_level_order_by(sql: &str) -> bool {
+    let bytes = sql.as_bytes();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let mut previous_word = String::new();
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'\'' | b'"') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += 1;
+                }
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'(' => depth += 1,
+            b')' => depth -= 1,
+            c if c.is_ascii_alphabetic() => {
+                let start = i;
+                while i + 1 < bytes.len()
+                    && (bytes[i + 1].is_ascii_alphanumeric() || bytes[i + 1] == b'_')
+                {
+                    i += 1;
+                }
+                let word = sql[start..=i].to_ascii_uppercase();
+                if depth == 0 && previous_word == "ORDER" && word == "BY" {
+                    return true;
+                }
+                previous_word = word;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}

@@ -24,6 +24,14 @@ use serde_json::{Value as Json, json};
 /// Relative tolerance for floating-point values: parallel aggregation may change the last bits.
 pub const FLOAT_TOLERANCE: f64 = 1e-9;
 
+/// How JSON-typed values are expected back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonEncoding {
+    /// The document's text as a JSON string, so a JSON `null` is the string `"null"`, distinct
+    /// from SQL NULL (the lossless encoding).
+    Text,
+}
+
 /// A result: column names, DuckDB's type names when known, and rows as JSON values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
@@ -202,32 +210,46 @@ impl OracleType {
 /// The read-only in-process connection, in the server's time zone and lambda syntax.
 pub struct Oracle {
     conn: Connection,
+    json: JsonEncoding,
 }
 
 impl Oracle {
     /// `db`, opened read-only, in `time_zone`.
-    pub fn open(db: &Path, time_zone: &str) -> Oracle {
+    pub fn open(db: &Path, time_zone: &str, json: JsonEncoding) -> Oracle {
         let config = Config::default()
             .access_mode(AccessMode::ReadOnly)
             .expect("read-only config");
         let conn = Connection::open_with_flags(db, config).expect("open the database read-only");
-        Oracle::with(conn, time_zone)
+        Oracle::with(conn, time_zone, json)
     }
 
     /// An in-memory database, in `time_zone` (to check the oracle's own rendering).
-    pub fn in_memory(time_zone: &str) -> Oracle {
+    pub fn in_memory(time_zone: &str, json: JsonEncoding) -> Oracle {
         Oracle::with(
             Connection::open_in_memory().expect("in-memory DuckDB"),
             time_zone,
+            json,
         )
     }
 
-    fn with(conn: Connection, time_zone: &str) -> Oracle {
+    fn with(conn: Connection, time_zone: &str, json: JsonEncoding) -> Oracle {
         conn.execute_batch(&format!(
             "SET TimeZone = '{time_zone}'; SET lambda_syntax = 'ENABLE_SINGLE_ARROW';"
         ))
         .expect("oracle settings");
-        Oracle { conn }
+        Oracle { conn, json }
+    }
+
+    /// Check the oracle against the contract: the one row of `sql` must render as `expected`,
+    /// column by column. Returns the answer for further checks.
+    pub fn assert_renders(&self, sql: &str, expected: &[Json]) -> Answer {
+        let answer = self.answer(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let row = &answer.rows[0];
+        assert_eq!(row.len(), expected.len(), "{:?}", answer.columns);
+        for (i, want) in expected.iter().enumerate() {
+            assert_eq!(&row[i], want, "column {}", answer.columns[i]);
+        }
+        answer
     }
 
     /// DuckDB's answer to `sql`.
@@ -295,7 +317,7 @@ impl Oracle {
             let mut values = Vec::with_capacity(types.len());
             for (i, ty) in types.iter().enumerate() {
                 let value = row.get_ref(i).map_err(|e| e.to_string())?.to_owned();
-                values.push(render(&value, Some(ty)));
+                values.push(render(&value, Some(ty), self.json));
             }
             out.push(values);
         }
@@ -333,12 +355,12 @@ impl Oracle {
 }
 
 /// A DuckDB value as duckgate documents its JSON: integers as numbers while a double holds them
-/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ and
-/// TIMESTAMPTZ_NS as local time with its offset, from DuckDB's own text), INTERVAL as an ISO 8601 duration with a sign per component, JSON as its text, LIST
+/// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ and TIMESTAMPTZ_NS
+/// as local time with its offset, from DuckDB's own text), INTERVAL as an ISO 8601 duration with a sign per component, JSON by `json`, LIST
 /// as arrays, STRUCT as objects (a tuple as an array, by position), MAP as `[{"key", "value"}]`,
-/// BLOB and GEOMETRY (WKB) as base64; TIME WITH TIME ZONE and TIME_NS as
+/// BLOB and GEOMETRY (WKB) as base64; TIME WITH TIME ZONE, TIME_NS and TIMESTAMPTZ_NS as
 /// DuckDB's own text, VARIANT as its JSON value.
-pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
+pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Json {
     let id = ty.and_then(|t| t.id);
     let unknown_type = ty.is_some_and(|t| t.id.is_none());
     match value {
@@ -379,6 +401,9 @@ pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
         Value::Float(f) => floating(f.to_string().parse().unwrap_or(f64::from(*f))),
         Value::Double(d) => floating(*d),
         Value::Decimal(d) => Json::String(decimal_text(d.value(), d.scale())),
+        Value::Text(s) if ty.is_some_and(|t| t.json) => match json {
+            JsonEncoding::Text => Json::String(s.clone()),
+        },
         Value::Text(s) | Value::Enum(s) => Json::String(s.clone()),
         Value::Blob(bytes) | Value::Geometry(bytes) => {
             Json::String(base64::engine::general_purpose::STANDARD.encode(bytes))
@@ -403,20 +428,20 @@ pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
         } => Json::String(duration_text(*months, *days, i128::from(*nanos))),
         Value::List(items) | Value::Array(items) => {
             let child = ty.and_then(|t| t.child(0));
-            Json::Array(items.iter().map(|v| render(v, child)).collect())
+            Json::Array(items.iter().map(|v| render(v, child, json)).collect())
         }
         Value::Struct(fields) if ty.is_some_and(OracleType::is_tuple) => Json::Array(
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, (_, v))| render(v, ty.and_then(|t| t.child(i))))
+                .map(|(i, (_, v))| render(v, ty.and_then(|t| t.child(i)), json))
                 .collect(),
         ),
         Value::Struct(fields) => Json::Object(
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, (name, v))| (name.clone(), render(v, ty.and_then(|t| t.child(i)))))
+                .map(|(i, (name, v))| (name.clone(), render(v, ty.and_then(|t| t.child(i)), json)))
                 .collect(),
         ),
         Value::Map(entries) => Json::Array(
@@ -424,14 +449,14 @@ pub fn render(value: &Value, ty: Option<&OracleType>) -> Json {
                 .iter()
                 .map(|(k, v)| {
                     json!({
-                        "key": render(k, ty.and_then(|t| t.child(0))),
-                        "value": render(v, ty.and_then(|t| t.child(1))),
+                        "key": render(k, ty.and_then(|t| t.child(0)), json),
+                        "value": render(v, ty.and_then(|t| t.child(1)), json),
                     })
                 })
                 .collect(),
         ),
         // The crate drops the member's tag: rendered by its storage alone.
-        Value::Union(member) => render(member, None),
+        Value::Union(member) => render(member, None, json),
         // A value the oracle cannot render can never match.
         other => Json::String(format!("<the oracle does not render {other:?}>")),
     }
@@ -799,46 +824,4 @@ pub fn first_difference(
         }
     }
     None
-}
-
-/// Whether the statement's outermost query has an ORDER BY (not one inside parentheses, such as
-/// a window's, an aggregate's or a subquery's), outside strings, quoted names and comments.
-pub fn has_top_level_order_by(sql: &str) -> bool {
-    let bytes = sql.as_bytes();
-    let mut depth = 0i32;
-    let mut i = 0;
-    let mut previous_word = String::new();
-    while i < bytes.len() {
-        match bytes[i] {
-            quote @ (b'\'' | b'"') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote {
-                    i += 1;
-                }
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'(' => depth += 1,
-            b')' => depth -= 1,
-            c if c.is_ascii_alphabetic() => {
-                let start = i;
-                while i + 1 < bytes.len()
-                    && (bytes[i + 1].is_ascii_alphanumeric() || bytes[i + 1] == b'_')
-                {
-                    i += 1;
-                }
-                let word = sql[start..=i].to_ascii_uppercase();
-                if depth == 0 && previous_word == "ORDER" && word == "BY" {
-                    return true;
-                }
-                previous_word = word;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    false
 }

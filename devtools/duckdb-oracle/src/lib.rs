@@ -25,9 +25,6 @@ impl StatementType {
     /// `DUCKDB_STATEMENT_TYPE_EXPLAIN`.
     pub const EXPLAIN: StatementType =
         StatementType(ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_EXPLAIN);
-    /// `DUCKDB_STATEMENT_TYPE_CALL`.
-    pub const CALL: StatementType =
-        StatementType(ffi::duckdb_statement_type_DUCKDB_STATEMENT_TYPE_CALL);
 }
 
 impl fmt::Display for StatementType {

@@ -391,16 +391,7 @@ impl Walker<'_> {
             // Only the attached database's own relations may be named with a catalog: `system`,
             // `temp` and `memory` hold DuckDB's views and the session's state.
             [catalog, schema, table] if self.is_database(catalog) => {
-                match self.catalog.find(Some(&schema.value), &table.value) {
-                    Some(found) => {
-                        self.read_catalog_relation(found);
-                        Ok(())
-                    }
-                    None if parts.iter().any(|p| looks_like_path(&p.value)) => {
-                        Err(file_relation(&written))
-                    }
-                    None => Err(unknown_relation(&written)),
-                }
+                self.relation_in_schema(&parts, schema, table, &written)
             }
             // `a.b.t` with `a` no catalog: DuckDB 2.0 reads it as the table `t` of the nested
             // schema `a.b` of the database (`db.a.b.t` with the catalog written). The catalog
@@ -414,16 +405,7 @@ impl Walker<'_> {
                     && !schema.value.eq_ignore_ascii_case("main")
                     && !looks_like_path(&parent.value) =>
             {
-                match self.catalog.find(Some(&schema.value), &table.value) {
-                    Some(found) => {
-                        self.read_catalog_relation(found);
-                        Ok(())
-                    }
-                    None if parts.iter().any(|p| looks_like_path(&p.value)) => {
-                        Err(file_relation(&written))
-                    }
-                    None => Err(unknown_relation(&written)),
-                }
+                self.relation_in_schema(&parts, schema, table, &written)
             }
             _ => {
                 if parts.iter().any(|p| looks_like_path(&p.value)) {
@@ -431,6 +413,25 @@ impl Walker<'_> {
                 }
                 Err(unknown_relation(&written))
             }
+        }
+    }
+
+    /// The relation `schema.table` of the database, named with the `parts` written: a file
+    /// when it is none and some part looks like a path.
+    fn relation_in_schema(
+        &mut self,
+        parts: &[&Ident],
+        schema: &Ident,
+        table: &Ident,
+        written: &str,
+    ) -> Walk {
+        match self.catalog.find(Some(&schema.value), &table.value) {
+            Some(found) => {
+                self.read_catalog_relation(found);
+                Ok(())
+            }
+            None if parts.iter().any(|p| looks_like_path(&p.value)) => Err(file_relation(written)),
+            None => Err(unknown_relation(written)),
         }
     }
 
