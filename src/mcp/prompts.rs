@@ -23,7 +23,8 @@ pub fn list() -> Vec<Prompt> {
                 "Review the last 14 days of CGM glucose the way a diabetes clinic reads the \
                  consensus AGP report: time in ranges, mean, GMI, CV, the AGP, and what to ask \
                  the care team. Uses list_tables, describe_table, query and plot (kinds tir and \
-                 agp) on the CGM readings table (e.g. cgm_readings) or the import's metric views.",
+                 agp) on the CGM readings table (e.g. cgm_readings) and views of daily or \
+                 consensus metrics (e.g. daily_glucose).",
             ),
             Some(vec![
                 PromptArgument::new("days")
@@ -164,7 +165,7 @@ diabetes clinic reads the international consensus AGP report.
 
 1. Call list_tables, then describe_table on the table of CGM readings (for example cgm_readings) \
 to find its timestamp column and its glucose column in mg/dL. If list_tables shows views of \
-consensus CGM metrics made at import, read those first.
+daily or consensus CGM metrics (for example daily_glucose), read those first.
 2. Call query for the consensus metrics over the last {days} local days: days with data, the \
 share of time the CGM was active, mean glucose, GMI (3.31 + 0.02392 × mean mg/dL), CV (standard \
 deviation / mean; stable at 36% or less), and the share of readings below 54, 54–69, 70–180, \

@@ -26,6 +26,10 @@ pub(crate) struct Range {
     pub(crate) meets_goal: bool,
 }
 
+/// A range as the report states it: its name, its bounds, its goal, and whether a share (in
+/// percent) meets that goal.
+type RangeSpec = (&'static str, &'static str, &'static str, fn(f64) -> bool);
+
 /// The five ranges, lowest first.
 pub(crate) type Ranges = Vec<Range>;
 
@@ -66,7 +70,7 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     let total = values.len();
     let share = |n: usize| n as f64 * 100.0 / total as f64;
     // The consensus goals for most adults with type 1 or type 2 diabetes.
-    let specs: [(&str, &str, &str, fn(f64) -> bool); 5] = [
+    let specs: [RangeSpec; 5] = [
         ("very low", "<54", "<1%", |p| p < 1.0),
         ("low", "54–69", "<4% below 70", |_| true),
         ("in range", "70–180", ">70%", |p| p > 70.0),

@@ -127,7 +127,7 @@ fn push_offset(out: &mut String, seconds: i32) {
     let sign = if seconds < 0 { '-' } else { '+' };
     let abs = seconds.unsigned_abs();
     let _ = write!(out, "{sign}{:02}:{:02}", abs / 3600, (abs / 60) % 60);
-    if abs % 60 != 0 {
+    if !abs.is_multiple_of(60) {
         let _ = write!(out, ":{:02}", abs % 60);
     }
 }
