@@ -57,6 +57,17 @@ impl Engine {
         } else {
             None
         };
+        // DuckDB quotes a STRUCT or UNION member named like any of its keywords (`"inner"`,
+        // `"year"`); its own spelling of such a column's type is taken from DESCRIBE, before the
+        // result opens (a connection with an open result prepares nothing else).
+        let described = match &rendered {
+            None if declared.iter().any(ColumnType::has_named_members) => {
+                crate::validate::without_terminator(sql)
+                    .and_then(|body| self.described_columns(body).ok())
+                    .filter(|described| described.len() == declared.len())
+            }
+            _ => None,
+        };
         // Streaming execution: DuckDB produces chunks as we fetch them, so stopping early stops
         // the work (a plain `query` would materialise the whole result first).
         drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
@@ -78,7 +89,10 @@ impl Engine {
                     }),
                 None => ColumnMeta {
                     name: stmt.column_name(i).cloned().unwrap_or_default(),
-                    data_type: ty.type_name(),
+                    data_type: described
+                        .as_ref()
+                        .and_then(|d| d.get(i))
+                        .map_or_else(|| ty.type_name(), |d| d.data_type.clone()),
                 },
             };
             columns.push(meta);

@@ -42,6 +42,7 @@ pub mod fuzz_tree;
 #[doc(hidden)]
 pub mod generate;
 mod lexical;
+#[cfg(feature = "engine")]
 pub(crate) use lexical::without_terminator;
 pub(crate) mod refusals;
 mod statements;

@@ -413,8 +413,19 @@ impl Walk<'_, '_> {
     /// (`"a.b.c"`, `exports.csv`), and DuckDB's binder takes it before it tries a file; the
     /// catalog is not known here, so the name goes to the plan check, which asks it before
     /// anything binds. Under privacy rules, and with a catalog written, it is refused here.
+    ///
+    /// This walk must hold alone, with the plan check switched off, so a name DuckDB's
+    /// replacement scans could read as a file is refused here whatever the catalog holds: one
+    /// with a path character, or whose last dotted segment is a data-file extension
+    /// (`exports.csv`, `'/tmp/x.csv'`). Only other dotted names (`"a.b.c"`) wait for the catalog.
     fn file_like(&mut self, name: (String, String, String), written: &str) -> Result<(), Refusal> {
-        if self.rules.restricted || !name.0.is_empty() {
+        let readable_as_a_file = [&name.0, &name.1, &name.2].iter().any(|part| {
+            part.contains(['/', '\\', ':', '*', '?', '~'])
+                || part.rsplit('.').next().is_some_and(|last| {
+                    part.contains('.') && super::refusals::is_data_file_extension(last)
+                })
+        }) || super::refusals::names_a_data_file(&name.1, &name.2);
+        if self.rules.restricted || !name.0.is_empty() || readable_as_a_file {
             return Err(file_relation(written));
         }
         self.facts.file_like.push(name);
@@ -550,8 +561,8 @@ mod tests {
         let refusal = check(node, &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert_eq!(refusal.construct, "pg_settings");
-        // A file path as the inner name: the plan check asks the catalog (a table may be
-        // named so), and under privacy rules it is refused here.
+        // A data file as the inner name: refused here, with or without privacy rules (this
+        // walk holds alone; a replacement scan would read it as a file).
         let node = || {
             with_cte(
                 "a.csv",
@@ -559,10 +570,7 @@ mod tests {
                 table("", "", "x"),
             )
         };
-        assert_eq!(
-            check(node(), &RULES).unwrap().file_like,
-            [(String::new(), String::new(), "a.csv".to_owned())]
-        );
+        assert_eq!(check(node(), &RULES).unwrap_err().construct, "a.csv");
         assert_eq!(check(node(), &PRIVATE).unwrap_err().construct, "a.csv");
         // The outer reference is the CTE, so the same name there passes.
         let node = with_cte(
@@ -672,18 +680,23 @@ mod tests {
                 "{catalog}"
             );
         }
-        // A table may be named like a file; only the attached catalog says whether it is one.
-        for (schema, name) in [("", "a.b.c"), ("exports", "csv")] {
-            let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
-            let written = (String::new(), schema.to_owned(), name.to_owned());
-            assert_eq!(walked.file_like, [written.clone()]);
-            // Also when the walk did not run (the plan check still asks the catalog).
-            assert_eq!(
-                facts(&statement(select_from(table("", schema, name)))).file_like,
-                [written]
-            );
-            let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
-            assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
+        // A table may be named with dots; only the attached catalog says whether it is one.
+        let (schema, name) = ("", "a.b.c");
+        let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
+        let written = (String::new(), schema.to_owned(), name.to_owned());
+        assert_eq!(walked.file_like, std::slice::from_ref(&written));
+        // Also when the walk did not run (the plan check still asks the catalog).
+        assert_eq!(
+            facts(&statement(select_from(table("", schema, name)))).file_like,
+            [written]
+        );
+        let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
+        assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
+        // A name a replacement scan reads as a file is refused by this walk alone, which must
+        // hold with the plan check switched off, whatever the catalog holds.
+        for (schema, name) in [("exports", "csv"), ("", "exports.csv"), ("", "/tmp/x.csv")] {
+            let refusal = check(select_from(table("", schema, name)), &RULES).unwrap_err();
+            assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{schema}.{name}");
         }
         let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
         assert_eq!(with_catalog.unwrap_err().kind, ErrorKind::PolicyBlocked);

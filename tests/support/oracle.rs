@@ -112,7 +112,7 @@ impl OracleType {
 
     /// A leaf whose value DuckDB renders for the oracle: its own text, or JSON for VARIANT.
     fn rendered_by_duckdb(&self) -> bool {
-        self.zoned
+        (self.zoned && self.id.is_none())
             || matches!(
                 self.id,
                 None | Some(
@@ -154,7 +154,7 @@ impl OracleType {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let Some(id) = self.id.filter(|_| !self.zoned) else {
+        let Some(id) = self.id else {
             return "VARCHAR".into();
         };
         match id {
@@ -237,6 +237,11 @@ impl Oracle {
             "SET TimeZone = '{time_zone}'; SET lambda_syntax = 'ENABLE_SINGLE_ARROW';"
         ))
         .expect("oracle settings");
+        let zoned = Connection::open_in_memory().expect("in-memory DuckDB");
+        zoned
+            .execute_batch(&format!("SET TimeZone = '{time_zone}';"))
+            .expect("the zone of local times");
+        *LOCAL_TIME.lock().expect("the local-time connection") = Some(zoned);
         Oracle { conn, json }
     }
 
@@ -374,6 +379,9 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
         },
         Value::Text(s) if id == Some(LogicalTypeId::Variant) => parse_json(s),
         Value::Text(s) if ty.is_some_and(|t| t.zoned) => Json::String(iso_zoned(s)),
+        Value::Timestamp(unit, v) if ty.is_some_and(|t| t.zoned) => {
+            Json::String(local_text(unit.to_micros(*v)))
+        }
         Value::Text(s)
             if unknown_type
                 || matches!(id, Some(LogicalTypeId::TimeTZ | LogicalTypeId::TimeNs)) =>
@@ -463,6 +471,41 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
 }
 
 /// A JSON document as its value; text that does not parse stays text.
+/// A connection in the oracle's zone, for rendering instants as local time.
+static LOCAL_TIME: std::sync::Mutex<Option<Connection>> = std::sync::Mutex::new(None);
+
+/// An instant as local time with its offset, from DuckDB's own `strftime` in the oracle's zone
+/// (`%z` keeps an offset's seconds, e.g. New York's -04:56:02 before 1883, which DuckDB's text
+/// cast drops): independent of duckgate's offset lookup.
+fn local_text(micros: i64) -> String {
+    match micros {
+        i64::MAX => return "infinity".into(),
+        m if m == -i64::MAX => return "-infinity".into(),
+        _ => {}
+    }
+    let guard = LOCAL_TIME.lock().expect("the local-time connection");
+    let conn = guard.as_ref().expect("an oracle was opened");
+    let (clock, offset): (String, String) = conn
+        .query_row(
+            "SELECT strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), strftime(t, '%z')
+             FROM (SELECT make_timestamp(?::BIGINT) AT TIME ZONE 'UTC' AS t)",
+            [micros],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .expect("DuckDB renders the instant");
+    let clock = clock.trim_end_matches('0').trim_end_matches('.');
+    let digits: String = offset.chars().filter(char::is_ascii_digit).collect();
+    let sign = if offset.starts_with('-') { '-' } else { '+' };
+    // `%z` is `-05`, `+0530` or `-04:56:02`; ISO 8601 wants `-05:00`, `+05:30`, `-04:56:02`.
+    let part = |range: std::ops::Range<usize>| digits.get(range).unwrap_or("00").to_string();
+    let mut iso = format!("{clock}{sign}{}:{}", part(0..2), part(2..4));
+    if part(4..6) != "00" {
+        iso.push(':');
+        iso.push_str(&part(4..6));
+    }
+    iso
+}
+
 /// DuckDB's text for a zoned instant in the session's zone (`2024-01-31 08:45:00.5-05`),
 /// reshaped to ISO 8601 (`2024-01-31T08:45:00.5-05:00`): the local time with its offset.
 fn iso_zoned(text: &str) -> String {

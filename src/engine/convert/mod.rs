@@ -42,8 +42,9 @@ pub(crate) use types::ColumnType;
 pub const VALUE_ENCODING: &str = "Values by DuckDB type: SQL NULL is null; integers are numbers \
      up to 2^53-1 and strings beyond; DECIMAL, HUGEINT beyond 2^53 and BIGNUM are strings of \
      exact digits; FLOAT/DOUBLE are numbers or \"NaN\"/\"Infinity\"/\"-Infinity\"; DATE, TIME, \
-     TIMESTAMP are ISO 8601 text; TIMESTAMP WITH TIME ZONE is ISO 8601 with its offset; \
-     INTERVAL is an ISO 8601 duration with a sign per component (P1Y2M3DT4H5M6.5S); TIME WITH \
+     TIMESTAMP are ISO 8601 text; TIMESTAMP WITH TIME ZONE is local time in the server's \
+     zone with its UTC offset (2026-11-26T22:10:00-05:00; Z when that zone is UTC), \
+     TIMESTAMPTZ_NS likewise (+00:00 in UTC); INTERVAL is an ISO 8601 duration with a sign per component (P1Y2M3DT4H5M6.5S); TIME WITH \
      TIME ZONE and TIME_NS are DuckDB's text; BLOB and GEOMETRY are base64 (WKB for GEOMETRY), \
      BIT is its 0/1 text; UUID and ENUM are text; JSON is its JSON text, so a JSON null is the \
      string \"null\"; VARIANT is its JSON value; LIST and ARRAY are arrays; STRUCT is an object \

@@ -282,6 +282,17 @@ impl ColumnType {
         }
     }
 
+    /// Whether any part of this type is a STRUCT or UNION with named members.
+    pub(crate) fn has_named_members(&self) -> bool {
+        match &self.kind {
+            Kind::Struct(members) | Kind::Union(members) => !members.is_empty(),
+            Kind::List(child) | Kind::Array { child, .. } => child.has_named_members(),
+            Kind::Map { key, value } => key.has_named_members() || value.has_named_members(),
+            Kind::Tuple(members) => members.iter().any(ColumnType::has_named_members),
+            Kind::Scalar(_) | Kind::Decimal { .. } => false,
+        }
+    }
+
     /// The type of a bare `NULL` (every value is NULL).
     pub(crate) fn is_null_type(&self) -> bool {
         matches!(self.kind, Kind::Scalar(Scalar::SqlNull))

@@ -94,10 +94,7 @@ pub(crate) fn rows_schema(with_sql: bool) -> Value {
                     "required": ["name", "type"]
                 }
             },
-            "rows": {
-                "type": "array",
-                "description": "One array per row, its values in the order of `columns`. TIMESTAMP WITH TIME ZONE values are local time in the server's zone with their UTC offset (2026-11-26T22:10:00-05:00; Z when that zone is UTC)."
-            },
+            "rows": row_arrays_schema(),
             "row_count": { "type": "integer", "minimum": 0 },
             "truncated": { "type": "boolean" },
             "truncated_by": {
@@ -497,7 +494,7 @@ mod tests {
                 best = best.min(started.elapsed());
                 shown = bytes;
             }
-            println!("budget {budget}: {shown} bytes in {best:?} (best of 200, serialised)");
+            eprintln!("budget {budget}: {shown} bytes in {best:?} (best of 200, serialised)");
         }
     }
 
