@@ -30,7 +30,7 @@ use duckgate::mcp::client::McpClient;
 use serde_json::json;
 use support::corpus_file::{Entry, assert_well_formed, parse_corpus};
 use support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
-use support::{TempDir, make_db, serve};
+use support::{TempDir, make_db, serve, serve_whole};
 
 const SCHEMA: &str = include_str!("conformance/schema.sql");
 const QUERIES: &str = include_str!("conformance/queries.sql");
@@ -230,12 +230,7 @@ async fn every_conformance_query_is_answered_as_in_process_duckdb_answers_it() {
     let entries = entries();
     let dir = TempDir::new("conformance");
     let db = build_database(&dir);
-    // Every answer whole: the suite compares rows, not the reply budget.
-    let client = serve(
-        &db,
-        &["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"],
-    )
-    .await;
+    let client = serve_whole(&db, &["--time-zone", TIME_ZONE]).await;
     let oracle = Oracle::open(&db, TIME_ZONE, JSON_ENCODING);
 
     // Per class: (queries, answered identically, differences).

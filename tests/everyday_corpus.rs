@@ -25,7 +25,7 @@ use everyday::{CORPUS, Entry, SCHEMA, parse_corpus};
 use serde_json::json;
 use support::corpus_file::assert_well_formed;
 use support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
-use support::{TempDir, make_db, serve};
+use support::{TempDir, make_db, serve_whole};
 
 /// The zone the server is started in and the oracle sets: it has daylight saving time, so a
 /// server that ignored it would answer "today" and hour-of-day questions differently.
@@ -207,12 +207,7 @@ async fn every_everyday_question_gets_the_same_rows_over_mcp_as_in_process_duckd
     let entries = parse_corpus(CORPUS).expect("the corpus parses");
     let dir = TempDir::new("everyday");
     let db = build_database(&dir);
-    // Every answer whole: the corpus compares rows, not the reply budget (tests/mcp_tools.rs).
-    let client = serve(
-        &db,
-        &["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"],
-    )
-    .await;
+    let client = serve_whole(&db, &["--time-zone", TIME_ZONE]).await;
     let oracle = Oracle::open(&db, TIME_ZONE, JSON_ENCODING);
 
     let mut failures = Vec::new();

@@ -10,11 +10,7 @@ use std::path::{Path, PathBuf};
 
 use duckgate::mcp::client::{McpClient, envelope_of};
 use serde_json::{Value, json};
-use support::{TempDir, duckgate_cli, outcome, run_cli, serve, status};
-
-/// Every reply whole: these tests read every row of every table (`SELECT *`) for personal
-/// strings, so the reply budget must not cut them.
-const WHOLE_REPLIES: &[&str] = &["--max-reply-bytes", "67108864"];
+use support::{TempDir, duckgate_cli, outcome, run_cli, serve_whole, status};
 
 /// Strings of the made-up patient that must never reach the agent.
 const PERSONAL: &[&str] = &[
@@ -691,7 +687,7 @@ async fn clarity_export_keeps_lows_and_highs_countable_and_its_patient_out_of_si
     }
     assert!(!said.to_lowercase().contains("zebulon 1984"), "{said}");
 
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     let flagged = rows(
         &client,
@@ -818,7 +814,7 @@ async fn libreview_mg_dl_export_keeps_lo_and_hi_countable() {
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.contains("LibreView CSV, glucose in mg/dL"), "{said}");
     assert!(said.contains("every value parsed"), "{said}");
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(
         cgm_stats(&client, None).await,
         Expected::of(stored.iter().copied()),
@@ -872,7 +868,7 @@ async fn libreview_mmol_export_becomes_mg_dl_with_typed_local_times() {
     assert!(said.contains("every value parsed"), "{said}");
 
     let expected = Expected::of(stored.iter().copied());
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     // 3.0 mmol/L is 54 (not below 54), 3.9 is 70, 10.0 is 180: the consensus cut-offs agree.
     let edges = rows(
@@ -988,7 +984,7 @@ async fn tconnect_one_file_and_separate_files_import_alike() {
         0
     ]);
     for db in [&one, &many] {
-        let client = serve(db, WHOLE_REPLIES).await;
+        let client = serve_whole(db, &[]).await;
         assert_eq!(
             rows(&client, sql).await,
             vec![want.clone()],
@@ -1015,7 +1011,7 @@ async fn carelink_export_sections_become_typed_tables() {
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.contains("Medtronic CareLink CSV"), "{said}");
     let expected = Expected::of(cgm.iter().copied());
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     let other = rows(
         &client,
@@ -1077,7 +1073,7 @@ async fn nightscout_json_becomes_local_time_records_without_uploader_names() {
         .collect();
     assert_eq!(dst.len(), 300);
     let expected = Expected::of(local.iter().map(|(_, v)| *v));
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     let day = rows(
         &client,
@@ -1131,7 +1127,7 @@ async fn apple_health_export_keeps_glucose_and_insulin_without_the_owner() {
     let (code, said, err) = import(&out, &[], &[&file]);
     assert_eq!(code, 0, "{said}{err}");
     let expected = Expected::of(cgm.iter().map(|(_, v)| *v));
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     let dst_day: Vec<i32> = cgm
         .iter()
@@ -1208,7 +1204,7 @@ async fn append_adds_only_new_readings_and_replace_rebuilds() {
         .filter(|(t, _)| t.day == "2026-10-25")
         .map(|(_, g)| g.stored())
         .collect();
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(cgm_stats(&client, None).await, expected);
     let times = rows(
         &client,
@@ -1239,7 +1235,7 @@ async fn append_adds_only_new_readings_and_replace_rebuilds() {
     let (code, said, err) = import(&out, &["--replace"], &[&a]);
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.starts_with("Rebuilt"), "{said}");
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     let first = Expected::of(first_readings.iter().map(|(_, g)| g.stored()));
     assert_stats(cgm_stats(&client, None).await, first);
     client.close().await.unwrap();
@@ -1292,7 +1288,7 @@ async fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder()
         let mode = std::fs::metadata(folder).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", folder.display());
     }
-    let client = serve(&out, WHOLE_REPLIES).await;
+    let client = serve_whole(&out, &[]).await;
     assert_stats(
         cgm_stats(&client, None).await,
         Expected::of(readings.iter().map(|(_, g)| g.stored())),

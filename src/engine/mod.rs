@@ -16,6 +16,7 @@ mod catalog;
 mod checker;
 mod convert;
 pub use convert::VALUE_ENCODING;
+pub(crate) use run::json_size;
 pub mod demo_data;
 mod errors;
 pub mod import;

@@ -340,8 +340,9 @@ struct RenderedQuery {
     columns: Vec<ColumnMeta>,
 }
 
-/// Bytes `value` takes as compact JSON, without building the string.
-fn json_size(value: &impl serde::Serialize) -> usize {
+/// Bytes `value` takes as compact JSON, without building the string (the row cap here, the
+/// reply budget in `mcp::tools::query`).
+pub(crate) fn json_size(value: &impl serde::Serialize) -> usize {
     struct Counter(usize);
     impl Write for Counter {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

@@ -192,6 +192,14 @@ pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {
     serve_pinned(db, extra, duckgate::mcp::client::DEFAULT_PROTOCOL_VERSION).await
 }
 
+/// [`serve`] with every reply whole (a 64 MiB budget): for tests that compare or read every row
+/// of an answer, not the reply budget (`tests/mcp_tools.rs` tests that).
+pub async fn serve_whole(db: &Path, extra: &[&str]) -> McpClient {
+    let mut args = extra.to_vec();
+    args.extend(["--max-reply-bytes", "67108864"]);
+    serve(db, &args).await
+}
+
 /// [`serve`] with a session pinned to `version`: `initialize` for a revision that has it,
 /// `server/discover` and per-request `_meta` for 2026-07-28.
 pub async fn serve_pinned(db: &Path, extra: &[&str], version: ProtocolVersion) -> McpClient {

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::{
     SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank, sql_argument,
 };
+use crate::engine::json_size;
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::render;
 use crate::mcp::server::{DuckgateServer, with_progress};
@@ -336,24 +337,6 @@ struct Cut {
     truncated_by: Option<&'static str>,
     rows_left_out: usize,
     next_step: Option<&'static str>,
-}
-
-/// Bytes `value` takes as compact JSON, without building the string.
-fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Counter(usize);
-    impl std::io::Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing to a counter cannot fail and the values are plain JSON.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
 }
 
 /// `serde_json::to_value(&result)`, with `sql` when given, moving the rows instead of copying
