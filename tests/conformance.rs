@@ -92,16 +92,8 @@ const CLASSES: &[(&str, &str)] = &[
 /// a CREATE TEMPORARY TYPE that writes to the catalog, then the PIVOT.
 const PIVOT_VALUES: &str = "refused: DuckDB runs it as two statements, one writing the catalog";
 
-/// Why a table named like a data file (`exports.csv`) stays refused (SECURITY.md): DuckDB's
-/// replacement scans would read such a name as a file when no table has it, and the worker's
-/// walk of the parse tree, which must hold alone, cannot see the catalog.
-const FILE_SHAPED_NAMES: &str = "refused: a name a replacement scan reads as a file";
-
 /// Classes that differ from DuckDB for a stated reason: reported, not failed.
-const AWAITING: &[(&str, &str)] = &[
-    ("pivot_without_in", PIVOT_VALUES),
-    ("describe_names", FILE_SHAPED_NAMES),
-];
+const AWAITING: &[(&str, &str)] = &[("pivot_without_in", PIVOT_VALUES)];
 
 fn awaited(class: &str) -> Option<&'static str> {
     AWAITING

@@ -635,8 +635,10 @@ fn held_descriptors(pid: u32) -> Vec<String> {
 }
 
 /// Start an endless query on a server without warm spares, look at the one worker running it,
-/// then cancel the call. `origin`: where the server must say workers come from first.
-async fn observe_running_worker(client: &McpClient, origin: &str) -> Observed {
+/// then cancel the call. `origin`: where the server must say workers come from first. The
+/// worker is looked at once it runs the query: busy, with the database `db` attached (a spawned
+/// worker burns CPU starting DuckDB before it attaches).
+async fn observe_running_worker(client: &McpClient, origin: &str, db: &Path) -> Observed {
     let server = server_pid(client);
     // The catalog and the posture are fetched once, by workers of their own, and a template
     // starts in the background: all that first, so that the only worker below is the query's,
@@ -652,10 +654,16 @@ async fn observe_running_worker(client: &McpClient, origin: &str) -> Observed {
     let mut running = Vec::new();
     let found = wait_until(GENEROUS, || {
         running = workers_of(server);
-        running.len() == 1 && cpu_ticks(running[0]) >= 5
+        running.len() == 1
+            && cpu_ticks(running[0]) >= 5
+            && held_descriptors(running[0]).contains(&db.display().to_string())
     })
     .await;
-    assert!(found.is_some(), "no single busy worker: {running:?}");
+    assert!(
+        found.is_some(),
+        "no single busy worker with {} attached: {running:?}",
+        db.display()
+    );
     let pid = running[0];
     let observed = Observed {
         pid,
@@ -685,7 +693,7 @@ async fn a_forked_child_runs_with_the_no_new_privs_seccomp_and_limits_of_a_spawn
     .expect("clear close-on-exec");
     let common = ["--warm-workers", "0", "--timeout", "120"];
     let forking = serve(&db, &common).await;
-    let forked = observe_running_worker(&forking, "template").await;
+    let forked = observe_running_worker(&forking, "template", &db).await;
     let template = running_template(&forking).await;
     let template_filters: usize = status_field(template, "Seccomp_filters")
         .and_then(|n| n.parse().ok())
@@ -693,7 +701,7 @@ async fn a_forked_child_runs_with_the_no_new_privs_seccomp_and_limits_of_a_spawn
     forking.close().await.expect("close");
 
     let spawning = serve(&db, &[&common[..], &["--spawn-workers"]].concat()).await;
-    let spawned = observe_running_worker(&spawning, "spawned").await;
+    let spawned = observe_running_worker(&spawning, "spawned", &db).await;
     let spawning_server = server_pid(&spawning);
     spawning.close().await.expect("close");
 

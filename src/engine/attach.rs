@@ -10,7 +10,7 @@ use super::{Engine, database_alias, path_text, plan_check, shadow, sql_identifie
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::WorkerError;
-use crate::validate::tree::TreeRules;
+use crate::validate::tree::{TreeFacts, TreeRules};
 
 impl Engine {
     /// Attach the database read-only, make it the default, and lock the configuration.
@@ -38,9 +38,25 @@ impl Engine {
         };
         attached?;
         if let (Some(sql), Some(facts)) = (sql, checked?) {
+            self.refuse_files_named(&facts)?;
             self.checked = Some((sql.to_owned(), facts));
         }
         Ok(())
+    }
+
+    /// The walk's last step, once the database is attached: a relation it found named like a
+    /// file must be a table or view of the database, or binding would read the file. The walk
+    /// itself runs beside the attach and cannot see the catalog; with the plan check switched
+    /// off this is what refuses such a name. Unattached, nothing can be one: refused.
+    pub(super) fn refuse_files_named(&self, facts: &TreeFacts) -> Result<(), WorkerError> {
+        let outside = match self.alias.as_deref() {
+            Some(alias) => plan_check::first_file_outside(&self.conn, alias, &facts.file_like)?,
+            None => facts.file_like.first().map(plan_check::written_name),
+        };
+        match outside {
+            Some(written) => Err(crate::validate::refusals::file_relation(&written).into()),
+            None => Ok(()),
+        }
     }
 
     fn attach_now(&mut self, db_path: &Path) -> Result<(), WorkerError> {

@@ -275,19 +275,8 @@ pub(crate) fn check(
     };
     // A relation named like a file binds to the database's table or view of that name, if
     // there is one; otherwise DuckDB would try the file, which binding itself would read.
-    for (catalog, schema, table) in &facts.file_like {
-        let in_the_database = catalog.is_empty() || catalog.eq_ignore_ascii_case(rules.alias);
-        if !in_the_database || !is_relation_of(conn, rules.alias, schema, table)? {
-            let written = [catalog, schema, table]
-                .iter()
-                .filter(|part| !part.is_empty())
-                .map(|part| part.as_str())
-                .collect::<Vec<_>>()
-                .join(".");
-            return Err(
-                Refused::Because(refusals::file_relation(&written).into()).into_error(rules)
-            );
-        }
+    if let Some(written) = first_file_outside(conn, rules.alias, &facts.file_like)? {
+        return Err(Refused::Because(refusals::file_relation(&written).into()).into_error(rules));
     }
     // DuckDB 2.0 cannot serialise the plan of a recursive CTE with `USING KEY` ("Failed to
     // cast expression to type"); the same query without its key lists it can.
@@ -448,6 +437,36 @@ fn using_key_clause(text: &[u8], key_at: usize) -> Option<(usize, usize)> {
         }
     }
     None
+}
+
+/// The first of the relations named like files (`TreeFacts::file_like`) that is no table or
+/// view of the database attached as `alias`, as written. DuckDB's binder takes a relation of
+/// the database before any replacement scan, so only such a name could be read as a file.
+/// Both the worker's walk (once the database is attached) and this plan check ask it, so each
+/// holds alone.
+pub(super) fn first_file_outside(
+    conn: &Connection,
+    alias: &str,
+    file_like: &[(String, String, String)],
+) -> Result<Option<String>, WorkerError> {
+    for name in file_like {
+        let (catalog, schema, table) = name;
+        let in_the_database = catalog.is_empty() || catalog.eq_ignore_ascii_case(alias);
+        if !in_the_database || !is_relation_of(conn, alias, schema, table)? {
+            return Ok(Some(written_name(name)));
+        }
+    }
+    Ok(None)
+}
+
+/// A relation's (catalog, schema, table) as written: its non-empty parts joined by dots.
+pub(super) fn written_name((catalog, schema, table): &(String, String, String)) -> String {
+    [catalog, schema, table]
+        .iter()
+        .filter(|part| !part.is_empty())
+        .map(|part| part.as_str())
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 /// Whether `schema.table` (`main` when no schema is written) is a table or view of the

@@ -21,7 +21,8 @@ impl Engine {
     pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
         let checker = self.checker()?;
         let pending = checker.submit(sql, &self.tree_rules())?;
-        checker.collect(pending).map(drop)
+        let facts = checker.collect(pending)?;
+        self.refuse_files_named(&facts)
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.

@@ -114,13 +114,6 @@ const DATA_FILE_EXTENSIONS: &[&str] = &[
     "lz4", "db", "ddb", "duckdb", "geojson", "geojsonl",
 ];
 
-/// Whether `extension` is one DuckDB's replacement scans read as a file.
-pub(crate) fn is_data_file_extension(extension: &str) -> bool {
-    DATA_FILE_EXTENSIONS
-        .iter()
-        .any(|known| extension.eq_ignore_ascii_case(known))
-}
-
 /// Whether the two-part name `schema.table` (with no such table) is a file DuckDB would read.
 pub(crate) fn names_a_data_file(schema: &str, table: &str) -> bool {
     !schema.is_empty()

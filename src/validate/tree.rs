@@ -410,22 +410,13 @@ impl Walk<'_, '_> {
     }
 
     /// A relation named like a file. A table or view of the database may have such a name
-    /// (`"a.b.c"`, `exports.csv`), and DuckDB's binder takes it before it tries a file; the
-    /// catalog is not known here, so the name goes to the plan check, which asks it before
-    /// anything binds. Under privacy rules, and with a catalog written, it is refused here.
-    ///
-    /// This walk must hold alone, with the plan check switched off, so a name DuckDB's
-    /// replacement scans could read as a file is refused here whatever the catalog holds: one
-    /// with a path character, or whose last dotted segment is a data-file extension
-    /// (`exports.csv`, `'/tmp/x.csv'`). Only other dotted names (`"a.b.c"`) wait for the catalog.
+    /// (`"a.b.c"`, `exports.csv`), and DuckDB's binder takes it before it tries a file. This
+    /// walk runs beside the attach and cannot see the catalog, so the name is noted in
+    /// [`TreeFacts::file_like`]: the worker asks the catalog for it as soon as the database is
+    /// attached, before anything binds, and the plan check asks again (each holds alone). Under
+    /// privacy rules, and with a catalog written, it is refused here.
     fn file_like(&mut self, name: (String, String, String), written: &str) -> Result<(), Refusal> {
-        let readable_as_a_file = [&name.0, &name.1, &name.2].iter().any(|part| {
-            part.contains(['/', '\\', ':', '*', '?', '~'])
-                || part.rsplit('.').next().is_some_and(|last| {
-                    part.contains('.') && super::refusals::is_data_file_extension(last)
-                })
-        }) || super::refusals::names_a_data_file(&name.1, &name.2);
-        if self.rules.restricted || !name.0.is_empty() || readable_as_a_file {
+        if self.rules.restricted || !name.0.is_empty() {
             return Err(file_relation(written));
         }
         self.facts.file_like.push(name);
@@ -561,8 +552,8 @@ mod tests {
         let refusal = check(node, &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert_eq!(refusal.construct, "pg_settings");
-        // A data file as the inner name: refused here, with or without privacy rules (this
-        // walk holds alone; a replacement scan would read it as a file).
+        // A data file as the inner name is no reference to the CTE: the catalog must hold it
+        // (noted for the worker to ask), and under privacy rules it is refused here.
         let node = || {
             with_cte(
                 "a.csv",
@@ -570,7 +561,8 @@ mod tests {
                 table("", "", "x"),
             )
         };
-        assert_eq!(check(node(), &RULES).unwrap_err().construct, "a.csv");
+        let deferred = (String::new(), String::new(), "a.csv".to_owned());
+        assert_eq!(check(node(), &RULES).unwrap().file_like, [deferred]);
         assert_eq!(check(node(), &PRIVATE).unwrap_err().construct, "a.csv");
         // The outer reference is the CTE, so the same name there passes.
         let node = with_cte(
@@ -692,10 +684,14 @@ mod tests {
         );
         let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
-        // A name a replacement scan reads as a file is refused by this walk alone, which must
-        // hold with the plan check switched off, whatever the catalog holds.
+        // Every name a replacement scan could read as a file is noted for the catalog lookup
+        // that completes this walk (`Engine::refuse_files_named`), and refused outright under
+        // privacy rules.
         for (schema, name) in [("exports", "csv"), ("", "exports.csv"), ("", "/tmp/x.csv")] {
-            let refusal = check(select_from(table("", schema, name)), &RULES).unwrap_err();
+            let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
+            let noted = (String::new(), schema.to_owned(), name.to_owned());
+            assert_eq!(walked.file_like, [noted], "{schema}.{name}");
+            let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{schema}.{name}");
         }
         let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
