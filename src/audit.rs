@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 
 use crate::calendar::civil_from_days;
 use crate::error::ErrorKind;
-use crate::mcp::envelope::Status;
+use crate::outcome::Status;
 
 pub use crate::session::event;
 

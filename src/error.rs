@@ -81,6 +81,72 @@ impl ErrorKind {
     }
 }
 
+/// A failure with a registry kind: the one error type of the worker, the gateway and the tools.
+/// The worker sends it in its reply frame; the parent adds to it and passes it on; the MCP
+/// envelope's `error` object (`mcp::envelope::ErrorBody`) is built from it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    /// Registry kind.
+    pub kind: ErrorKind,
+    /// Message for the agent (DuckDB's own words for syntax and binder errors).
+    pub message: String,
+    /// For a refusal by the worker's checks: the offending construct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub construct: Option<String>,
+    /// For a refusal by the worker's checks: what to do instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+    /// For `unknown_name`: what DuckDB could not find, read from its message once, in
+    /// `engine/errors.rs` (the one place that knows DuckDB's words).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<MissingName>,
+    /// For a refusal the other layers act on: which one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<WorkerRefusal>,
+}
+
+impl Failure {
+    /// A failure without a construct or next step of its own.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+            construct: None,
+            suggestion: None,
+            missing: None,
+            refusal: None,
+        }
+    }
+}
+
+/// A name DuckDB could not find.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MissingName {
+    /// The name as the query wrote it.
+    pub name: String,
+    /// What DuckDB looked for.
+    pub kind: MissingKind,
+}
+
+/// What kind of name DuckDB could not find.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingKind {
+    /// A column.
+    Column,
+    /// A table, view, function, schema or anything else DuckDB names.
+    Other,
+}
+
+/// The worker refusals other layers recognise by type, never by their words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkerRefusal {
+    /// The plan reads something hidden by the privacy rules, or lists the catalog under them
+    /// (`crate::privacy::PLAN_REFUSAL`).
+    PrivacyPlan,
+}
+
 impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

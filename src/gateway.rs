@@ -10,15 +10,13 @@ mod config;
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ErrorKind, messages};
+use crate::error::{ErrorKind, Failure, WorkerRefusal, messages};
 use crate::privacy;
 use crate::protocol::{
-    ChartReply, ChartRequest, ExplainResult, MissingName, Posture, QueryResult, Request, Response,
-    WorkerError, WorkerRefusal,
+    ChartReply, ChartRequest, ExplainResult, Posture, QueryResult, Request, Response,
 };
 use crate::sandbox::budget::WorkerMemory;
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -29,67 +27,10 @@ use crate::validate;
 use catalog::CachedCatalog;
 pub use catalog::{validator_catalog, without_hidden};
 pub use config::{
-    DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TEMP_BYTES, DEFAULT_MISSING_DB_HINT, DEFAULT_TIMEOUT_SECS,
+    DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_REPLY_BYTES, DEFAULT_MAX_TEMP_BYTES,
+    DEFAULT_MISSING_DB_HINT, DEFAULT_QUEUE_TIMEOUT_SECS, DEFAULT_THREADS, DEFAULT_TIMEOUT_SECS,
     DEFAULT_WARM_WORKERS, GatewayConfig, SpillInfo, worker_memory, worker_spec,
 };
-
-/// A failure with a registry kind, ready for the envelope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GatewayError {
-    /// Registry kind.
-    pub kind: ErrorKind,
-    /// What happened, for the agent.
-    pub message: String,
-    /// The offending construct, when the validator refused.
-    pub construct: Option<String>,
-    /// What to do next.
-    pub suggestion: Option<String>,
-    /// For `unknown_name` from DuckDB: what it could not find (typed by the engine).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing: Option<MissingName>,
-    /// For a worker refusal the parent acts on: which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<WorkerRefusal>,
-}
-
-impl GatewayError {
-    fn new(kind: ErrorKind, message: impl Into<String>) -> GatewayError {
-        GatewayError {
-            kind,
-            message: message.into(),
-            construct: None,
-            suggestion: None,
-            missing: None,
-            refusal: None,
-        }
-    }
-}
-
-impl From<WorkerError> for GatewayError {
-    fn from(e: WorkerError) -> Self {
-        GatewayError {
-            kind: e.kind,
-            message: e.message,
-            construct: e.construct,
-            suggestion: e.suggestion,
-            missing: e.missing,
-            refusal: e.refusal,
-        }
-    }
-}
-
-impl From<validate::Refusal> for GatewayError {
-    fn from(r: validate::Refusal) -> Self {
-        GatewayError {
-            kind: r.kind,
-            message: r.message,
-            construct: (!r.construct.is_empty()).then_some(r.construct),
-            suggestion: (!r.suggestion.is_empty()).then_some(r.suggestion),
-            missing: None,
-            refusal: None,
-        }
-    }
-}
 
 #[derive(Debug)]
 struct Inner {
@@ -99,7 +40,7 @@ struct Inner {
     limits: validate::Limits,
     catalog: Mutex<Option<CachedCatalog>>,
     /// The start-up preflight's posture, or the refusal every call is answered with.
-    confinement: Result<Posture, GatewayError>,
+    confinement: Result<Posture, Failure>,
 }
 
 /// Validates and runs requests through single-use confined workers.
@@ -115,7 +56,7 @@ impl Gateway {
     /// cannot confine workers and `allow_unconfined` is off, or confinement fails outright, this
     /// returns the refusal: a `sandbox_unavailable` error whose message is one paragraph for
     /// stderr and whose suggestion is the operator's fix ([`Gateway::refusing`] serves it).
-    pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, Failure> {
         let (spec, bypass) = worker_spec(&config)?;
         if let Some(root) = &spec.temp_root
             && root.backing() == Backing::Memory
@@ -127,7 +68,7 @@ impl Gateway {
         }
         if !bypass.is_empty() {
             tracing::error!(
-                layers = %bypass.to_env_value(),
+                layers = %bypass.names().join(","),
                 "TEST-ONLY LAYER BYPASS IS ON: security layers are switched off. Never run like this outside the test suite."
             );
         }
@@ -142,7 +83,7 @@ impl Gateway {
     /// A gateway that answers every call with `refusal` (from [`Gateway::start`]) and never
     /// starts a worker: how a server on a kernel that cannot confine workers still explains
     /// itself to an MCP client, which shows tool errors but not stderr.
-    pub fn refusing(config: GatewayConfig, refusal: GatewayError) -> Result<Gateway, GatewayError> {
+    pub fn refusing(config: GatewayConfig, refusal: Failure) -> Result<Gateway, Failure> {
         let (mut spec, bypass) = worker_spec(&config)?;
         spec.temp_root = None;
         spec.fork_workers = false;
@@ -155,7 +96,7 @@ impl Gateway {
         config: GatewayConfig,
         pool: Arc<Pool>,
         bypass: Bypass,
-        confinement: Result<Posture, GatewayError>,
+        confinement: Result<Posture, Failure>,
     ) -> Gateway {
         Gateway {
             inner: Arc::new(Inner {
@@ -176,7 +117,7 @@ impl Gateway {
 
     /// The posture the start-up preflight found workers will have, or why the server refuses
     /// to run queries at all.
-    pub fn confinement(&self) -> Result<&Posture, &GatewayError> {
+    pub fn confinement(&self) -> Result<&Posture, &Failure> {
         self.inner.confinement.as_ref()
     }
 
@@ -214,9 +155,9 @@ impl Gateway {
         self.inner.bypass.names()
     }
 
-    fn database_not_found(&self) -> GatewayError {
+    fn database_not_found(&self) -> Failure {
         let path = &self.inner.config.db_path;
-        GatewayError {
+        Failure {
             kind: ErrorKind::DatabaseNotFound,
             message: format!(
                 "No database file at {}. {}",
@@ -231,7 +172,7 @@ impl Gateway {
     }
 
     /// Validate `sql` against the current catalog (skipped only under the test bypass).
-    pub async fn validate(&self, sql: &str) -> Result<(), GatewayError> {
+    pub async fn validate(&self, sql: &str) -> Result<(), Failure> {
         if self.inner.bypass.is_off(Layer::Validator) {
             return Ok(());
         }
@@ -252,7 +193,7 @@ impl Gateway {
         sql: &str,
         limit: usize,
         cancel: CancellationToken,
-    ) -> Result<QueryResult, GatewayError> {
+    ) -> Result<QueryResult, Failure> {
         self.validate(sql).await?;
         let request = Request::Query {
             sql: sql.to_string(),
@@ -282,7 +223,7 @@ impl Gateway {
         sql: &str,
         chart: ChartRequest,
         cancel: CancellationToken,
-    ) -> Result<ChartReply, GatewayError> {
+    ) -> Result<ChartReply, Failure> {
         self.validate(sql).await?;
         let request = Request::Plot {
             sql: sql.to_string(),
@@ -311,7 +252,7 @@ impl Gateway {
         &self,
         sql: &str,
         cancel: CancellationToken,
-    ) -> Result<ExplainResult, GatewayError> {
+    ) -> Result<ExplainResult, Failure> {
         self.validate(sql).await?;
         let request = Request::Explain {
             sql: sql.to_string(),
@@ -328,10 +269,10 @@ impl Gateway {
     }
 
     /// Under privacy rules, DuckDB's own "not found" errors are reworded so they depend only on
-    /// the name the query wrote ([`privacy::unknown_name_refusal`]; the worker has done so too,
+    /// the name the query wrote ([`Failure::unknown_name_under_privacy`]; the worker has done so too,
     /// this holds if it did not). The worker's own privacy refusal (from its plan check) gets
     /// its recovery hint here. Both are recognised by type, never by their words.
-    fn private_error(&self, mut error: GatewayError) -> GatewayError {
+    fn private_error(&self, mut error: Failure) -> Failure {
         if self.inner.config.privacy.is_empty() {
             return error;
         }
@@ -341,7 +282,7 @@ impl Gateway {
                 error
             }
             (ErrorKind::UnknownName, _) => {
-                privacy::unknown_name_refusal(error.missing.as_ref()).into()
+                Failure::unknown_name_under_privacy(error.missing.as_ref())
             }
             (
                 ErrorKind::PolicyBlocked
@@ -363,17 +304,16 @@ impl Gateway {
     }
 
     /// The sandbox posture a worker actually has.
-    pub async fn posture(&self) -> Result<Posture, GatewayError> {
+    pub async fn posture(&self) -> Result<Posture, Failure> {
         self.refusal()?;
-        Ok(self
-            .inner
+        self.inner
             .pool
             .probe_posture(self.inner.config.timeout)
-            .await?)
+            .await
     }
 
     /// The start-up refusal, if the server refuses to run queries.
-    pub fn refusal(&self) -> Result<(), GatewayError> {
+    pub fn refusal(&self) -> Result<(), Failure> {
         match &self.inner.confinement {
             Ok(_) => Ok(()),
             Err(refusal) => Err(refusal.clone()),
@@ -390,7 +330,7 @@ impl Gateway {
         request: &Request,
         cancel: &CancellationToken,
         max_reply_bytes: usize,
-    ) -> Result<Response, GatewayError> {
+    ) -> Result<Response, Failure> {
         self.refusal()?;
         if !self.inner.config.db_path.exists() {
             return Err(self.database_not_found());
@@ -407,27 +347,27 @@ impl Gateway {
                 if e.kind == ErrorKind::DatabaseNotFound {
                     return Err(self.database_not_found());
                 }
-                Err(e.into())
+                Err(e)
             }
             Ok(response) => Ok(response),
-            Err(RunError::Timeout) => Err(GatewayError::new(
+            Err(RunError::Timeout) => Err(Failure::new(
                 ErrorKind::Timeout,
                 messages::timeout(deadline.as_secs().max(1)),
             )),
-            Err(RunError::Cancelled) => Err(GatewayError::new(
+            Err(RunError::Cancelled) => Err(Failure::new(
                 ErrorKind::Cancelled,
                 "The call was cancelled by the client and its worker was stopped.",
             )),
             // Other calls held every worker: this one never ran, so it is not a timeout.
-            Err(RunError::Busy(busy)) => Err(GatewayError::new(ErrorKind::Busy, busy.message())),
-            Err(RunError::Worker(e)) => Err(e.into()),
+            Err(RunError::Busy(busy)) => Err(Failure::new(ErrorKind::Busy, busy.message())),
+            Err(RunError::Worker(e)) => Err(e),
         }
     }
 }
 
 /// The start-up refusal as the error every call is answered with.
-fn sandbox_unavailable(refusal: preflight::StartRefusal) -> GatewayError {
-    GatewayError {
+fn sandbox_unavailable(refusal: preflight::StartRefusal) -> Failure {
+    Failure {
         kind: ErrorKind::SandboxUnavailable,
         message: refusal.to_string(),
         construct: None,
@@ -437,17 +377,18 @@ fn sandbox_unavailable(refusal: preflight::StartRefusal) -> GatewayError {
     }
 }
 
-fn unexpected(response: &Response) -> GatewayError {
+fn unexpected(response: &Response) -> Failure {
     let what = match response {
         Response::Rows(_) => "rows",
         Response::Plan(_) => "a plan",
         Response::Catalog(_) => "a catalog",
         Response::Posture(_) => "a posture report",
+        #[cfg(feature = "test-bypass")]
         Response::Probe(_) => "a probe report",
         Response::Chart(_) => "a chart",
         Response::Error(_) => "an error",
     };
-    GatewayError::new(
+    Failure::new(
         ErrorKind::InternalError,
         format!("the worker answered with {what}, which does not fit the request"),
     )

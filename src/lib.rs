@@ -12,6 +12,7 @@
 //!   the plan check, the shadow catalog under privacy rules, the query.
 
 pub mod error;
+pub mod outcome;
 pub mod privacy;
 pub mod sql_text;
 pub mod validate;
@@ -37,5 +38,7 @@ pub mod plot;
 pub mod protocol;
 #[cfg(feature = "engine")]
 pub mod sandbox;
+#[cfg(feature = "engine")]
+pub mod size;
 #[cfg(feature = "engine")]
 pub mod time_zone;

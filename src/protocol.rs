@@ -7,7 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ErrorKind;
+/// The error a worker replies with is the crate's one error type.
+pub use crate::error::{Failure, MissingKind, MissingName, WorkerRefusal};
 use crate::privacy::PrivacyPolicy;
 
 /// One request to a single-use worker.
@@ -50,11 +51,14 @@ pub enum Request {
     /// Report the sandbox posture actually in force.
     Posture,
     /// Test-only: try forbidden things from inside the confined worker and report what happened.
-    /// Honoured only when the operator's test bypass is on (see `sandbox::bypass`).
+    /// Honoured only when the operator's test bypass is on (see `sandbox::bypass`); absent from
+    /// a build without the `test-bypass` feature.
+    #[cfg(feature = "test-bypass")]
     Probe(ProbeRequest),
 }
 
 /// What a probe should try (test-only).
+#[cfg(feature = "test-bypass")]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ProbeRequest {
     /// Files to open for reading.
@@ -78,6 +82,7 @@ pub struct ProbeRequest {
 }
 
 /// The outcome of each probe attempt: `Ok` means the forbidden thing *succeeded*.
+#[cfg(feature = "test-bypass")]
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ProbeReport {
     /// (what was tried, Ok(()) if it succeeded, Err(errno text) if denied). The error stays
@@ -109,11 +114,12 @@ pub enum Response {
     /// The posture report.
     Posture(Posture),
     /// Probe outcomes (test-only).
+    #[cfg(feature = "test-bypass")]
     Probe(ProbeReport),
     /// A chart drawn by the worker.
     Chart(ChartReply),
     /// The request failed.
-    Error(WorkerError),
+    Error(Failure),
 }
 
 /// What a [`Request::Plot`] draws: which kind, from which result columns, how big.
@@ -158,83 +164,6 @@ pub struct ChartReply {
     pub summary_rows: Vec<Vec<serde_json::Value>>,
     /// ... and a sentence, for a reader who cannot see the picture.
     pub summary_text: String,
-}
-
-/// A failure with a registry kind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WorkerError {
-    /// Registry kind.
-    pub kind: ErrorKind,
-    /// Message for the agent (DuckDB's own words for syntax and binder errors).
-    pub message: String,
-    /// For a refusal by the worker's checks: the offending construct.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub construct: Option<String>,
-    /// For a refusal by the worker's checks: what to do instead.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suggestion: Option<String>,
-    /// For `unknown_name`: what DuckDB could not find, read from its message once, in
-    /// `engine/errors.rs` (the one place that knows DuckDB's words).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub missing: Option<MissingName>,
-    /// For a refusal the other layers act on: which one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refusal: Option<WorkerRefusal>,
-}
-
-impl WorkerError {
-    /// A failure without a construct or next step of its own.
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> WorkerError {
-        WorkerError {
-            kind,
-            message: message.into(),
-            construct: None,
-            suggestion: None,
-            missing: None,
-            refusal: None,
-        }
-    }
-}
-
-/// A name DuckDB could not find.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MissingName {
-    /// The name as the query wrote it.
-    pub name: String,
-    /// What DuckDB looked for.
-    pub kind: MissingKind,
-}
-
-/// What kind of name DuckDB could not find.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MissingKind {
-    /// A column.
-    Column,
-    /// A table, view, function, schema or anything else DuckDB names.
-    Other,
-}
-
-/// The worker refusals other layers recognise by type, never by their words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum WorkerRefusal {
-    /// The plan reads something hidden by the privacy rules, or lists the catalog under them
-    /// (`crate::privacy::PLAN_REFUSAL`).
-    PrivacyPlan,
-}
-
-impl From<crate::validate::Refusal> for WorkerError {
-    fn from(refusal: crate::validate::Refusal) -> Self {
-        WorkerError {
-            kind: refusal.kind,
-            message: refusal.message,
-            construct: (!refusal.construct.is_empty()).then_some(refusal.construct),
-            suggestion: (!refusal.suggestion.is_empty()).then_some(refusal.suggestion),
-            missing: None,
-            refusal: None,
-        }
-    }
 }
 
 /// One result column.

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 use duckgate::gateway::DEFAULT_MISSING_DB_HINT;
-use duckgate::sandbox::budget::size_arg;
 use duckgate::sandbox::worker::WorkerArgs;
+use duckgate::size::size_arg;
 
 /// A sandboxed, read-only DuckDB query gateway for AI agents over MCP (stdio).
 #[derive(Debug, Parser)]
@@ -36,9 +36,9 @@ pub(crate) enum Command {
     Query {
         #[command(flatten)]
         db: DbArgs,
-        /// Rows to print at most (1–10000).
-        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10000))]
-        limit: u32,
+        /// Rows to print at most (1–10000, as the query tool's limit).
+        #[arg(long, default_value_t = duckgate::mcp::tools::query::DEFAULT_LIMIT, value_parser = clap::value_parser!(i64).range(1..=duckgate::mcp::tools::query::MAX_LIMIT))]
+        limit: i64,
         /// The SQL, or `-` to read it from stdin.
         sql: String,
     },
@@ -147,7 +147,7 @@ pub(crate) struct DbArgs {
     pub(crate) timeout: u64,
     /// Seconds a call waits for a free worker (all --max-concurrent busy) before it is answered
     /// `busy`; the wait does not count against --timeout.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_QUEUE_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub(crate) queue_timeout: u64,
     /// The memory all query workers together may use (e.g. 8GB); each worker's hard cap is an
     /// equal share of it (running workers and warm spares alike). Default: half of this
@@ -164,10 +164,10 @@ pub(crate) struct DbArgs {
     pub(crate) temp_dir: Option<PathBuf>,
     /// What one query may spill to disk (never more than the disk has free); 0 turns spilling
     /// off.
-    #[arg(long, default_value = "10GB", value_parser = size_arg)]
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_MAX_TEMP_BYTES, value_parser = size_arg)]
     pub(crate) max_temp_size: u64,
     /// DuckDB threads of each worker.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_THREADS, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub(crate) threads: u32,
     /// The time zone "today", "yesterday" and local times mean (an IANA name such as
     /// Europe/Berlin). Default: this machine's zone (TZ, else /etc/localtime).
@@ -182,7 +182,7 @@ pub(crate) struct DbArgs {
     #[arg(long, default_value_t = duckgate::gateway::DEFAULT_WARM_WORKERS as u64, value_parser = clap::value_parser!(u64).range(0..=16))]
     pub(crate) warm_workers: u64,
     /// Workers running at once at most; further calls wait their turn.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, default_value_t = duckgate::gateway::DEFAULT_MAX_CONCURRENT as u64, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub(crate) max_concurrent: u64,
     /// Spawn each worker process from scratch instead of forking it from a warm, confined
     /// template (slower back to back; the template is the default).

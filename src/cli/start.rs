@@ -106,6 +106,7 @@ pub(super) fn gateway_config(
         fork_workers: !args.spawn_workers,
         missing_db_hint: args.missing_db_hint.clone(),
         allow_unconfined: args.allow_unconfined,
+        #[cfg(feature = "test-bypass")]
         worker_exe: None,
         privacy: Default::default(),
         spill_with_privacy_rules: false,
@@ -129,7 +130,7 @@ pub(super) fn read_sql(arg: String) -> Result<String, UsageError> {
 pub(super) enum StartFailure {
     /// The kernel cannot confine workers (or their sandbox cannot be set up): already printed
     /// on stderr; `serve` still answers MCP calls with it.
-    Refused(duckgate::gateway::GatewayError),
+    Refused(duckgate::error::Failure),
     /// Anything else: the exit code.
     Exit(ExitCode),
 }
@@ -216,7 +217,7 @@ pub(super) async fn one_call(
 }
 
 /// A failed call on stdout (`kind: message`, then the next step), exit 1.
-pub(super) fn call_failed(e: &duckgate::gateway::GatewayError) -> ExitCode {
+pub(super) fn call_failed(e: &duckgate::error::Failure) -> ExitCode {
     let mut text = format!("{}: {}", e.kind, e.message);
     if let Some(s) = &e.suggestion {
         text.push_str(&format!("\nnext step: {s}"));

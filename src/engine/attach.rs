@@ -9,23 +9,19 @@ use super::errors::{attach_error, not_found, worker_error};
 use super::{Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string};
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 use crate::validate::tree::{TreeFacts, TreeRules};
 
 impl Engine {
     /// Attach the database read-only, make it the default, and lock the configuration.
-    pub fn attach(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+    pub fn attach(&mut self, db_path: &Path) -> Result<(), Failure> {
         self.attach_checking(db_path, None)
     }
 
     /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])
     /// on the checker thread. An attach error is reported first (it is the operator's to fix
     /// whatever the query), then the check's.
-    pub fn attach_checking(
-        &mut self,
-        db_path: &Path,
-        sql: Option<&str>,
-    ) -> Result<(), WorkerError> {
+    pub fn attach_checking(&mut self, db_path: &Path, sql: Option<&str>) -> Result<(), Failure> {
         let rules = self.tree_rules();
         let pending_check = match sql {
             Some(sql) => Some(self.checker()?.submit(sql, &rules)?),
@@ -48,7 +44,7 @@ impl Engine {
     /// file must be a table or view of the database, or binding would read the file. The walk
     /// itself runs beside the attach and cannot see the catalog; with the plan check switched
     /// off this is what refuses such a name. Unattached, nothing can be one: refused.
-    pub(super) fn refuse_files_named(&self, facts: &TreeFacts) -> Result<(), WorkerError> {
+    pub(super) fn refuse_files_named(&self, facts: &TreeFacts) -> Result<(), Failure> {
         let outside = match self.alias.as_deref() {
             Some(alias) => plan_check::first_file_outside(&self.conn, alias, &facts.file_like)?,
             None => facts.file_like.first().map(plan_check::written_name),
@@ -59,7 +55,7 @@ impl Engine {
         }
     }
 
-    fn attach_now(&mut self, db_path: &Path) -> Result<(), WorkerError> {
+    fn attach_now(&mut self, db_path: &Path) -> Result<(), Failure> {
         self.ensure_lock_held()?;
         let started = Instant::now();
         let text = path_text(db_path)?;
@@ -160,7 +156,7 @@ impl Engine {
     /// samples without a seed. DuckDB seeds it once, when the connection is made: in a worker
     /// forked from a template that was the template's seed, so every request drew the same
     /// values. `setseed` takes a number in [-1, 1]; 53 random bits fill its fraction.
-    fn reseed_random(&self) -> Result<(), WorkerError> {
+    fn reseed_random(&self) -> Result<(), Failure> {
         let bits = u64::from_le_bytes(super::kernel_random::<8>()?) >> 11;
         let seed = bits as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
         self.conn
@@ -192,7 +188,7 @@ impl Engine {
     /// allowed table functions and known operators, and, under privacy rules, no hidden table,
     /// no hidden column and no catalog listing (kind `policy_blocked`); see `plan_check`.
     /// Call after the attach.
-    pub fn check_plan(&mut self, sql: &str) -> Result<(), WorkerError> {
+    pub fn check_plan(&mut self, sql: &str) -> Result<(), Failure> {
         self.ensure_lock_held()?;
         let alias = self.alias.as_deref().ok_or_else(|| {
             worker_error(
@@ -232,7 +228,7 @@ impl Engine {
     /// bench --bench worker_latency`). Without its lock the attached database must not be read
     /// again, so every later query, catalog read or attach on this engine is refused: the worker
     /// answers and exits. If the file cannot be opened (removed meanwhile), this detaches.
-    pub fn release_file_lock(&mut self) -> Result<(), WorkerError> {
+    pub fn release_file_lock(&mut self) -> Result<(), Failure> {
         let Some(file) = self.attached_file.take() else {
             return Ok(());
         };
@@ -248,7 +244,7 @@ impl Engine {
     }
 
     /// Refuse to touch the database once [`Engine::release_file_lock`] gave up its lock.
-    pub(super) fn ensure_lock_held(&self) -> Result<(), WorkerError> {
+    pub(super) fn ensure_lock_held(&self) -> Result<(), Failure> {
         if self.lock_released {
             return Err(worker_error(
                 ErrorKind::InternalError,
@@ -259,7 +255,7 @@ impl Engine {
     }
 
     /// Detach the database, which also releases its file lock.
-    pub fn detach(&mut self) -> Result<(), WorkerError> {
+    pub fn detach(&mut self) -> Result<(), Failure> {
         self.attached_file = None;
         let Some(alias) = self.alias.take() else {
             return Ok(());

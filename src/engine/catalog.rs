@@ -9,13 +9,13 @@ use super::Engine;
 use super::errors::{query_error, worker_error};
 use crate::error::ErrorKind;
 use crate::protocol::{
-    CatalogSnapshot, ColumnInfo, ColumnReference, ForeignKey, IndexInfo, RelationKind, TableInfo,
-    WorkerError,
+    CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,
+    TableInfo,
 };
 
 impl Engine {
     /// Tables, views, columns, constraints and indexes of the attached database.
-    pub fn catalog(&mut self) -> Result<CatalogSnapshot, WorkerError> {
+    pub fn catalog(&mut self) -> Result<CatalogSnapshot, Failure> {
         self.ensure_lock_held()?;
         let alias = self.alias.clone().ok_or_else(|| {
             worker_error(ErrorKind::InternalError, "catalog() called before attach()")
@@ -40,7 +40,7 @@ fn rows_for<T>(
     alias: &str,
     sql: &str,
     map: impl FnMut(&duckdb::Row<'_>) -> duckdb::Result<T>,
-) -> Result<Vec<T>, WorkerError> {
+) -> Result<Vec<T>, Failure> {
     let err = |e: duckdb::Error| query_error(&e);
     let mut stmt = conn.prepare(sql).map_err(err)?;
     let rows = stmt.query_map([alias], map).map_err(err)?;
@@ -48,7 +48,7 @@ fn rows_for<T>(
 }
 
 /// Read tables, views, columns, constraints and indexes of the database attached as `alias`.
-pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, WorkerError> {
+pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, Failure> {
     let relation = |kind: RelationKind, row: &duckdb::Row<'_>, estimated_rows| {
         Ok(TableInfo {
             schema: row.get(0)?,
@@ -158,7 +158,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
     })
 }
 
-fn read_constraints(conn: &Connection, alias: &str) -> Result<Vec<Constraint>, WorkerError> {
+fn read_constraints(conn: &Connection, alias: &str) -> Result<Vec<Constraint>, Failure> {
     rows_for(
         conn,
         alias,

@@ -17,7 +17,7 @@ use duckdb::Connection;
 use super::errors::worker_error;
 use super::statement;
 use crate::error::ErrorKind;
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 use crate::validate::tree::{TreeFacts, TreeRules};
 
 /// The checker thread's stack. DuckDB's parser, its JSON serializer and serde_json all recurse
@@ -43,8 +43,8 @@ enum Job {
 /// channel per kind of job (so collecting one kind never consumes the other's answer).
 pub(super) struct Checker {
     jobs: Sender<Job>,
-    verdicts: Receiver<Result<TreeFacts, WorkerError>>,
-    configured: Receiver<Result<(), WorkerError>>,
+    verdicts: Receiver<Result<TreeFacts, Failure>>,
+    configured: Receiver<Result<(), Failure>>,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -62,7 +62,7 @@ pub(super) struct PendingConfigure {
 impl Checker {
     /// Open a second connection on `conn`'s instance and start the thread that owns it. The
     /// thread's one-time costs are paid by [`Checker::warm_up`], or by the first request.
-    pub(super) fn start(conn: &Connection) -> Result<Checker, WorkerError> {
+    pub(super) fn start(conn: &Connection) -> Result<Checker, Failure> {
         let own = conn.try_clone().map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
@@ -122,7 +122,7 @@ impl Checker {
     /// thread, so that its one-time costs (parser, serializer, the walk, a configuration
     /// statement) are paid before a request; a checker that cannot check `SELECT 1` must not
     /// serve.
-    pub(super) fn warm_up(&self, settings: Option<String>) -> Result<(), WorkerError> {
+    pub(super) fn warm_up(&self, settings: Option<String>) -> Result<(), Failure> {
         let rules = TreeRules {
             database: "",
             restricted: false,
@@ -138,11 +138,7 @@ impl Checker {
 
     /// Hand `sql` to the checker thread, to be walked with `rules`; collect the verdict with
     /// [`Checker::collect`].
-    pub(super) fn submit(
-        &self,
-        sql: &str,
-        rules: &TreeRules<'_>,
-    ) -> Result<PendingCheck, WorkerError> {
+    pub(super) fn submit(&self, sql: &str, rules: &TreeRules<'_>) -> Result<PendingCheck, Failure> {
         self.jobs
             .send(Job::Check {
                 sql: sql.to_owned(),
@@ -155,7 +151,7 @@ impl Checker {
 
     /// Hand statements that change only global settings to the checker thread (they run after
     /// any check submitted before); confirm them with [`Checker::collect_configured`].
-    pub(super) fn submit_configure(&self, sql: String) -> Result<PendingConfigure, WorkerError> {
+    pub(super) fn submit_configure(&self, sql: String) -> Result<PendingConfigure, Failure> {
         self.jobs
             .send(Job::Configure(sql))
             .map_err(|_| checker_gone())?;
@@ -163,18 +159,18 @@ impl Checker {
     }
 
     /// Wait until submitted settings are in force. A checker that died gives an error.
-    pub(super) fn collect_configured(&self, _pending: PendingConfigure) -> Result<(), WorkerError> {
+    pub(super) fn collect_configured(&self, _pending: PendingConfigure) -> Result<(), Failure> {
         self.configured.recv().map_err(|_| checker_gone())?
     }
 
     /// The verdict on a submitted check, with what the walk found when it passed. A checker
     /// that died gives an error, never a pass (fail closed).
-    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<TreeFacts, WorkerError> {
+    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<TreeFacts, Failure> {
         self.verdicts.recv().map_err(|_| checker_gone())?
     }
 }
 
-fn checker_gone() -> WorkerError {
+fn checker_gone() -> Failure {
     worker_error(
         ErrorKind::InternalError,
         "DuckDB's statement check is not available (its thread has stopped).",

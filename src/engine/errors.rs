@@ -7,11 +7,11 @@
 use std::path::Path;
 
 use crate::error::ErrorKind;
-use crate::protocol::{MissingKind, MissingName, WorkerError};
+use crate::protocol::{Failure, MissingKind, MissingName};
 
-/// Build a [`WorkerError`].
-pub(crate) fn worker_error(kind: ErrorKind, message: impl Into<String>) -> WorkerError {
-    WorkerError::new(kind, message)
+/// Build a [`Failure`].
+pub(crate) fn worker_error(kind: ErrorKind, message: impl Into<String>) -> Failure {
+    Failure::new(kind, message)
 }
 
 /// The text DuckDB gave, or the crate's description of a non-engine failure.
@@ -24,7 +24,7 @@ pub(crate) fn duckdb_message(err: &duckdb::Error) -> String {
 
 /// Map an error from preparing or running a query. An `unknown_name` carries what DuckDB could
 /// not find ([`missing_name`]), so no other layer reads DuckDB's words.
-pub(crate) fn query_error(err: &duckdb::Error) -> WorkerError {
+pub(crate) fn query_error(err: &duckdb::Error) -> Failure {
     let message = duckdb_message(err);
     let kind = match err {
         duckdb::Error::DuckDBFailure(..) => classify(&message),
@@ -35,7 +35,7 @@ pub(crate) fn query_error(err: &duckdb::Error) -> WorkerError {
         ErrorKind::UnknownName => missing_name(&message),
         _ => None,
     };
-    WorkerError {
+    Failure {
         missing,
         ..worker_error(kind, message)
     }
@@ -112,8 +112,8 @@ fn memory_wall(message: &str) -> MemoryWall {
 impl MemoryFacts {
     /// `error` as the agent should read it: when it is DuckDB's `Out of Memory Error`, which
     /// limit the query met, how big it is, and what to do next. Other errors pass unchanged.
-    pub(crate) fn explain(&self, error: WorkerError) -> WorkerError {
-        use crate::sandbox::budget::format_size;
+    pub(crate) fn explain(&self, error: Failure) -> Failure {
+        use crate::size::format_size;
         let out_of_memory = error.kind == ErrorKind::ResourceLimit
             && classify(&error.message) == ErrorKind::ResourceLimit;
         if !out_of_memory && !disk_full(&error.message) {
@@ -156,7 +156,7 @@ impl MemoryFacts {
                 format_size(self.limit_bytes)
             ),
         };
-        WorkerError::new(
+        Failure::new(
             ErrorKind::ResourceLimit,
             format!("{what} DuckDB said: {}", error.message),
         )
@@ -201,7 +201,7 @@ fn names_something_missing(message: &str) -> bool {
 }
 
 /// Map an error from `ATTACH` of the database file.
-pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> WorkerError {
+pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
     let message = duckdb_message(err);
     let lower = message.to_ascii_lowercase();
     let shown = db_path.display();
@@ -247,7 +247,7 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> WorkerError {
 }
 
 /// The database file is missing; the parent appends the operator's hint.
-pub(crate) fn not_found(db_path: &Path) -> WorkerError {
+pub(crate) fn not_found(db_path: &Path) -> Failure {
     worker_error(
         ErrorKind::DatabaseNotFound,
         format!("Database file not found: looked for {}.", db_path.display()),

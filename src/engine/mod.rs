@@ -1,11 +1,14 @@
 //! The only code that touches DuckDB: hardened open, attach, statement check, run, catalog.
 //!
 //! A worker creates one [`Engine`] before any request: an in-memory DuckDB instance with
-//! extensions locked down, external access off except for the database file and its WAL, no
-//! temp spilling, and a warm-up query. When the request arrives it [`Engine::attach`]es the
-//! database read-only, switches DuckDB's local file system off (the attached file keeps being
-//! read through its open handle) and locks the configuration, so an idle worker holds no lock
-//! on the file and the query cannot open any file at all.
+//! extensions locked down, external access off except for the database file and its WAL (and,
+//! when the parent gives it one, its own spill directory, capped by `max_temp_directory_size`),
+//! and a warm-up query. When the request arrives it [`Engine::attach`]es the database
+//! read-only and locks the configuration, so an idle worker holds no lock on the file. Without
+//! spilling it also switches DuckDB's local file system off (the attached file keeps being read
+//! through its open handle), so the query cannot open any file; with spilling DuckDB needs that
+//! file system for its temporary files, and what SQL could name is held by the two SQL checks
+//! and by landlock, which grants the database read-only and writes only in the spill directory.
 //!
 //! This file holds the hardened open; the request's attach is in `attach.rs`, running its
 //! statement in `run.rs`, the catalog in `catalog.rs` and the settings read back for the posture
@@ -35,7 +38,7 @@ use duckdb::{Config, Connection};
 
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
 use crate::validate::tree::TreeFacts;
@@ -130,12 +133,19 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The `.wal` file DuckDB keeps beside a database.
+pub fn wal_path(db: &Path) -> PathBuf {
+    let mut os = db.as_os_str().to_owned();
+    os.push(".wal");
+    PathBuf::from(os)
+}
+
 /// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
 /// symlinks, which is a pure string operation) and UTF-8.
 /// `N` bytes from the kernel's random source (`getrandom(2)`), drawn by the calling process:
 /// the per-request secrets of a worker, which must differ between workers forked from one
 /// template (everything in a template's memory is copied into each of them).
-fn kernel_random<const N: usize>() -> Result<[u8; N], WorkerError> {
+fn kernel_random<const N: usize>() -> Result<[u8; N], Failure> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| {
         worker_error(
@@ -146,7 +156,7 @@ fn kernel_random<const N: usize>() -> Result<[u8; N], WorkerError> {
     Ok(bytes)
 }
 
-fn path_text(path: &Path) -> Result<String, WorkerError> {
+fn path_text(path: &Path) -> Result<String, Failure> {
     let absolute: PathBuf = std::path::absolute(path).map_err(|e| {
         worker_error(
             ErrorKind::InvalidArgument,
@@ -209,7 +219,7 @@ impl Template {
         spill: Option<&Spill>,
         db_path: &Path,
         wal_path: &Path,
-    ) -> Result<Engine, WorkerError> {
+    ) -> Result<Engine, Failure> {
         let Template {
             mut engine,
             warmed_in,
@@ -261,11 +271,7 @@ impl Engine {
     /// Create the hardened in-memory instance and warm it up: [`Engine::template`], then
     /// [`Template::into_worker`] at once (a spawned worker; the zygote's children do the second
     /// step after the fork).
-    pub fn open(
-        cfg: &EngineConfig,
-        db_path: &Path,
-        wal_path: &Path,
-    ) -> Result<Engine, WorkerError> {
+    pub fn open(cfg: &EngineConfig, db_path: &Path, wal_path: &Path) -> Result<Engine, Failure> {
         Engine::template(cfg)?.into_worker(cfg.spill.as_ref(), db_path, wal_path)
     }
 
@@ -276,7 +282,7 @@ impl Engine {
     /// differ per worker, or that would lock the template out of them, wait for
     /// [`Template::into_worker`]: the temporary directory, the thread count, the allowed paths
     /// and external access.
-    pub fn template(cfg: &EngineConfig) -> Result<Template, WorkerError> {
+    pub fn template(cfg: &EngineConfig) -> Result<Template, Failure> {
         let internal = |e: duckdb::Error| {
             worker_error(
                 ErrorKind::InternalError,
@@ -377,7 +383,7 @@ impl Engine {
     /// the template's pages are copy-on-write faults; paid here instead of inside the request,
     /// a forked spare answers as fast as a spawned one after a pause (measured: `SELECT 1` 0.8
     /// ms slower without). Back to back the request is already waiting and nothing is spent.
-    pub fn warm_up_while_idle(&mut self, idle: impl FnOnce() -> bool) -> Result<(), WorkerError> {
+    pub fn warm_up_while_idle(&mut self, idle: impl FnOnce() -> bool) -> Result<(), Failure> {
         if std::mem::take(&mut self.cold_copy) && idle() {
             self.warm_up_checker()?;
             self.warm_up_request_paths()?;
@@ -388,7 +394,7 @@ impl Engine {
     /// The checker thread's warm-up ([`checker::Checker::warm_up`]); with the full warm-up,
     /// also its path for the settings after an attach (this value is the default, so nothing
     /// changes).
-    fn warm_up_checker(&self) -> Result<(), WorkerError> {
+    fn warm_up_checker(&self) -> Result<(), Failure> {
         let settings = self
             .full_warm_up
             .then(|| "SET disabled_optimizers = '';".to_owned());
@@ -396,7 +402,7 @@ impl Engine {
     }
 
     /// The checker thread, which only a [`Template`] lacks: fail closed without it.
-    fn checker(&self) -> Result<&checker::Checker, WorkerError> {
+    fn checker(&self) -> Result<&checker::Checker, Failure> {
         self.checker.as_ref().ok_or_else(|| {
             worker_error(
                 ErrorKind::InternalError,
@@ -407,7 +413,7 @@ impl Engine {
 
     /// Exercise the paths every request takes (parser, binder, a small scan) so their one-time
     /// costs are paid now; the checker thread warms the JSON serializer meanwhile.
-    fn warm_up(&self) -> Result<(), WorkerError> {
+    fn warm_up(&self) -> Result<(), Failure> {
         let warm = |e: duckdb::Error| {
             worker_error(
                 ErrorKind::InternalError,
@@ -438,7 +444,7 @@ impl Engine {
     /// (`cargo bench --bench worker_latency`: a 1,000-row scan and a 100k-row aggregate each
     /// came back ~1.5 ms sooner). The database is detached before the worker reports ready, so
     /// no request can see it; if anything here fails, the worker fails closed.
-    fn warm_up_request_paths(&mut self) -> Result<(), WorkerError> {
+    fn warm_up_request_paths(&mut self) -> Result<(), Failure> {
         let warm = |e: duckdb::Error| {
             worker_error(
                 ErrorKind::InternalError,

@@ -50,7 +50,7 @@ use super::errors::{query_error, worker_error};
 use super::statement;
 use crate::error::ErrorKind;
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 use crate::validate::functions::{self, Class};
 use crate::validate::refusals;
 use crate::validate::tree::{self, TreeFacts};
@@ -201,8 +201,8 @@ const TYPE_IDS: &[&str] = &[
 const ROW_ID_COLUMN: u64 = u64::MAX;
 
 /// The privacy refusal; it names nothing and says what to do instead.
-pub(crate) fn privacy_refusal() -> WorkerError {
-    WorkerError {
+pub(crate) fn privacy_refusal() -> Failure {
+    Failure {
         refusal: Some(crate::protocol::WorkerRefusal::PrivacyPlan),
         ..worker_error(ErrorKind::PolicyBlocked, PLAN_REFUSAL)
     }
@@ -221,19 +221,19 @@ pub(crate) struct PlanRules<'a> {
 /// the one [`PLAN_REFUSAL`].
 enum Refused {
     /// A reason worth telling the agent (the refusal the parent would give).
-    Because(WorkerError),
+    Because(Failure),
     /// The plan has a shape, or binds something, this check does not allow.
     Unknown(String),
 }
 
 impl Refused {
-    fn into_error(self, rules: &PlanRules<'_>) -> WorkerError {
+    fn into_error(self, rules: &PlanRules<'_>) -> Failure {
         if rules.privacy.is_some() {
             return privacy_refusal();
         }
         match self {
             Refused::Because(error) => error,
-            Refused::Unknown(what) => WorkerError {
+            Refused::Unknown(what) => Failure {
                 kind: ErrorKind::PolicyBlocked,
                 message: format!(
                     "DuckDB's plan for this query uses {what}, which duckgate does not allow, so \
@@ -260,7 +260,7 @@ pub(crate) fn check(
     rules: &PlanRules<'_>,
     sql: &str,
     facts: Option<TreeFacts>,
-) -> Result<(), WorkerError> {
+) -> Result<(), Failure> {
     let query = statement::checked_query(sql);
     let query = query.as_ref();
     // DuckDB's serialiser must be given exactly one SELECT. The walk established that; without
@@ -448,7 +448,7 @@ pub(super) fn first_file_outside(
     conn: &Connection,
     alias: &str,
     file_like: &[(String, String, String)],
-) -> Result<Option<String>, WorkerError> {
+) -> Result<Option<String>, Failure> {
     for name in file_like {
         let (catalog, schema, table) = name;
         let in_the_database = catalog.is_empty() || catalog.eq_ignore_ascii_case(alias);
@@ -476,7 +476,7 @@ fn is_relation_of(
     alias: &str,
     schema: &str,
     table: &str,
-) -> Result<bool, WorkerError> {
+) -> Result<bool, Failure> {
     let schema = if schema.is_empty() { "main" } else { schema };
     conn.prepare_cached(
         "SELECT count(*) > 0 FROM (
@@ -711,9 +711,9 @@ mod tests {
     use super::*;
     use crate::engine::Engine;
     use crate::engine::tests::{TempDir, config, make_db};
-    use crate::sandbox::worker::wal_path;
+    use crate::engine::wal_path;
 
-    /// The fixture of `tests/privacy.rs`, plus a view over the hidden column and a table in a
+    /// The fixture of `tests/it/privacy.rs`, plus a view over the hidden column and a table in a
     /// second schema.
     const SCHEMA: &str = r#"
         CREATE TABLE devices (device_id INTEGER PRIMARY KEY, model VARCHAR, serial_number VARCHAR);

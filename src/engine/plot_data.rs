@@ -12,7 +12,7 @@ use super::local_time::LocalTime;
 use super::{Engine, sql_identifier};
 use crate::error::ErrorKind;
 use crate::plot::{self, ChartKind, PlotData, XValue};
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 
 /// Microseconds in a day.
 const DAY_MICROS: i64 = 86_400_000_000;
@@ -28,7 +28,7 @@ impl Engine {
         kind: ChartKind,
         x: Option<&str>,
         y: Option<&str>,
-    ) -> Result<PlotData, WorkerError> {
+    ) -> Result<PlotData, Failure> {
         self.ensure_lock_held()?;
         let memory = self.memory;
         let failed = |e: &duckdb::Error| memory.explain(query_error(e));
@@ -53,7 +53,7 @@ impl Engine {
         };
         // The crate panics on a few Arrow shapes it does not know; that must become an error
         // for this call, not a dead worker (as in `run_query`).
-        let read = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+        let read = catch_unwind(AssertUnwindSafe(|| -> Result<(), Failure> {
             let mut cursor = stmt.raw_query();
             while let Some(row) = cursor.next().map_err(|e| failed(&e))? {
                 if data.y.len() >= plot::MAX_ROWS {
@@ -97,7 +97,7 @@ impl Engine {
     }
 }
 
-fn too_many_rows() -> WorkerError {
+fn too_many_rows() -> Failure {
     worker_error(
         ErrorKind::ResourceLimit,
         format!(
@@ -109,7 +109,7 @@ fn too_many_rows() -> WorkerError {
     )
 }
 
-fn not_numeric(column: &str, value: &Value) -> WorkerError {
+fn not_numeric(column: &str, value: &Value) -> Failure {
     worker_error(
         ErrorKind::InvalidArgument,
         format!(
@@ -127,8 +127,8 @@ fn pick_columns(
     kind: ChartKind,
     x: Option<&str>,
     y: Option<&str>,
-) -> Result<(usize, usize), WorkerError> {
-    let find = |wanted: &str, role: &str| -> Result<usize, WorkerError> {
+) -> Result<(usize, usize), Failure> {
+    let find = |wanted: &str, role: &str| -> Result<usize, Failure> {
         names
             .iter()
             .position(|n| n == wanted)

@@ -13,12 +13,12 @@ use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
 use crate::error::ErrorKind;
-use crate::protocol::{ColumnMeta, ExplainResult, QueryResult, WorkerError};
+use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
 
 impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
     /// walk of its syntax tree (`validate::tree`) must pass it.
-    pub fn check_statement(&self, sql: &str) -> Result<(), WorkerError> {
+    pub fn check_statement(&self, sql: &str) -> Result<(), Failure> {
         let checker = self.checker()?;
         let pending = checker.submit(sql, &self.tree_rules())?;
         let facts = checker.collect(pending)?;
@@ -35,7 +35,7 @@ impl Engine {
         sql: &str,
         limit: usize,
         max_bytes: usize,
-    ) -> Result<QueryResult, WorkerError> {
+    ) -> Result<QueryResult, Failure> {
         self.ensure_lock_held()?;
         let memory = self.memory;
         let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
@@ -107,7 +107,7 @@ impl Engine {
         let mut zone = LocalTime::new(&self.time_zone, &self.conn);
         // The crate panics on a few Arrow shapes it does not know; a panic here must become an
         // error for this call, not a dead worker with no reply.
-        let fetched = catch_unwind(AssertUnwindSafe(|| -> Result<(), WorkerError> {
+        let fetched = catch_unwind(AssertUnwindSafe(|| -> Result<(), Failure> {
             let mut cursor = stmt.raw_query();
             while let Some(row) = cursor.next().map_err(|e| query_error(&e))? {
                 if rows.len() >= limit {
@@ -163,7 +163,7 @@ impl Engine {
         sql: &str,
         declared: &[ColumnType],
         twins: &[Option<ColumnType>],
-    ) -> Result<RenderedQuery, WorkerError> {
+    ) -> Result<RenderedQuery, Failure> {
         let cannot_render = |detail: &str| {
             let (i, ty) = twins
                 .iter()
@@ -216,7 +216,7 @@ impl Engine {
 
     /// The result columns of `query` as DuckDB describes them: names and DuckDB's type names.
     /// DuckDB binds the query to describe it; nothing runs.
-    fn described_columns(&self, query: &str) -> Result<Vec<ColumnMeta>, WorkerError> {
+    fn described_columns(&self, query: &str) -> Result<Vec<ColumnMeta>, Failure> {
         let mut stmt = self
             .conn
             .prepare(&format!("DESCRIBE {query}"))
@@ -235,7 +235,7 @@ impl Engine {
 
     /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
     /// [`Engine::run_query`] applies to multi-statement text.
-    pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, WorkerError> {
+    pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, Failure> {
         let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
         let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
         let mut plans = serde_json::Map::new();
@@ -271,24 +271,24 @@ impl Engine {
 
     /// Under privacy rules, an error as the agent may see it: the private name of the database
     /// replaced by its public one, and a "not found" error in words that depend only on the
-    /// name the query wrote (`privacy::unknown_name_refusal`), so a hidden name and a made-up
+    /// name the query wrote (`Failure::unknown_name_under_privacy`), so a hidden name and a made-up
     /// one fail alike. Without rules, the error as is.
-    pub fn private_error(&self, error: WorkerError, sql: &str) -> WorkerError {
+    pub fn private_error(&self, error: Failure, sql: &str) -> Failure {
         let Some(shadow) = &self.shadow else {
             return error;
         };
         if error.kind == ErrorKind::UnknownName {
-            return crate::privacy::unknown_name_refusal(error.missing.as_ref());
+            return Failure::unknown_name_under_privacy(error.missing.as_ref());
         }
         // Any other error that quotes a name the shadow does not show, and the query did not
         // write, is reworded whole: such a name could only come from what is hidden.
         if !shadow.quotes_only(&error.message, sql) {
-            return WorkerError {
+            return Failure {
                 kind: error.kind,
-                ..crate::privacy::unnamed_error()
+                ..Failure::unnamed_under_privacy()
             };
         }
-        WorkerError {
+        Failure {
             message: shadow.scrub(&error.message),
             construct: error.construct.map(|c| shadow.scrub(&c)),
             suggestion: error.suggestion.map(|s| shadow.scrub(&s)),

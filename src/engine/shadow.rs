@@ -28,7 +28,7 @@ use super::errors::{query_error, worker_error};
 use super::sql_identifier;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 
 /// Every name the shadow built from `rows` shows, lower case: the public catalog, its schemas,
 /// and the tables and visible columns of the tables it makes views of.
@@ -102,7 +102,7 @@ pub(crate) struct Shadow {
 /// (`getrandom(2)`, which the sandbox allows; `/dev/urandom` is not readable there) by the
 /// process that answers the request. Never from state a `fork()` copies: std's `RandomState`
 /// keys, drawn once per thread, were the same in every worker forked from one template.
-pub(crate) fn private_alias() -> Result<String, WorkerError> {
+pub(crate) fn private_alias() -> Result<String, Failure> {
     let bytes = super::kernel_random::<16>()?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     Ok(format!("duckgate_private_{hex}"))
@@ -115,7 +115,7 @@ impl Shadow {
         &mut self,
         conn: &Connection,
         policy: &PrivacyPolicy,
-    ) -> Result<(), WorkerError> {
+    ) -> Result<(), Failure> {
         // Tables of nested schemas (DuckDB 2.0's `a.b.t`) get no view: the shadow's views are
         // named by schema and table, which would not tell `a.b` from a top-level `b`. Under
         // privacy rules they do not exist, and both walks refuse names of that shape.

@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
 use crate::error::{ErrorKind, messages};
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 use crate::validate::tree::{self, TreeFacts, TreeRules};
 
 /// Check `sql` with DuckDB's parser on `conn` and walk DuckDB's syntax tree of the query (of
@@ -29,10 +29,10 @@ pub(crate) fn check(
     conn: &Connection,
     sql: &str,
     rules: &TreeRules<'_>,
-) -> Result<TreeFacts, WorkerError> {
+) -> Result<TreeFacts, Failure> {
     let query = checked_query(sql);
     let parsed = parse_single_select(conn, &query)?;
-    tree::check_tree(&parsed, rules).map_err(WorkerError::from)
+    tree::check_tree(&parsed, rules).map_err(Failure::from)
 }
 
 /// The query the checks read for `sql`: the explained query of an `EXPLAIN`, and a `CALL`
@@ -93,7 +93,7 @@ fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
 }
 
 /// DuckDB's syntax tree of `sql` (`json_serialize_sql`), which must be exactly one `SELECT`.
-pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, WorkerError> {
+pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, Failure> {
     // The SQL travels as a bound parameter: it is data to the serializer, never executed.
     // Cached: the checker's warm-up prepares it, so a request skips planning this wrapper.
     let serialized: String = conn
@@ -122,7 +122,7 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
         return Err(match error_type {
             "parser" => worker_error(ErrorKind::SyntaxError, format!("Parser Error: {message}")),
             // "not implemented": DuckDB parsed it, and it (or one of several) is not a SELECT.
-            _ => WorkerError {
+            _ => Failure {
                 construct: Some("a statement that is not a query".into()),
                 suggestion: Some(
                     "Send a single read-only query (SELECT, WITH, VALUES, DESCRIBE, SHOW, \
@@ -140,7 +140,7 @@ pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, 
     match count {
         1 => Ok(parsed),
         0 => Err(worker_error(ErrorKind::SyntaxError, "The query is empty.")),
-        _ => Err(WorkerError {
+        _ => Err(Failure {
             construct: Some(";".into()),
             suggestion: Some("Send one statement per call.".into()),
             ..worker_error(ErrorKind::MultipleStatements, messages::MULTIPLE_STATEMENTS)

@@ -13,8 +13,8 @@ use serde_json::Value as Json;
 use serde_json::json;
 
 use super::*;
+use crate::engine::wal_path;
 use crate::error::messages;
-use crate::sandbox::worker::wal_path;
 
 /// A directory removed when dropped (no extra dependency for one helper).
 pub(crate) struct TempDir(PathBuf);
@@ -55,7 +55,7 @@ pub(crate) fn make_db(dir: &TempDir, name: &str, sql: &str) -> PathBuf {
 /// (`parse_size`'s syntax).
 pub(crate) fn config(memory_limit: &str) -> EngineConfig {
     EngineConfig {
-        memory_limit_bytes: crate::sandbox::budget::parse_size(memory_limit).unwrap(),
+        memory_limit_bytes: crate::size::parse_size(memory_limit).unwrap(),
         memory_cap_bytes: None,
         spill: None,
         threads: 2,
@@ -384,7 +384,7 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
 
 /// `sql` through a fresh worker's path: DuckDB's statement check beside the attach, the plan
 /// check, then the query.
-fn checked_run(db: &Path, sql: &str) -> Result<crate::protocol::QueryResult, WorkerError> {
+fn checked_run(db: &Path, sql: &str) -> Result<crate::protocol::QueryResult, Failure> {
     let mut engine = Engine::open(&config("256MB"), db, &wal_path(db)).unwrap();
     engine.attach_checking(db, Some(sql))?;
     engine.check_plan(sql)?;

@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{Gateway, GatewayError, unexpected};
+use super::{Failure, Gateway, unexpected};
+use crate::engine::wal_path;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::{CatalogSnapshot, ColumnReference, Request, Response};
-use crate::sandbox::worker::wal_path;
 use crate::validate;
 
 /// The database file's identity: the cached catalog is good while it is unchanged.
@@ -49,13 +49,13 @@ const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 impl Gateway {
     /// The catalog, cached until the database file changes (size, mtime or inode).
-    pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, GatewayError> {
+    pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, Failure> {
         Ok(self.catalogs().await?.0)
     }
 
     pub(super) async fn catalogs(
         &self,
-    ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), GatewayError> {
+    ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), Failure> {
         let Some(now) = stamp(&self.inner.config.db_path) else {
             return Err(self.database_not_found());
         };

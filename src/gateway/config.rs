@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::GatewayError;
+use super::Failure;
 use crate::audit::AuditLog;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
@@ -55,8 +55,10 @@ pub struct GatewayConfig {
     pub missing_db_hint: String,
     /// Run workers without landlock/seccomp where the kernel lacks them (loud).
     pub allow_unconfined: bool,
-    /// The binary re-executed as a worker: our own (`current_exe`), or in benches the built
-    /// `duckgate` binary.
+    /// Test-only (`test-bypass` feature): the binary re-executed as a worker, for benches and
+    /// tests whose own executable is not `duckgate`. Without it, and always in a shipped build,
+    /// workers are our own binary (`current_exe`).
+    #[cfg(feature = "test-bypass")]
     pub worker_exe: Option<PathBuf>,
     /// Tables and columns hidden from agents.
     pub privacy: PrivacyPolicy,
@@ -77,25 +79,35 @@ pub const DEFAULT_WARM_WORKERS: usize = 4;
 /// and [`GatewayConfig::new`]'s cannot drift apart (README.md and SECURITY.md quote it).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
+/// The default wait for a free worker in seconds (`--queue-timeout`).
+pub const DEFAULT_QUEUE_TIMEOUT_SECS: u64 = 10;
+
+/// DuckDB threads of each worker by default (`--threads`).
+pub const DEFAULT_THREADS: u32 = 2;
+
+/// Workers running at once at most by default (`--max-concurrent`).
+pub const DEFAULT_MAX_CONCURRENT: usize = 4;
+
 impl GatewayConfig {
     /// Defaults for everything but the database path.
     pub fn new(db_path: PathBuf) -> GatewayConfig {
         GatewayConfig {
             db_path,
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
-            queue_timeout: Duration::from_secs(10),
+            queue_timeout: Duration::from_secs(DEFAULT_QUEUE_TIMEOUT_SECS),
             memory_budget: None,
             memory_limit: None,
             temp_dir: None,
             max_temp_bytes: DEFAULT_MAX_TEMP_BYTES,
-            threads: 2,
+            threads: DEFAULT_THREADS,
             time_zone: crate::time_zone::local(),
             max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
             warm_workers: DEFAULT_WARM_WORKERS,
-            max_concurrent: 4,
+            max_concurrent: DEFAULT_MAX_CONCURRENT,
             fork_workers: true,
             missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
             allow_unconfined: false,
+            #[cfg(feature = "test-bypass")]
             worker_exe: None,
             privacy: PrivacyPolicy::default(),
             spill_with_privacy_rules: false,
@@ -137,7 +149,7 @@ pub const DEFAULT_MISSING_DB_HINT: &str = "Create it from your CGM export first 
 
 /// Each worker's memory share from the operator's flags ([`crate::sandbox::budget`]): the one
 /// place the budget is sized, for the workers and for `server_info`.
-pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory, GatewayError> {
+pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory, Failure> {
     let exe_bytes = std::fs::metadata(exe).map(|m| m.len()).unwrap_or(0);
     budget::plan(
         &BudgetRequest {
@@ -149,7 +161,7 @@ pub fn worker_memory(config: &GatewayConfig, exe: &Path) -> Result<WorkerMemory,
         },
         budget::usable_memory,
     )
-    .map_err(|e| GatewayError::new(ErrorKind::InvalidArgument, e.to_string()))
+    .map_err(|e| Failure::new(ErrorKind::InvalidArgument, e.to_string()))
 }
 
 /// The main thread's stack (RLIMIT_STACK's usual 8 MiB), which RLIMIT_DATA does not charge.
@@ -162,13 +174,17 @@ const ADDRESS_SPACE_SLACK_BYTES: u64 = 4 << 30;
 
 /// The workers' command line and limits from the operator's configuration, and the test bypass.
 /// Opens the workers' temporary root (sweeping what dead servers left) unless spilling is off.
-pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), GatewayError> {
-    let bypass = Bypass::from_env()
-        .map_err(|e| GatewayError::new(ErrorKind::InternalError, e.to_string()))?;
-    let exe = match &config.worker_exe {
-        Some(exe) => exe.clone(),
+pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Failure> {
+    let bypass =
+        Bypass::from_env().map_err(|e| Failure::new(ErrorKind::InternalError, e.to_string()))?;
+    #[cfg(feature = "test-bypass")]
+    let chosen = config.worker_exe.clone();
+    #[cfg(not(feature = "test-bypass"))]
+    let chosen: Option<PathBuf> = None;
+    let exe = match chosen {
+        Some(exe) => exe,
         None => std::env::current_exe().map_err(|e| {
-            GatewayError::new(
+            Failure::new(
                 ErrorKind::InternalError,
                 format!("cannot find our own binary to start workers: {e}"),
             )
@@ -183,7 +199,7 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Gatew
             .clone()
             .unwrap_or_else(temp_dir::default_root);
         Some(Arc::new(TempRoot::open(&root).map_err(|e| {
-            GatewayError::new(ErrorKind::InvalidArgument, e.to_string())
+            Failure::new(ErrorKind::InvalidArgument, e.to_string())
         })?))
     };
     let timeout_secs = config.timeout.as_secs().max(1);

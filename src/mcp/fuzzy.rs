@@ -170,7 +170,7 @@ pub fn catalog_matches_off_thread(
     catalog: Arc<CatalogSnapshot>,
     looking: Looking,
     max: usize,
-) -> impl Future<Output = Vec<String>> + Send + 'static {
+) -> impl Future<Output = Vec<CatalogMatch>> + Send + 'static {
     let wanted = (wanted.len() <= 4 * MAX_WANTED_CHARS + 2).then(|| wanted.to_string());
     async move {
         let Some(wanted) = wanted else {
@@ -191,6 +191,40 @@ pub enum Looking {
     ForColumn,
 }
 
+/// A name of the catalog close to what the agent wrote: a table, or a column of one.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum CatalogMatch {
+    /// A table or view.
+    Table(String),
+    /// A column, with its table.
+    Column {
+        /// The table it is a column of.
+        table: String,
+        /// The column.
+        column: String,
+    },
+}
+
+impl CatalogMatch {
+    /// As the agent would write it: `table` or `table.column`.
+    pub fn written(&self) -> String {
+        match self {
+            CatalogMatch::Table(table) => table.clone(),
+            CatalogMatch::Column { table, column } => format!("{table}.{column}"),
+        }
+    }
+}
+
+/// The last dotted part of a name the agent wrote (`glucose` of `r.glucose`), unquoted: what
+/// `search_schema` is best asked about.
+pub fn last_part(written: &str) -> &str {
+    written
+        .rsplit('.')
+        .next()
+        .unwrap_or(written)
+        .trim_matches('"')
+}
+
 /// Table names close to `wanted` (or to its last dotted part).
 fn table_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<String> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
@@ -206,33 +240,34 @@ fn table_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<Str
     matches
 }
 
-/// `table.column` names whose column is close to the last dotted part of `wanted`.
-fn column_matches(wanted: &str, catalog: &CatalogSnapshot) -> Vec<String> {
+/// Columns close to the last dotted part of `wanted`, each with its table.
+fn column_matches(wanted: &str, catalog: &CatalogSnapshot) -> Vec<CatalogMatch> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
-    let column_names: Vec<(String, &str)> = catalog
+    let column_names: Vec<(&str, &str)> = catalog
         .tables
         .iter()
         .flat_map(|table| {
-            table.columns.iter().map(|column| {
-                (
-                    format!("{}.{}", table.name, column.name),
-                    column.name.as_str(),
-                )
-            })
+            table
+                .columns
+                .iter()
+                .map(|column| (table.name.as_str(), column.name.as_str()))
         })
         .take(MAX_CANDIDATES)
         .collect();
-    // Each bare column name's qualified names, in catalog order.
-    let mut by_bare: HashMap<&str, Vec<&String>> = HashMap::new();
-    for (qualified, bare) in &column_names {
-        by_bare.entry(bare).or_default().push(qualified);
+    // Each bare column name's tables, in catalog order.
+    let mut by_bare: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (table, bare) in &column_names {
+        by_bare.entry(bare).or_default().push(table);
     }
     let mut matches = Vec::new();
     let mut seen = HashSet::new();
     for column in closest(last_part, column_names.iter().map(|(_, c)| *c), usize::MAX) {
-        for qualified in by_bare.get(column.as_str()).into_iter().flatten() {
-            if seen.insert(qualified.as_str()) {
-                matches.push((*qualified).clone());
+        for table in by_bare.get(column.as_str()).into_iter().flatten() {
+            if seen.insert((*table, column.clone())) {
+                matches.push(CatalogMatch::Column {
+                    table: (*table).to_owned(),
+                    column: column.clone(),
+                });
             }
         }
     }
@@ -248,26 +283,26 @@ pub fn catalog_matches(
     catalog: &CatalogSnapshot,
     looking: Looking,
     max: usize,
-) -> Vec<String> {
+) -> Vec<CatalogMatch> {
     let wanted = wanted.trim_matches('"');
-    let (first, second) = match looking {
-        Looking::ForTable => (
-            table_matches(wanted, catalog, max),
-            column_matches(wanted, catalog),
-        ),
-        Looking::ForColumn => (
-            column_matches(wanted, catalog),
-            table_matches(wanted, catalog, max),
-        ),
+    let tables = || {
+        table_matches(wanted, catalog, max)
+            .into_iter()
+            .map(CatalogMatch::Table)
+            .collect::<Vec<_>>()
     };
-    let mut seen: HashSet<String> = first.iter().cloned().collect();
+    let (first, second) = match looking {
+        Looking::ForTable => (tables(), column_matches(wanted, catalog)),
+        Looking::ForColumn => (column_matches(wanted, catalog), tables()),
+    };
+    let mut seen: HashSet<CatalogMatch> = first.iter().cloned().collect();
     let mut matches = first;
-    for name in second {
+    for found in second {
         if matches.len() >= max {
             break;
         }
-        if seen.insert(name.clone()) {
-            matches.push(name);
+        if seen.insert(found.clone()) {
+            matches.push(found);
         }
     }
     matches.truncate(max);
@@ -347,6 +382,12 @@ mod tests {
     fn catalog_matches_offer_the_kind_looked_for_first() {
         let catalog = readings_catalog();
         let table = Looking::ForTable;
+        let catalog_matches = |wanted, catalog, looking, max| -> Vec<String> {
+            catalog_matches(wanted, catalog, looking, max)
+                .iter()
+                .map(CatalogMatch::written)
+                .collect()
+        };
         assert_eq!(
             catalog_matches("cgm_reading", &catalog, table, 5),
             vec!["cgm_readings"]
@@ -406,7 +447,10 @@ mod tests {
         assert_eq!(
             catalog_matches_off_thread("glucose_mgdl", Arc::clone(&catalog), Looking::ForTable, 5)
                 .await,
-            vec!["cgm_readings.glucose_mg_dl"]
+            [CatalogMatch::Column {
+                table: "cgm_readings".into(),
+                column: "glucose_mg_dl".into()
+            }]
         );
     }
 }

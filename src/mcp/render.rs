@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::gateway::SpillInfo;
 use crate::protocol::{ColumnInfo, ColumnMeta, ForeignKey, Posture, QueryResult, TableInfo};
-use crate::sandbox::budget::{BudgetSource, WorkerMemory, format_size};
+use crate::sandbox::budget::{BudgetSource, WorkerMemory};
 use crate::sandbox::temp_dir::Backing;
+use crate::size::format_size;
 
 /// Longest cell shown in text, in characters; longer cells end with `…`.
 pub const MAX_CELL_CHARS: usize = 80;

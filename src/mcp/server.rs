@@ -20,7 +20,8 @@ use serde_json::{Value, json};
 
 use crate::audit::AuditError;
 use crate::error::ErrorKind;
-use crate::gateway::{Gateway, GatewayError};
+use crate::error::Failure;
+use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table, percent_decode, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply};
@@ -122,7 +123,7 @@ impl DuckgateServer {
     /// (its tool and arguments) where repeating it is the way on.
     pub(crate) fn gateway_error(
         &self,
-        error: GatewayError,
+        error: Failure,
         retry: Option<(ToolName, Value)>,
     ) -> ErrorBody {
         let mut body = ErrorBody::from_gateway(error);
@@ -206,35 +207,27 @@ impl DuckgateServer {
         let Ok(catalog) = self.catalog().await else {
             return body.suggest(ToolName::ListTables.as_str(), None);
         };
-        // What the engine read from DuckDB's message (`engine/errors.rs`); a refusal of the
-        // parent's own validator names a column in its words, and carries no `missing`.
-        let looking = if body.missing.as_ref().map(|m| m.kind) == Some(MissingKind::Column)
-            || (body.missing.is_none() && body.message.to_lowercase().contains("column"))
-        {
+        // What the engine read from DuckDB's message (`engine/errors.rs`), or what the parent's
+        // validator found missing: typed, never read from the message.
+        let looking = if body.missing.as_ref().map(|m| m.kind) == Some(MissingKind::Column) {
             fuzzy::Looking::ForColumn
         } else {
             fuzzy::Looking::ForTable
         };
-        body.recovery.fuzzy_matches =
+        let matches =
             fuzzy::catalog_matches_off_thread(&name, catalog, looking, MAX_FUZZY_MATCHES).await;
-        let best_is_a_table = body
-            .recovery
-            .fuzzy_matches
-            .first()
-            .is_some_and(|m| !m.contains('.'));
-        if best_is_a_table || body.recovery.fuzzy_matches.is_empty() {
-            body = body.suggest(ToolName::ListTables.as_str(), None);
-        } else {
-            let bare = name
-                .rsplit('.')
-                .next()
-                .unwrap_or(&name)
-                .trim_matches('"')
-                .to_string();
-            body = body.suggest(
-                ToolName::SearchSchema.as_str(),
-                Some(json!({ "query": bare })),
-            );
+        body.recovery.fuzzy_matches = matches.iter().map(fuzzy::CatalogMatch::written).collect();
+        match matches.first() {
+            None | Some(fuzzy::CatalogMatch::Table(_)) => {
+                body = body.suggest(ToolName::ListTables.as_str(), None);
+            }
+            Some(fuzzy::CatalogMatch::Column { .. }) => {
+                let bare = fuzzy::last_part(&name);
+                body = body.suggest(
+                    ToolName::SearchSchema.as_str(),
+                    Some(json!({ "query": bare })),
+                );
+            }
         }
         body
     }

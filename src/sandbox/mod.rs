@@ -9,10 +9,12 @@
 
 pub mod budget;
 pub mod bypass;
+mod child_stderr;
 pub mod confine;
 pub mod frame;
 pub mod pool;
 pub mod preflight;
+#[cfg(feature = "test-bypass")]
 pub mod probe;
 pub mod temp_dir;
 pub mod worker;

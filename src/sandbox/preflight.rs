@@ -23,7 +23,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use crate::error::ErrorKind;
-use crate::protocol::{Posture, Response, UnenforcedLayer, WorkerError};
+use crate::protocol::{Failure, Posture, Response, UnenforcedLayer};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
@@ -48,7 +48,7 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
             (Response::Posture(posture), 0)
         }
         Err(e) => (
-            Response::Error(WorkerError::new(
+            Response::Error(Failure::new(
                 ErrorKind::InternalError,
                 format!("sandbox setup failed: {e}"),
             )),
@@ -120,7 +120,7 @@ impl std::error::Error for StartRefusal {}
 /// feature (no_new_privs, rlimits, a landlock or seccomp error), or did not answer: the
 /// preflight process's error.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SetupFailure(pub WorkerError);
+pub struct SetupFailure(pub Failure);
 
 impl fmt::Display for SetupFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -237,7 +237,7 @@ pub fn over_cap_message(max: u64) -> String {
         "The query needed more than its {} of temporary disk space (--max-temp-size), so its \
          worker was stopped. Filter or aggregate earlier, or select fewer columns; the operator \
          can raise --max-temp-size.",
-        crate::sandbox::budget::format_size(max)
+        crate::size::format_size(max)
     )
 }
 

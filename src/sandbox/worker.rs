@@ -19,12 +19,13 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::engine::{Engine, EngineConfig, Spill};
+use crate::engine::{Engine, EngineConfig, Spill, wal_path};
 use crate::error::ErrorKind;
-use crate::protocol::{ChartReply, ChartRequest, Posture, Request, Response, WorkerError};
+use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::confine::{ConfinePlan, Role, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
+#[cfg(feature = "test-bypass")]
 use crate::sandbox::probe;
 
 /// Why a worker process is started, which decides how much it does before its request.
@@ -230,13 +231,6 @@ pub fn close_inherited_descriptors() -> io::Result<usize> {
         .count())
 }
 
-/// The `.wal` file DuckDB keeps beside a database.
-pub fn wal_path(db: &std::path::Path) -> PathBuf {
-    let mut os = db.as_os_str().to_owned();
-    os.push(".wal");
-    PathBuf::from(os)
-}
-
 /// Run the worker to completion; returns the process exit code.
 pub fn run(args: WorkerArgs) -> i32 {
     let mut out = io::stdout().lock();
@@ -251,7 +245,7 @@ pub fn run(args: WorkerArgs) -> i32 {
     }
 }
 
-fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), WorkerError> {
+fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), Failure> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let wal = wal_path(&args.db);
     let posture: Posture = confine(&args.confine_plan(&bypass))
@@ -268,7 +262,7 @@ pub(crate) fn serve_ready(
     args: &WorkerArgs,
     bypass: &Bypass,
     out: &mut impl Write,
-) -> Result<(), WorkerError> {
+) -> Result<(), Failure> {
     // The ready report leaves DuckDB's settings out: reading them back costs ~7 ms of every
     // worker's start-up, and `server_info` reads them after the attach instead (Request::Posture).
     posture.bypassed_layers = bypass.names();
@@ -300,7 +294,7 @@ fn answer(
     args: &WorkerArgs,
     bypass: &Bypass,
     mut posture: Posture,
-) -> Result<Response, WorkerError> {
+) -> Result<Response, Failure> {
     Ok(match request {
         Request::Query {
             sql,
@@ -347,9 +341,10 @@ fn answer(
             }
             Response::Posture(posture)
         }
+        #[cfg(feature = "test-bypass")]
         Request::Probe(probe_request) => {
             if !bypass.is_off(Layer::ProbeRefusal) {
-                return Err(WorkerError::new(
+                return Err(Failure::new(
                     ErrorKind::PolicyBlocked,
                     "probes are a test-only request",
                 ));
@@ -361,7 +356,7 @@ fn answer(
 
 /// Draw the chart here, in the confined worker: the renderer reads no file (its font is
 /// compiled in) and a bug in it stays in this process.
-fn draw(data: &crate::plot::PlotData, chart: &ChartRequest) -> Result<ChartReply, WorkerError> {
+fn draw(data: &crate::plot::PlotData, chart: &ChartRequest) -> Result<ChartReply, Failure> {
     use base64::Engine as _;
     let options = crate::plot::ChartOptions {
         kind: chart.kind,
@@ -371,8 +366,8 @@ fn draw(data: &crate::plot::PlotData, chart: &ChartRequest) -> Result<ChartReply
         bins: chart.bins,
         target_range: chart.target_range,
     };
-    let rendered = crate::plot::render(data, &options)
-        .map_err(|e| WorkerError::new(e.kind(), e.to_string()))?;
+    let rendered =
+        crate::plot::render(data, &options).map_err(|e| Failure::new(e.kind(), e.to_string()))?;
     Ok(ChartReply {
         png_base64: base64::engine::general_purpose::STANDARD.encode(&rendered.png),
         width: rendered.width,
@@ -395,7 +390,7 @@ fn checked_attach(
     privacy: &crate::privacy::PrivacyPolicy,
     args: &WorkerArgs,
     bypass: &Bypass,
-) -> Result<(), WorkerError> {
+) -> Result<(), Failure> {
     let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
     if !bypass.is_off(Layer::WorkerPrivacy) {
         engine.enforce_privacy(privacy);
@@ -407,6 +402,6 @@ fn checked_attach(
     Ok(())
 }
 
-fn internal(message: String) -> WorkerError {
-    WorkerError::new(ErrorKind::InternalError, message)
+fn internal(message: String) -> Failure {
+    Failure::new(ErrorKind::InternalError, message)
 }

@@ -257,7 +257,7 @@ pub const UNPARSED: &[&str] = &[
 /// Text sqlparser's lexer cuts differently from DuckDB's (comments, quotes, escape and hex
 /// strings), most of it hiding a second statement from sqlparser: the parent cannot read it, so
 /// it never accepts it as a query it walked, and leaves it to the worker, where DuckDB's parser
-/// sees what is really there (`tests/worker_checks.rs`).
+/// sees what is really there (`tests/it/worker_checks.rs`).
 pub const LEFT_TO_THE_WORKER: &[&str] = &[
     "SELECT 1 --x\r; DROP TABLE readings",
     "SELECT 1 /* /* */ ; DROP TABLE readings; */",

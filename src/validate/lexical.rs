@@ -269,6 +269,7 @@ fn refuse(kind: ErrorKind, construct: &str, message: String, suggestion: &str) -
         message,
         construct: construct.into(),
         suggestion: suggestion.into(),
+        missing: None,
     }
 }
 

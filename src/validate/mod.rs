@@ -187,6 +187,23 @@ pub struct Refusal {
     pub construct: String,
     /// What to do instead.
     pub suggestion: String,
+    /// For `unknown_name`: the name that is not in the catalog, and what kind of name it is, so
+    /// the layers above suggest the right listing without reading the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<crate::error::MissingName>,
+}
+
+impl From<Refusal> for crate::error::Failure {
+    fn from(refusal: crate::validate::Refusal) -> Self {
+        crate::error::Failure {
+            kind: refusal.kind,
+            message: refusal.message,
+            construct: (!refusal.construct.is_empty()).then_some(refusal.construct),
+            suggestion: (!refusal.suggestion.is_empty()).then_some(refusal.suggestion),
+            missing: refusal.missing,
+            refusal: None,
+        }
+    }
 }
 
 /// The refusal for a column that does not exist (a hidden column does not exist for the agent:
@@ -202,6 +219,7 @@ pub(crate) fn write_refused(construct: &str) -> Refusal {
         message: messages::WRITE_REFUSED.into(),
         construct: construct.into(),
         suggestion: "Send a single read-only query (SELECT, WITH, VALUES, DESCRIBE, SHOW TABLES, SUMMARIZE, EXPLAIN).".into(),
+        missing: None,
     }
 }
 
@@ -211,6 +229,7 @@ fn multiple_statements() -> Refusal {
         message: messages::MULTIPLE_STATEMENTS.into(),
         construct: ";".into(),
         suggestion: "Send one statement per call.".into(),
+        missing: None,
     }
 }
 
@@ -222,6 +241,7 @@ fn syntax_error(error: &ParserError, limits: &Limits) -> Refusal {
             message: error.to_string(),
             construct: String::new(),
             suggestion: "Fix the syntax (DuckDB SQL) and try again.".into(),
+            missing: None,
         },
     }
 }
@@ -233,6 +253,7 @@ fn too_deep(limits: &Limits) -> Refusal {
         message: format!("The query nests deeper than {} levels.", limits.max_depth),
         construct: "nesting".into(),
         suggestion: "Flatten it, for example with CTEs (WITH ...).".into(),
+        missing: None,
     }
 }
 
@@ -311,6 +332,7 @@ pub fn check(sql: &str, catalog: &Catalog, limits: &Limits) -> Result<Accepted, 
             ),
             construct: "SQL length".into(),
             suggestion: "Send a shorter query.".into(),
+            missing: None,
         });
     }
     // The decision, and the drop of the syntax tree, need stack in proportion to the nesting, and
@@ -448,6 +470,7 @@ fn check_unbounded_stack(
                 message: "The SQL is empty.".into(),
                 construct: String::new(),
                 suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
+                missing: None,
             });
         }
         Some(token) => token.clone(),

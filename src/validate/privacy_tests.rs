@@ -59,6 +59,7 @@ fn substituted(
             message: swap(&refusal.message),
             construct: swap(&refusal.construct),
             suggestion: swap(&refusal.suggestion),
+            missing: None,
         }),
     }
 }

@@ -13,6 +13,7 @@ pub(crate) fn policy_blocked(construct: &str, message: String, suggestion: &str)
         message,
         construct: construct.into(),
         suggestion: suggestion.into(),
+        missing: None,
     }
 }
 
@@ -61,6 +62,7 @@ pub(crate) fn unknown_relation(name: &str) -> Refusal {
         message: format!("Table or view {name} does not exist in this database."),
         construct: name.into(),
         suggestion: "Check the name with list_tables.".into(),
+        missing: None,
     }
 }
 
@@ -74,6 +76,7 @@ pub(crate) fn other_catalog(name: &str) -> Refusal {
         ),
         construct: name.into(),
         suggestion: "Leave the catalog out of the name.".into(),
+        missing: None,
     }
 }
 

@@ -388,20 +388,6 @@ fn quoted_strings_and_identifiers_may_hold_anything_harmless() {
     }
 }
 
-#[test]
-#[ignore = "prints every verdict for eyeballing"]
-fn print_verdicts() {
-    for (sql, _) in REFUSED {
-        match run(sql) {
-            Ok(a) => eprintln!("{sql:?}\n   ACCEPTED {a:?}"),
-            Err(r) => eprintln!(
-                "{sql:?}\n   {} [{}] {} | {}",
-                r.kind, r.construct, r.message, r.suggestion
-            ),
-        }
-    }
-}
-
 /// Regenerates the fuzz seed corpus from the case tables:
 /// `cargo test --release --no-default-features --lib write_fuzz_seed_corpus -- --ignored`.
 #[test]

@@ -100,6 +100,7 @@ pub fn check_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refus
                 message: "The SQL is empty.".into(),
                 construct: String::new(),
                 suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
+                missing: None,
             });
         }
         _ => {
@@ -108,6 +109,7 @@ pub fn check_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refus
                 message: messages::MULTIPLE_STATEMENTS.into(),
                 construct: ";".into(),
                 suggestion: "Send one statement per call.".into(),
+                missing: None,
             });
         }
     };
@@ -199,6 +201,7 @@ fn unexpected(what: &str) -> Refusal {
         ),
         construct: what.into(),
         suggestion: "Rewrite the query more plainly; if it is an ordinary query, report it.".into(),
+        missing: None,
     }
 }
 

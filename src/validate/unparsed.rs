@@ -115,6 +115,7 @@ fn not_a_query(start: &str) -> Refusal {
         message: format!("The SQL starts with {start}, which does not begin a query."),
         construct: start.into(),
         suggestion: "Start with SELECT, FROM, WITH, VALUES, DESCRIBE, SHOW, SUMMARIZE or EXPLAIN (DuckDB SQL).".into(),
+        missing: None,
     }
 }
 

@@ -1,4 +1,4 @@
-//! A worker that breaks the protocol on purpose, for `tests/worker_replies.rs`.
+//! A worker that breaks the protocol on purpose, for `tests/it/worker_replies.rs`.
 //!
 //! The pool starts it in place of duckgate's own binary (`GatewayConfig::worker_exe`, which no
 //! CLI flag or MCP call can set). It starts the real `duckgate __worker` beside itself

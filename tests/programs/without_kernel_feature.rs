@@ -11,7 +11,7 @@
 //! - `landlock`: `landlock_create_ruleset`, `landlock_add_rule` and `landlock_restrict_self`;
 //! - `seccomp`: the `seccomp` system call (so no further filter can be installed).
 //!
-//! Every other system call is allowed. The test suite (`tests/kernel_requirements.rs`) runs the
+//! Every other system call is allowed. The test suite (`tests/it/kernel_requirements.rs`) runs the
 //! real `duckgate serve` through it to show that duckgate refuses to start on such a kernel, and
 //! what it reports when the operator passes `--allow-unconfined`. No unsafe code: `seccompiler`
 //! compiles and installs the filter, `std` execs.

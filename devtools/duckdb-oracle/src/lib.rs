@@ -1,7 +1,7 @@
 //! DuckDB's own view of a SQL text — how many statements its parser splits it into, and the
 //! type of each once prepared — through DuckDB's C API.
 //!
-//! Test-only: duckgate's differential test (`tests/validator_differential.rs`) compares the
+//! Test-only: duckgate's differential test (`tests/it/validator_differential.rs`) compares the
 //! validator's verdicts with this. The `duckdb` crate's safe API cannot serve as the oracle: its
 //! `prepare` runs every statement but the last of a multi-statement string and does not expose
 //! the statement type. So this crate calls `duckdb_extract_statements`,

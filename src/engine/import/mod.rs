@@ -267,7 +267,7 @@ pub fn import(
             let (files, tables) = build(partial, files, options, &scratch)?;
             // The old database's WAL, if it left one, belongs to the file being replaced (an
             // append took it in with the copy): DuckDB would replay it onto the new one.
-            let wal = crate::sandbox::worker::wal_path(out);
+            let wal = crate::engine::wal_path(out);
             if wal.exists() {
                 std::fs::remove_file(&wal).map_err(ImportError::MoveIntoPlace)?;
             }
@@ -290,9 +290,9 @@ fn copy_database(from: &Path, to: &Path) -> Result<(), ImportError> {
         })
     };
     copy(from, to)?;
-    let wal = crate::sandbox::worker::wal_path(from);
+    let wal = crate::engine::wal_path(from);
     if wal.exists() {
-        copy(&wal, &crate::sandbox::worker::wal_path(to))?;
+        copy(&wal, &crate::engine::wal_path(to))?;
     }
     Ok(())
 }

@@ -129,6 +129,9 @@ pub(crate) async fn run(server: &DuckgateServer, args: SearchArgs) -> Result<Rep
             MAX_FUZZY_MATCHES,
         )
         .await
+        .iter()
+        .map(fuzzy::CatalogMatch::written)
+        .collect()
     } else {
         Vec::new()
     };

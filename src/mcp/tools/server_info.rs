@@ -6,7 +6,7 @@ use super::{ToolSpec, arguments_schema, query, sample_rows, search_schema};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 use crate::mcp::server::DuckgateServer;
-use crate::sandbox::budget::format_size;
+use crate::size::format_size;
 
 /// `server_info` in `tools/list`.
 pub static SPEC: ToolSpec = ToolSpec {

@@ -380,10 +380,11 @@ fn extreme_values_render_without_panic_or_runaway() {
     }
 }
 
-/// Writes one PNG per chart kind to $PLOT_SAMPLES_DIR when it is set, for a person to look at;
-/// otherwise checks only that each renders.
+/// Every kind draws a whole picture at the size asked for, with its data on it: the plot area
+/// holds colours besides the background, axes and text (more than a blank chart has). With
+/// $PLOT_SAMPLES_DIR set it also writes one PNG per kind there, for a person to look at.
 #[test]
-fn sample_charts_render() {
+fn every_kind_draws_its_data_on_a_full_size_picture() {
     let dir = std::env::var_os("PLOT_SAMPLES_DIR");
     let mut line = options(ChartKind::Line);
     line.title = Some("Glucose, Monday 4 March".into());
@@ -437,7 +438,26 @@ fn sample_charts_render() {
         ("histogram", profile.clone(), hist),
         ("agp", profile, agp),
     ] {
-        let rendered = render(&data, &opts).expect("render");
+        let (rendered, _, layout, image) = render_full(&data, &opts);
+        assert_eq!(
+            (image.width, image.height),
+            (opts.width, opts.height),
+            "{name}"
+        );
+        assert!(!rendered.summary.text.is_empty(), "{name}: no summary");
+        // Other values draw another picture inside the plot area: the data are on it.
+        let other = PlotData {
+            y: data.y.iter().map(|y| y.map(|v| v * 1.5 + 10.0)).collect(),
+            ..data.clone()
+        };
+        let (_, _, _, other_image) = render_full(&other, &opts);
+        let differs = layout.y.clone().any(|y| {
+            layout
+                .x
+                .clone()
+                .any(|x| image.pixel(x, y) != other_image.pixel(x, y))
+        });
+        assert!(differs, "{name}: other values drew the same plot area");
         if let Some(dir) = &dir {
             std::fs::create_dir_all(dir).expect("samples dir");
             let path = std::path::Path::new(dir).join(format!("{name}.png"));

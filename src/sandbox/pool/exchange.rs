@@ -9,7 +9,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::worker_process::ReadyWorker;
 use crate::error::ErrorKind;
-use crate::protocol::{Request, Response, WorkerError};
+use crate::protocol::{Failure, Request, Response};
 use crate::sandbox::frame;
 use crate::sandbox::temp_dir;
 
@@ -71,25 +71,25 @@ async fn read_exact_async(
         })
 }
 
-pub(super) fn describe_death(read_error: frame::FrameError, signal: Option<i32>) -> WorkerError {
+pub(super) fn describe_death(read_error: frame::FrameError, signal: Option<i32>) -> Failure {
     match (&read_error, signal) {
-        (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => WorkerError::new(
+        (_, Some(sig)) if sig == Signal::SIGXCPU as i32 => Failure::new(
             ErrorKind::ResourceLimit,
             "The query used up its CPU-time allowance and was stopped. Add filters or aggregate less data.",
         ),
-        (_, Some(sig)) => WorkerError::new(
+        (_, Some(sig)) => Failure::new(
             ErrorKind::InternalError,
             format!(
                 "The query's worker process died (signal {sig}) before answering. The server is fine; retry the call, and if it keeps happening simplify the query."
             ),
         ),
-        (frame::FrameError::TooLarge { announced, cap }, None) => WorkerError::new(
+        (frame::FrameError::TooLarge { announced, cap }, None) => Failure::new(
             ErrorKind::ResourceLimit,
             format!(
                 "The worker's reply ({announced} bytes) is above the cap of {cap} bytes. Select fewer columns or rows."
             ),
         ),
-        _ => WorkerError::new(
+        _ => Failure::new(
             ErrorKind::InternalError,
             format!(
                 "The query's worker process failed before answering ({read_error}). The server is fine; retry the call."

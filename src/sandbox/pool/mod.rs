@@ -22,7 +22,7 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ErrorKind;
-use crate::protocol::{Posture, Request, Response, WorkerError};
+use crate::protocol::{Failure, Posture, Request, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::temp_dir::{self, TempRoot};
 use crate::sandbox::worker::{WorkerArgs, WorkerStart};
@@ -32,7 +32,6 @@ use exchange::{describe_death, exchange, spill_overflow};
 use slots::Slots;
 pub use slots::{Busy, RunError};
 pub use start::confinement_preflight;
-pub(crate) use start::forward_stderr;
 use start::{fork_worker, launch};
 use worker_process::{FileIdentity, ReadyWorker, file_identity};
 
@@ -259,10 +258,7 @@ impl Pool {
     }
 
     /// A new ready worker: forked from the template when there is one, else spawned.
-    async fn start_worker(
-        self: &Arc<Self>,
-        start: WorkerStart,
-    ) -> Result<ReadyWorker, WorkerError> {
+    async fn start_worker(self: &Arc<Self>, start: WorkerStart) -> Result<ReadyWorker, Failure> {
         if let Some(template) = self.usable_template(start == WorkerStart::Spare).await {
             match fork_worker(&self.spec, &template).await {
                 Ok(worker) => return Ok(worker),
@@ -318,10 +314,7 @@ impl Pool {
     /// Ask a worker for the posture it has when a request is running: confinement, and DuckDB's
     /// settings after the read-only attach and the configuration lock (used by `server_info`).
     /// Cached: every worker is confined the same way. `deadline` also bounds the wait for a slot.
-    pub async fn probe_posture(
-        self: &Arc<Self>,
-        deadline: Duration,
-    ) -> Result<Posture, WorkerError> {
+    pub async fn probe_posture(self: &Arc<Self>, deadline: Duration) -> Result<Posture, Failure> {
         if let Some(p) = self.last_posture.lock().await.clone() {
             return Ok(p);
         }
@@ -351,7 +344,7 @@ impl Pool {
                 "the worker did not report its posture in time".into(),
             )),
             Err(RunError::Cancelled) => Err(internal("the posture request was cancelled".into())),
-            Err(RunError::Busy(busy)) => Err(WorkerError::new(ErrorKind::Busy, busy.message())),
+            Err(RunError::Busy(busy)) => Err(Failure::new(ErrorKind::Busy, busy.message())),
             Err(RunError::Worker(e)) => Err(e),
         }
     }
@@ -414,7 +407,7 @@ impl Pool {
                 drop(permit);
                 self.refill();
                 if let Some(max) = spilled_past {
-                    Err(RunError::Worker(WorkerError::new(
+                    Err(RunError::Worker(Failure::new(
                         ErrorKind::ResourceLimit,
                         temp_dir::over_cap_message(max),
                     )))
@@ -443,7 +436,7 @@ impl Pool {
         });
     }
 
-    async fn take_worker(self: &Arc<Self>) -> Result<ReadyWorker, WorkerError> {
+    async fn take_worker(self: &Arc<Self>) -> Result<ReadyWorker, Failure> {
         let current = file_identity(&self.spec.worker.db);
         let mut stale = Vec::new();
         let taken = {
@@ -488,6 +481,6 @@ impl Pool {
     }
 }
 
-fn internal(message: String) -> WorkerError {
-    WorkerError::new(ErrorKind::InternalError, message)
+fn internal(message: String) -> Failure {
+    Failure::new(ErrorKind::InternalError, message)
 }

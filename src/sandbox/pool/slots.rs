@@ -10,7 +10,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::internal;
-use crate::protocol::WorkerError;
+use crate::protocol::Failure;
 
 /// Why a request to a worker did not produce a reply.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ pub enum RunError {
     /// No worker slot came free within the queue bound; nothing ran.
     Busy(Busy),
     /// The worker failed before or while answering (crash, malformed or oversized reply).
-    Worker(WorkerError),
+    Worker(Failure),
 }
 
 /// What a call that gave up waiting for a worker slot saw: the answer to "how busy is it".

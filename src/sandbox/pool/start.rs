@@ -5,21 +5,19 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::exchange::{describe_death, read_frame_async};
 use super::worker_process::{ReadyWorker, WorkerProcess, file_identity, kill_and_reap};
 use super::{UsableTemplate, WorkerSpec, internal};
-use crate::protocol::{Posture, Response, WorkerError};
-use crate::sandbox::bypass;
+use crate::protocol::{Failure, Posture, Response};
 use crate::sandbox::temp_dir::WorkerTempDir;
 use crate::sandbox::worker::{WorkerArgs, WorkerStart};
 
 /// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
 /// confines itself exactly as every worker does, reports the posture it got and exits without
 /// opening DuckDB or the database.
-pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerError> {
+pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, Failure> {
     let (mut worker, posture) = launch(spec, WorkerStart::ConfineOnly).await?;
     worker.process.ended_by_signal().await;
     worker.finish().await;
@@ -28,7 +26,7 @@ pub async fn confinement_preflight(spec: &WorkerSpec) -> Result<Posture, WorkerE
 
 /// The private temporary directory for a new worker, and what it may hold: never more than
 /// the disk has free now (a tenth kept back for everyone else).
-fn worker_temp(spec: &WorkerSpec) -> Result<(Option<WorkerTempDir>, u64), WorkerError> {
+fn worker_temp(spec: &WorkerSpec) -> Result<(Option<WorkerTempDir>, u64), Failure> {
     match &spec.temp_root {
         Some(root) => {
             let dir = root.worker_dir().map_err(|e| {
@@ -50,7 +48,7 @@ fn worker_temp(spec: &WorkerSpec) -> Result<(Option<WorkerTempDir>, u64), Worker
 pub(super) async fn launch(
     spec: &WorkerSpec,
     start: WorkerStart,
-) -> Result<(ReadyWorker, Posture), WorkerError> {
+) -> Result<(ReadyWorker, Posture), Failure> {
     let db_identity = file_identity(&spec.worker.db);
     let (temp, max_temp_bytes) = worker_temp(spec)?;
     let args = WorkerArgs {
@@ -63,8 +61,8 @@ pub(super) async fn launch(
     cmd.args(args.to_argv());
     // The worker sees nothing of the operator's environment but the test switch.
     cmd.env_clear();
-    if !spec.bypass.is_empty() {
-        cmd.env(bypass::ENV_VAR, spec.bypass.to_env_value());
+    if let Some((name, value)) = spec.bypass.worker_env() {
+        cmd.env(name, value);
     }
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -80,7 +78,7 @@ pub(super) async fn launch(
         ))
     })?;
     if let Some(stderr) = child.stderr.take() {
-        forward_stderr(stderr, child.id().unwrap_or(0));
+        crate::sandbox::child_stderr::forward_stderr(stderr, child.id().unwrap_or(0));
     }
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         kill_and_reap(&mut child).await;
@@ -102,7 +100,7 @@ pub(super) async fn launch(
 pub(super) async fn fork_worker(
     spec: &WorkerSpec,
     template: &UsableTemplate,
-) -> Result<ReadyWorker, WorkerError> {
+) -> Result<ReadyWorker, Failure> {
     let (temp, max_temp_bytes) = worker_temp(spec)?;
     let child = template
         .zygote
@@ -136,7 +134,7 @@ pub(super) async fn fork_worker(
 async fn await_ready(
     mut worker: ReadyWorker,
     startup_timeout: Duration,
-) -> Result<(ReadyWorker, Posture), WorkerError> {
+) -> Result<(ReadyWorker, Posture), Failure> {
     let ready = tokio::time::timeout(
         startup_timeout,
         read_frame_async(&mut worker.output, 1024 * 1024),
@@ -159,21 +157,4 @@ async fn await_ready(
     };
     worker.finish().await;
     Err(failure)
-}
-
-/// Drain a worker's (or the template's) stderr into the server's log until it exits. Reads in
-/// bounded chunks: a compromised worker must not make the parent buffer without limit.
-pub(crate) fn forward_stderr(mut stderr: tokio::process::ChildStderr, pid: u32) {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            let text = String::from_utf8_lossy(&buf[..n]);
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                tracing::warn!(worker = pid, "{line}");
-            }
-        }
-    });
 }

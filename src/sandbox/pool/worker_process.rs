@@ -14,8 +14,8 @@ use tokio::process::Child;
 use tokio::sync::oneshot;
 
 use super::slots::REAP_WAIT;
+use crate::engine::wal_path;
 use crate::sandbox::temp_dir::WorkerTempDir;
-use crate::sandbox::worker::wal_path;
 use crate::sandbox::zygote::handle::{Exit, Zygote};
 
 /// A confined, DuckDB-warm worker waiting for its one request.

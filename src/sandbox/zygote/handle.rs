@@ -18,8 +18,8 @@ use tokio::sync::oneshot;
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
 use crate::error::ErrorKind;
-use crate::protocol::{Posture, WorkerError};
-use crate::sandbox::bypass::{self, Bypass};
+use crate::protocol::{Failure, Posture};
+use crate::sandbox::bypass::Bypass;
 use crate::sandbox::worker::{WorkerArgs, WorkerStart};
 
 /// How a forked worker ended, as the template saw when it reaped it.
@@ -84,7 +84,7 @@ impl Zygote {
         args: &WorkerArgs,
         bypass: &Bypass,
         startup_timeout: Duration,
-    ) -> Result<Arc<Zygote>, WorkerError> {
+    ) -> Result<Arc<Zygote>, Failure> {
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -101,8 +101,8 @@ impl Zygote {
         // Like a worker, the template sees nothing of the operator's environment but the test
         // switch.
         cmd.env_clear();
-        if !bypass.is_empty() {
-            cmd.env(bypass::ENV_VAR, bypass.to_env_value());
+        if let Some((name, value)) = bypass.worker_env() {
+            cmd.env(name, value);
         }
         cmd.stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
@@ -117,7 +117,7 @@ impl Zygote {
         })?;
         let pid = child.id().unwrap_or(0);
         if let Some(stderr) = child.stderr.take() {
-            crate::sandbox::pool::forward_stderr(stderr, pid);
+            crate::sandbox::child_stderr::forward_stderr(stderr, pid);
         }
         let control = std::os::unix::net::UnixDatagram::from(ours);
         let control = control
@@ -357,6 +357,6 @@ impl Zygote {
     }
 }
 
-fn internal(message: String) -> WorkerError {
-    WorkerError::new(ErrorKind::InternalError, message)
+fn internal(message: String) -> Failure {
+    Failure::new(ErrorKind::InternalError, message)
 }

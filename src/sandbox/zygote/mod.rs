@@ -40,7 +40,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{Posture, WorkerError};
+use crate::protocol::{Failure, Posture};
 
 /// The largest control message: orders and events are a few hundred bytes.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -72,7 +72,7 @@ pub enum Event {
     /// Confined and warm: the template's own posture.
     Ready(Box<Posture>),
     /// The template could not confine itself or start DuckDB; it exits.
-    StartFailed(WorkerError),
+    StartFailed(Failure),
     /// The answer to a [`Order::Fork`], in order: the child's pid.
     Forked {
         /// The child's pid.

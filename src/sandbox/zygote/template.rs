@@ -15,13 +15,14 @@ use nix::unistd::Pid;
 use zygote_fork::{Forked, fork_single_threaded, receive_with_descriptors};
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
+use crate::engine::wal_path;
 use crate::engine::{Engine, Template};
 use crate::error::ErrorKind;
-use crate::protocol::{Response, WorkerError};
+use crate::protocol::{Failure, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::{self, ProcessInspection, TemplateFilter};
 use crate::sandbox::frame;
-use crate::sandbox::worker::{WorkerArgs, WorkerStart, serve_ready, wal_path};
+use crate::sandbox::worker::{WorkerArgs, WorkerStart, serve_ready};
 
 /// Run the template until the server closes its control socket; returns the exit code.
 pub fn run(args: &WorkerArgs) -> i32 {
@@ -58,7 +59,7 @@ struct State {
 }
 
 /// Steps 1 to 3: confine, warm DuckDB, report ready.
-fn start(args: &WorkerArgs) -> Result<State, WorkerError> {
+fn start(args: &WorkerArgs) -> Result<State, Failure> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("template: {e}")))?;
     let inspection = confine::inspect_process()
         .map_err(|e| internal(format!("template sandbox setup failed: {e}")))?;
@@ -223,7 +224,7 @@ fn become_worker(
     temp_dir: Option<PathBuf>,
     max_temp_bytes: u64,
     template_pid: i32,
-) -> Result<(), WorkerError> {
+) -> Result<(), Failure> {
     // The order's socket replaces the control socket (descriptor 0) and the template's null
     // standard output: the child can neither read the server's orders nor forge events. The
     // template's SIGCHLD descriptor is closed too: the child has no children.
@@ -270,6 +271,6 @@ fn send_event(event: &Event) -> nix::Result<()> {
     }
 }
 
-fn internal(message: String) -> WorkerError {
-    WorkerError::new(ErrorKind::InternalError, message)
+fn internal(message: String) -> Failure {
+    Failure::new(ErrorKind::InternalError, message)
 }

@@ -53,6 +53,10 @@ pub(crate) fn unknown_column(name: &str) -> Refusal {
         message: format!("Column {name} does not exist in this database."),
         construct: name.into(),
         suggestion: "Check the column names with describe_table.".into(),
+        missing: Some(crate::error::MissingName {
+            name: name.into(),
+            kind: crate::error::MissingKind::Column,
+        }),
     }
 }
 

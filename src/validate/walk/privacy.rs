@@ -27,6 +27,7 @@ impl Walker<'_> {
                 construct: "nesting".into(),
                 suggestion: "Simplify the expression, e.g. use IN (...) instead of long OR chains."
                     .into(),
+                missing: None,
             });
         }
         Ok(())
