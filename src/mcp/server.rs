@@ -3,15 +3,14 @@
 //! resources, and progress notifications. What each tool does is in `tools/`.
 
 use std::borrow::Cow;
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
     Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
     ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -20,16 +19,14 @@ use serde_json::{Value, json};
 
 use crate::audit::AuditError;
 use crate::error::ErrorKind;
-use crate::error::Failure;
 use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
-use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table, percent_decode, table_detail};
+use crate::mcp::catalog_lookup::{find_table, percent_decode, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply};
-use crate::mcp::fuzzy;
 use crate::mcp::prompts;
+use crate::mcp::tools::context::ToolContext;
 use crate::mcp::tools::{self, ToolName};
-use crate::protocol::{CatalogSnapshot, MissingKind};
-use crate::session::{CountersSnapshot, SessionCounters};
+use crate::session::SessionCounters;
 
 pub use crate::session::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 
@@ -84,152 +81,9 @@ impl DuckgateServer {
         }
     }
 
-    /// What the transport ignored or refused so far in this session.
-    pub(crate) fn session_counts(&self) -> CountersSnapshot {
-        self.counters.snapshot()
-    }
-
-    /// The gateway every tool answers from.
-    pub(crate) fn gateway(&self) -> &Gateway {
-        &self.gateway
-    }
-
-    /// The catalog with the operator's descriptions laid over DuckDB's comments.
-    pub(crate) async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, ErrorBody> {
-        let catalog = self
-            .gateway
-            .catalog()
-            .await
-            .map_err(|e| self.gateway_error(e, None))?;
-        if self.options.descriptions.is_empty() {
-            return Ok(catalog);
-        }
-        let mut overlaid = (*catalog).clone();
-        for table in &mut overlaid.tables {
-            let qualified = format!("{}.{}", table.schema, table.name);
-            if let Some(description) = self
-                .options
-                .descriptions
-                .get(&qualified)
-                .or_else(|| self.options.descriptions.get(&table.name))
-            {
-                table.description = Some(description.clone());
-            }
-        }
-        Ok(Arc::new(overlaid))
-    }
-
-    /// A gateway failure with the recovery this kind calls for; `retry` is the call to repeat
-    /// (its tool and arguments) where repeating it is the way on.
-    pub(crate) fn gateway_error(
-        &self,
-        error: Failure,
-        retry: Option<(ToolName, Value)>,
-    ) -> ErrorBody {
-        let mut body = ErrorBody::from_gateway(error);
-        let sql_args = retry
-            .as_ref()
-            .and_then(|(_, args)| args.get("sql").cloned());
-        match body.kind {
-            ErrorKind::PolicyBlocked | ErrorKind::MultipleStatements => {
-                body = body.suggest(ToolName::Query.as_str(), None);
-                if body.recovery.hint.is_none() {
-                    body.recovery.hint = Some(
-                        "Send exactly one SELECT (or WITH … SELECT) over the database's tables."
-                            .into(),
-                    );
-                }
-            }
-            ErrorKind::Timeout | ErrorKind::ResourceLimit => {
-                if let Some(sql) = sql_args {
-                    body =
-                        body.suggest(ToolName::ExplainQuery.as_str(), Some(json!({ "sql": sql })));
-                }
-                if body.recovery.hint.is_none() {
-                    body.recovery.hint = Some(
-                        "Add WHERE filters, aggregate before returning rows, or lower the limit."
-                            .into(),
-                    );
-                }
-            }
-            ErrorKind::DatabaseLocked => {
-                if let Some((tool, args)) = retry {
-                    body = body.suggest(tool.as_str(), Some(args));
-                }
-                if body.recovery.hint.is_none() {
-                    body.recovery.hint =
-                        Some("Another program is writing the database; retry in a moment.".into());
-                }
-            }
-            // Nothing ran: the same call, a little later, is the way on.
-            ErrorKind::Busy => {
-                if let Some((tool, args)) = retry {
-                    body = body.suggest(tool.as_str(), Some(args));
-                }
-                if body.recovery.hint.is_none() {
-                    body.recovery.hint = Some(
-                        "Every query worker is taken by other calls; retry this call in a few seconds."
-                            .into(),
-                    );
-                }
-            }
-            ErrorKind::DatabaseNotFound => {
-                if body.recovery.hint.is_none() {
-                    body.recovery.hint = Some(self.gateway.config().missing_db_hint.clone());
-                }
-            }
-            // Left without a suggestion on purpose: `with_fuzzy_matches` fills it in.
-            ErrorKind::UnknownName
-            | ErrorKind::SyntaxError
-            | ErrorKind::InvalidArgument
-            | ErrorKind::Cancelled
-            | ErrorKind::DatabaseError
-            | ErrorKind::InternalError => {}
-            // The hint is the operator's fix, from the gateway: no tool call can help.
-            ErrorKind::SandboxUnavailable => {}
-        }
-        body
-    }
-
-    /// Fill `fuzzy_matches` for an unknown name the gateway reported and point at list_tables or
-    /// search_schema. Errors this layer raised itself already carry both and are left alone.
-    async fn with_fuzzy_matches(&self, mut body: ErrorBody) -> ErrorBody {
-        if body.kind != ErrorKind::UnknownName || body.recovery.suggested_tool.is_some() {
-            return body;
-        }
-        let Some(name) = body
-            .construct
-            .clone()
-            .or_else(|| body.missing.as_ref().map(|m| m.name.clone()))
-        else {
-            return body.suggest(ToolName::ListTables.as_str(), None);
-        };
-        let Ok(catalog) = self.catalog().await else {
-            return body.suggest(ToolName::ListTables.as_str(), None);
-        };
-        // What the engine read from DuckDB's message (`engine/errors.rs`), or what the parent's
-        // validator found missing: typed, never read from the message.
-        let looking = if body.missing.as_ref().map(|m| m.kind) == Some(MissingKind::Column) {
-            fuzzy::Looking::ForColumn
-        } else {
-            fuzzy::Looking::ForTable
-        };
-        let matches =
-            fuzzy::catalog_matches_off_thread(&name, catalog, looking, MAX_FUZZY_MATCHES).await;
-        body.recovery.fuzzy_matches = matches.iter().map(fuzzy::CatalogMatch::written).collect();
-        match matches.first() {
-            None | Some(fuzzy::CatalogMatch::Table(_)) => {
-                body = body.suggest(ToolName::ListTables.as_str(), None);
-            }
-            Some(fuzzy::CatalogMatch::Column { .. }) => {
-                let bare = fuzzy::last_part(&name);
-                body = body.suggest(
-                    ToolName::SearchSchema.as_str(),
-                    Some(json!({ "query": bare })),
-                );
-            }
-        }
-        body
+    /// What a tool may use of this server (`tools::context`).
+    pub(crate) fn tool_context(&self) -> ToolContext<'_> {
+        ToolContext::new(&self.gateway, &self.options, &self.counters)
     }
 
     /// Answer one call of `tool`: refused whole when the kernel cannot confine workers, then
@@ -243,17 +97,18 @@ impl DuckgateServer {
         // A server whose kernel cannot confine workers answers every call with why, and runs
         // nothing (the gateway refuses on its own too).
         if let Err(refusal) = self.gateway.refusal() {
-            return Reply::failed(self.gateway_error(refusal, None));
+            return Reply::failed(self.tool_context().gateway_error(refusal, None));
         }
         let arguments = params.arguments;
         // Size caps first: an over-long argument costs no catalog fetch and no fuzzy matching.
         if let Err(error) = tools::check_argument_sizes(tool, arguments.as_ref()) {
             return Reply::failed(error);
         }
-        let outcome = tool.call(self, arguments, context).await;
+        let tools = self.tool_context();
+        let outcome = tool.call(&tools, arguments, context).await;
         match outcome {
             Ok(reply) => reply,
-            Err(error) => Reply::failed(self.with_fuzzy_matches(error).await),
+            Err(error) => Reply::failed(tools.with_fuzzy_matches(error).await),
         }
     }
 
@@ -317,7 +172,7 @@ impl DuckgateServer {
     }
 
     async fn read_schema_resource(&self, uri: &str) -> Result<String, McpError> {
-        let catalog = self.catalog().await.map_err(|error| {
+        let catalog = self.tool_context().catalog().await.map_err(|error| {
             McpError::internal_error(
                 error.message.clone(),
                 Some(json!({ "kind": error.kind, "hint": error.recovery.hint })),
@@ -339,37 +194,6 @@ impl DuckgateServer {
                 error.message,
                 Some(json!({ "fuzzy_matches": error.recovery.fuzzy_matches })),
             )),
-        }
-    }
-}
-
-/// Run `work`, sending a progress notification every second while it runs, if the request asked.
-pub(crate) async fn with_progress<F: Future>(
-    work: F,
-    context: &RequestContext<RoleServer>,
-) -> F::Output {
-    let Some(token) = context.meta.get_progress_token() else {
-        return work.await;
-    };
-    let peer = context.peer.clone();
-    let start = Instant::now();
-    let mut ticker = tokio::time::interval_at(
-        (start + Duration::from_secs(1)).into(),
-        Duration::from_secs(1),
-    );
-    tokio::pin!(work);
-    let mut ticks: u32 = 0;
-    loop {
-        tokio::select! {
-            biased;
-            output = &mut work => return output,
-            _ = ticker.tick() => {
-                ticks += 1;
-                let note = ProgressNotificationParam::new(token.clone(), f64::from(ticks))
-                    .with_message(format!("query running for {ticks} s"));
-                // A client that went away cannot be told; the query result path handles that.
-                let _ = peer.notify_progress(note).await;
-            }
         }
     }
 }

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::ToolContext;
 use super::list_relationships::foreign_key_schema;
 use super::{
     ToolName, ToolSpec, arguments_schema, check_not_blank, relation_schema, schema_argument,
@@ -11,7 +12,6 @@ use super::{
 use crate::mcp::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::render;
-use crate::mcp::server::DuckgateServer;
 
 /// `describe_table` in `tools/list`.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -109,7 +109,7 @@ pub struct DescribeTableArgs {
 
 /// The table the agent named, found as [`find_table`] finds it.
 pub(crate) async fn run(
-    server: &DuckgateServer,
+    server: &ToolContext<'_>,
     args: DescribeTableArgs,
 ) -> Result<Reply, ErrorBody> {
     check_not_blank(ToolName::DescribeTable, "table_name", &args.table_name)?;

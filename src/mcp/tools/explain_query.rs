@@ -4,9 +4,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::{ToolContext, with_progress};
 use super::{SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_not_blank, sql_argument};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
-use crate::mcp::server::{DuckgateServer, with_progress};
 
 /// `explain_query` in `tools/list`.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -62,7 +62,7 @@ pub struct ExplainArgs {
 
 /// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
 pub(crate) async fn run(
-    server: &DuckgateServer,
+    server: &ToolContext<'_>,
     args: ExplainArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<Reply, ErrorBody> {

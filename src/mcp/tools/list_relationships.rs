@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
+use super::context::ToolContext;
 use super::{ToolSpec, arguments_schema};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::render;
-use crate::mcp::server::DuckgateServer;
 
 /// `list_relationships` in `tools/list`.
 pub static SPEC: ToolSpec = ToolSpec {
@@ -58,7 +58,7 @@ fn signature() -> String {
 }
 
 /// Every declared foreign key, one line each.
-pub(crate) async fn run(server: &DuckgateServer) -> Result<Reply, ErrorBody> {
+pub(crate) async fn run(server: &ToolContext<'_>) -> Result<Reply, ErrorBody> {
     let catalog = server.catalog().await?;
     let keys = &catalog.foreign_keys;
     let text = if keys.is_empty() {

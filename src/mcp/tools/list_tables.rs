@@ -3,13 +3,13 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::ToolContext;
 use super::{ToolName, ToolSpec, arguments_schema, relation_schema};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
-use crate::mcp::server::DuckgateServer;
 use crate::protocol::TableInfo;
 
 /// `list_tables` in `tools/list`.
@@ -67,7 +67,10 @@ pub struct ListTablesArgs {
 }
 
 /// The tables and views, of one schema if `args.schema` names one that exists.
-pub(crate) async fn run(server: &DuckgateServer, args: ListTablesArgs) -> Result<Reply, ErrorBody> {
+pub(crate) async fn run(
+    server: &ToolContext<'_>,
+    args: ListTablesArgs,
+) -> Result<Reply, ErrorBody> {
     let catalog = server.catalog().await?;
     if let Some(schema) = &args.schema {
         let schemas = schema_names(&catalog);

@@ -17,8 +17,9 @@ use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::mcp::envelope::{ErrorBody, Reply, nullable, output_schema};
-use crate::mcp::server::DuckgateServer;
+use context::ToolContext;
 
+pub(crate) mod context;
 pub mod describe_table;
 pub mod explain_query;
 pub mod list_relationships;
@@ -143,7 +144,7 @@ impl ToolName {
     /// is `invalid_argument` before the handler sees anything.
     pub(crate) async fn call(
         self,
-        server: &DuckgateServer,
+        server: &ToolContext<'_>,
         arguments: Option<JsonObject>,
         context: &RequestContext<RoleServer>,
     ) -> Result<Reply, ErrorBody> {

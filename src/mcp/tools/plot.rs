@@ -4,11 +4,11 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::{ToolContext, with_progress};
 use super::query::row_arrays_schema;
 use super::{SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_not_blank, sql_argument};
 use crate::error::ErrorKind;
 use crate::mcp::envelope::{Envelope, ErrorBody, Reply, Status};
-use crate::mcp::server::{DuckgateServer, with_progress};
 use crate::plot::{
     ChartKind, DEFAULT_BINS, DEFAULT_HEIGHT, DEFAULT_WIDTH, MAX_BINS, MAX_HEIGHT, MAX_WIDTH,
     MIN_SIDE,
@@ -136,7 +136,7 @@ pub struct PlotArgs {
 /// Run `args.sql` in a worker, which draws the chart there; the picture comes first, then a
 /// sentence and the numbers drawn.
 pub(crate) async fn run(
-    server: &DuckgateServer,
+    server: &ToolContext<'_>,
     args: PlotArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<Reply, ErrorBody> {

@@ -4,13 +4,13 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::{ToolContext, with_progress};
 use super::{
     SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank, sql_argument,
 };
 use crate::engine::json_size;
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::render;
-use crate::mcp::server::{DuckgateServer, with_progress};
 use crate::protocol::QueryResult;
 
 /// Rows `query` returns when no limit is given.
@@ -151,7 +151,7 @@ pub struct QueryArgs {
 
 /// Run `args.sql` with its row limit, with progress notifications while it runs.
 pub(crate) async fn run(
-    server: &DuckgateServer,
+    server: &ToolContext<'_>,
     args: QueryArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<Reply, ErrorBody> {

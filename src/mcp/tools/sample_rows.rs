@@ -4,6 +4,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
 use super::{
     ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank, schema_argument,
@@ -13,7 +14,6 @@ use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use crate::mcp::envelope::{ErrorBody, Reply};
 use crate::mcp::fuzzy;
-use crate::mcp::server::{DuckgateServer, with_progress};
 use crate::sql_text::quote_identifier;
 
 /// Rows `sample_rows` returns when no limit is given.
@@ -87,7 +87,7 @@ pub struct SampleRowsArgs {
 
 /// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
 pub(crate) async fn run(
-    server: &DuckgateServer,
+    server: &ToolContext<'_>,
     args: SampleRowsArgs,
     context: &RequestContext<RoleServer>,
 ) -> Result<Reply, ErrorBody> {

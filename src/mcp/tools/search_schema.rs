@@ -5,13 +5,13 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::context::ToolContext;
 use super::{
     LongText, MAX_SEARCH_BYTES, ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank,
 };
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::fuzzy;
-use crate::mcp::server::DuckgateServer;
 
 /// Matches `search_schema` returns when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 20;
@@ -106,7 +106,7 @@ pub struct SearchArgs {
 }
 
 /// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
-pub(crate) async fn run(server: &DuckgateServer, args: SearchArgs) -> Result<Reply, ErrorBody> {
+pub(crate) async fn run(server: &ToolContext<'_>, args: SearchArgs) -> Result<Reply, ErrorBody> {
     check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
     let needle = args.query.trim().to_string();
     let query_for_retry = needle.clone();

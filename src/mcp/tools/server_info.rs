@@ -2,10 +2,10 @@
 
 use serde_json::{Value, json};
 
+use super::context::ToolContext;
 use super::{ToolSpec, arguments_schema, query, sample_rows, search_schema};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
-use crate::mcp::server::DuckgateServer;
 use crate::size::format_size;
 
 /// `server_info` in `tools/list`.
@@ -181,7 +181,7 @@ fn data_schema() -> Value {
 
 /// The server, the limits of every tool and of the workers, and the posture the workers report;
 /// `partial` when the posture cannot be read.
-pub(crate) async fn run(server: &DuckgateServer) -> Reply {
+pub(crate) async fn run(server: &ToolContext<'_>) -> Reply {
     let config = server.gateway().config();
     let posture = server.gateway().posture().await;
     let memory = server.gateway().memory();
