@@ -269,7 +269,7 @@ impl Gateway {
     }
 
     /// Under privacy rules, DuckDB's own "not found" errors are reworded so they depend only on
-    /// the name the query wrote ([`Failure::unknown_name_under_privacy`]; the worker has done so too,
+    /// the name the query wrote ([`privacy::unknown_name_failure`]; the worker has done so too,
     /// this holds if it did not). The worker's own privacy refusal (from its plan check) gets
     /// its recovery hint here. Both are recognised by type, never by their words.
     fn private_error(&self, mut error: Failure) -> Failure {
@@ -281,9 +281,7 @@ impl Gateway {
                 error.suggestion = Some(privacy::PLAN_REFUSAL_HINT.into());
                 error
             }
-            (ErrorKind::UnknownName, _) => {
-                Failure::unknown_name_under_privacy(error.missing.as_ref())
-            }
+            (ErrorKind::UnknownName, _) => privacy::unknown_name_failure(error.missing.as_ref()),
             (
                 ErrorKind::PolicyBlocked
                 | ErrorKind::MultipleStatements

@@ -6,16 +6,16 @@
 //! - [`session`]: the stdio session's state machine: what each client line is, what rmcp sees.
 //! - [`mcp`]: the line transport and the rmcp handler; every argument capped before any work.
 //! - [`gateway`]: the parent's one entry point; never opens the database.
-//! - [`validate`]: the sqlparser walk and the policy table both walks share.
+//! - [`validate`]: the sqlparser walk and the policy table both walks share (the
+//!   `duckgate-validate` crate, with [`error`], the one error type and the kinds it carries).
 //! - [`sandbox`]: the worker pool, the worker's life, and its confinement (`sandbox::confine`).
 //! - [`engine`]: the hardened DuckDB inside the worker: attach, the walk of DuckDB's parse tree,
 //!   the plan check, the shadow catalog under privacy rules, the query.
 
-pub mod error;
+pub use duckgate_validate::{error, validate};
 pub mod outcome;
 pub mod privacy;
 pub mod sql_text;
-pub mod validate;
 
 #[cfg(feature = "transport")]
 pub mod session;

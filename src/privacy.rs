@@ -20,51 +20,46 @@ list_tables shows.";
 pub const PLAN_REFUSAL_HINT: &str =
     "Name the columns you need (see describe_table), and query only tables that list_tables shows.";
 
-/// The errors privacy rules put in place of DuckDB's (see `crate::privacy`): the module that
-/// holds the rules builds them on the crate's one error type.
-impl Failure {
-    /// Under privacy rules, a "not found" error in words that depend only on the name the query
-    /// wrote: DuckDB's own text lists candidates and "did you mean" suggestions, drawn from every
-    /// attached catalog, so it could name what is hidden. A missing column keeps its name (the
-    /// query wrote it); anything else becomes one fixed sentence. Built from the typed
-    /// [`MissingName`] the engine read from DuckDB's message, never from the message. The worker
-    /// rewords (the layer that holds alone) and the parent rewords again, with this one function;
-    /// the result keeps only a missing column, so the parent's rewording gives the same words.
-    pub fn unknown_name_under_privacy(missing: Option<&MissingName>) -> Failure {
-        let column = missing.filter(|m| m.kind == MissingKind::Column);
-        let refusal = match column {
-            Some(missing) => crate::validate::unknown_column(&missing.name),
-            None => crate::validate::Refusal {
-                kind: crate::error::ErrorKind::UnknownName,
-                message: crate::privacy::UNKNOWN_NAME.into(),
-                construct: String::new(),
-                suggestion: "Check the names with list_tables and describe_table.".into(),
-                missing: None,
-            },
-        };
-        Failure {
-            missing: column.cloned(),
-            ..refusal.into()
-        }
-    }
-
-    /// Under privacy rules, DuckDB's error for a query whose message quoted a name that is neither
-    /// visible nor written in the query: reworded whole, naming nothing.
-    pub fn unnamed_under_privacy() -> Failure {
-        crate::validate::Refusal {
-            kind: crate::error::ErrorKind::DatabaseError,
-            message: crate::privacy::UNNAMED_ERROR.into(),
+/// Under privacy rules, a "not found" error in words that depend only on the name the query
+/// wrote: DuckDB's own text lists candidates and "did you mean" suggestions, drawn from every
+/// attached catalog, so it could name what is hidden. A missing column keeps its name (the
+/// query wrote it); anything else becomes one fixed sentence. Built from the typed
+/// [`MissingName`] the engine read from DuckDB's message, never from the message. The worker
+/// rewords (the layer that holds alone) and the parent rewords again, with this one function;
+/// the result keeps only a missing column, so the parent's rewording gives the same words.
+pub fn unknown_name_failure(missing: Option<&MissingName>) -> Failure {
+    let column = missing.filter(|m| m.kind == MissingKind::Column);
+    let refusal = match column {
+        Some(missing) => crate::validate::unknown_column(&missing.name),
+        None => crate::validate::Refusal {
+            kind: crate::error::ErrorKind::UnknownName,
+            message: crate::privacy::UNKNOWN_NAME.into(),
             construct: String::new(),
-            suggestion:
-                "Check the names with list_tables and describe_table, and simplify the query."
-                    .into(),
+            suggestion: "Check the names with list_tables and describe_table.".into(),
             missing: None,
-        }
-        .into()
+        },
+    };
+    Failure {
+        missing: column.cloned(),
+        ..refusal.into()
     }
 }
 
-/// The sentence of [`Failure::unnamed_under_privacy`].
+/// Under privacy rules, DuckDB's error for a query whose message quoted a name that is neither
+/// visible nor written in the query: reworded whole, naming nothing.
+pub fn unnamed_failure() -> Failure {
+    crate::validate::Refusal {
+        kind: crate::error::ErrorKind::DatabaseError,
+        message: crate::privacy::UNNAMED_ERROR.into(),
+        construct: String::new(),
+        suggestion: "Check the names with list_tables and describe_table, and simplify the query."
+            .into(),
+        missing: None,
+    }
+    .into()
+}
+
+/// The sentence of [`unnamed_failure`].
 pub const UNNAMED_ERROR: &str = "DuckDB could not run the query as written; its message named something not available on this server.";
 
 /// The one sentence for a name that does not exist (or is hidden) under privacy rules.

@@ -271,21 +271,21 @@ impl Engine {
 
     /// Under privacy rules, an error as the agent may see it: the private name of the database
     /// replaced by its public one, and a "not found" error in words that depend only on the
-    /// name the query wrote (`Failure::unknown_name_under_privacy`), so a hidden name and a made-up
+    /// name the query wrote (`privacy::unknown_name_failure`), so a hidden name and a made-up
     /// one fail alike. Without rules, the error as is.
     pub fn private_error(&self, error: Failure, sql: &str) -> Failure {
         let Some(shadow) = &self.shadow else {
             return error;
         };
         if error.kind == ErrorKind::UnknownName {
-            return Failure::unknown_name_under_privacy(error.missing.as_ref());
+            return crate::privacy::unknown_name_failure(error.missing.as_ref());
         }
         // Any other error that quotes a name the shadow does not show, and the query did not
         // write, is reworded whole: such a name could only come from what is hidden.
         if !shadow.quotes_only(&error.message, sql) {
             return Failure {
                 kind: error.kind,
-                ..Failure::unnamed_under_privacy()
+                ..crate::privacy::unnamed_failure()
             };
         }
         Failure {

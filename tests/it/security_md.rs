@@ -3,7 +3,8 @@
 //! A citation is a backticked span in SECURITY.md that names a file of this repository, either
 //! alone (`` `deny.toml` ``) or followed by the test that proves a claim
 //! (`` `tests/it/sandbox_denial.rs::worker_cannot_read_secret_file` ``; module segments may sit in
-//! between, e.g. `` `src/validate/mod.rs::tests::refuses_insert` ``). Each cited file must exist,
+//! between, e.g. `` `crates/duckgate-validate/src/validate/mod.rs::tests::refuses_insert` ``). Each
+//! cited file must exist,
 //! each cited test must be defined in it (`fn name`), and each cited module must be declared in
 //! it (`mod name`). A renamed or deleted test therefore fails CI until SECURITY.md is updated.
 //!

@@ -195,8 +195,7 @@ fn independent_regions(sql: &str) -> IndependentScan {
 /// `sql` without what may follow its one statement: `;`, whitespace and comments, so the
 /// statement can be placed inside parentheses. `None` when the text holds an escape string
 /// (`E'\''`), whose end this scan cannot place.
-#[cfg_attr(not(feature = "engine"), allow(dead_code))]
-pub(crate) fn without_terminator(sql: &str) -> Option<&str> {
+pub fn without_terminator(sql: &str) -> Option<&str> {
     let scan = independent_regions(sql);
     if scan.escape_string_at.is_some() {
         return None;

@@ -393,7 +393,7 @@ fn quoted_strings_and_identifiers_may_hold_anything_harmless() {
 #[test]
 #[ignore = "writes fuzz/corpus; run by hand when the case tables change"]
 fn write_fuzz_seed_corpus() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
     let bytes_dir = root.join("validate_bytes");
     let structured_dir = root.join("validate_structured");
     std::fs::create_dir_all(&bytes_dir).unwrap();

@@ -34,7 +34,7 @@ use crate::error::{ErrorKind, messages};
 #[doc(hidden)]
 pub mod corpus;
 pub(crate) mod function_policy;
-pub(crate) mod functions;
+pub mod functions;
 #[doc(hidden)]
 pub mod fuzz_entry;
 #[doc(hidden)]
@@ -42,9 +42,8 @@ pub mod fuzz_tree;
 #[doc(hidden)]
 pub mod generate;
 mod lexical;
-#[cfg(feature = "engine")]
-pub(crate) use lexical::without_terminator;
-pub(crate) mod refusals;
+pub use lexical::without_terminator;
+pub mod refusals;
 mod statements;
 pub mod tree;
 mod unparsed;

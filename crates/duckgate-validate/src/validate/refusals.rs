@@ -7,7 +7,7 @@ use super::functions::{self, Denial};
 use crate::error::ErrorKind;
 
 /// A `policy_blocked` refusal of `construct`.
-pub(crate) fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Refusal {
+pub fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::PolicyBlocked,
         message,
@@ -18,7 +18,7 @@ pub(crate) fn policy_blocked(construct: &str, message: String, suggestion: &str)
 }
 
 /// A construct duckgate does not accept (mostly other dialects' syntax).
-pub(crate) fn unsupported(construct: &str, instead: &str) -> Refusal {
+pub fn unsupported(construct: &str, instead: &str) -> Refusal {
     policy_blocked(
         construct,
         format!("{construct} is not supported by duckgate; {instead}."),
@@ -27,7 +27,7 @@ pub(crate) fn unsupported(construct: &str, instead: &str) -> Refusal {
 }
 
 /// `text` with a capital first letter and a full stop.
-pub(crate) fn capitalized(text: &str) -> String {
+pub fn capitalized(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(first) => first.to_uppercase().chain(chars).collect::<String>() + ".",
@@ -36,7 +36,7 @@ pub(crate) fn capitalized(text: &str) -> String {
 }
 
 /// A function (or system view) refused by the policy table, with its reason.
-pub(crate) fn denied(name: &str, denial: Denial) -> Refusal {
+pub fn denied(name: &str, denial: Denial) -> Refusal {
     policy_blocked(
         name,
         format!("{name} {}; {}.", denial.reason, denial.instead),
@@ -45,7 +45,7 @@ pub(crate) fn denied(name: &str, denial: Denial) -> Refusal {
 }
 
 /// A relation written as a file or URL.
-pub(crate) fn file_relation(name: &str) -> Refusal {
+pub fn file_relation(name: &str) -> Refusal {
     policy_blocked(
         name,
         format!(
@@ -56,7 +56,7 @@ pub(crate) fn file_relation(name: &str) -> Refusal {
 }
 
 /// A relation that is not in the database (and equally one the operator hides).
-pub(crate) fn unknown_relation(name: &str) -> Refusal {
+pub fn unknown_relation(name: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::UnknownName,
         message: format!("Table or view {name} does not exist in this database."),
@@ -67,7 +67,7 @@ pub(crate) fn unknown_relation(name: &str) -> Refusal {
 }
 
 /// A function or type named with a catalog that is neither the database's nor `system`.
-pub(crate) fn other_catalog(name: &str) -> Refusal {
+pub fn other_catalog(name: &str) -> Refusal {
     Refusal {
         kind: ErrorKind::UnknownName,
         message: format!(
@@ -81,7 +81,7 @@ pub(crate) fn other_catalog(name: &str) -> Refusal {
 }
 
 /// A table function that is not on the allowlist.
-pub(crate) fn table_function_not_allowed(called: &str) -> Refusal {
+pub fn table_function_not_allowed(called: &str) -> Refusal {
     policy_blocked(
         called,
         format!(
@@ -94,7 +94,7 @@ pub(crate) fn table_function_not_allowed(called: &str) -> Refusal {
 
 /// A catalog listing (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) while a
 /// privacy rule hides names it would show.
-pub(crate) fn catalog_listing(construct: &str) -> Refusal {
+pub fn catalog_listing(construct: &str) -> Refusal {
     policy_blocked(
         construct,
         format!(
@@ -105,7 +105,7 @@ pub(crate) fn catalog_listing(construct: &str) -> Refusal {
 }
 
 /// Whether a relation name can only be a file or URL (DuckDB's replacement scans read those).
-pub(crate) fn looks_like_path(name: &str) -> bool {
+pub fn looks_like_path(name: &str) -> bool {
     name.contains(['/', '\\', '.', ':', '*', '?', '~']) || name.is_empty()
 }
 
@@ -118,7 +118,7 @@ const DATA_FILE_EXTENSIONS: &[&str] = &[
 ];
 
 /// Whether the two-part name `schema.table` (with no such table) is a file DuckDB would read.
-pub(crate) fn names_a_data_file(schema: &str, table: &str) -> bool {
+pub fn names_a_data_file(schema: &str, table: &str) -> bool {
     !schema.is_empty()
         && DATA_FILE_EXTENSIONS
             .iter()

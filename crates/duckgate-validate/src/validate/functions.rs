@@ -18,7 +18,7 @@ use super::function_policy::{FUNCTION_POLICY, PolicyEntry};
 
 /// Why a function is refused, and what to do instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Denial {
+pub struct Denial {
     /// Completes "`name` …", e.g. "reads files outside the database".
     pub(crate) reason: &'static str,
     /// The next step for the agent.
@@ -37,7 +37,8 @@ const WRITES: Denial = Denial {
     reason: "changes the database or the session, and duckgate is read-only",
     instead: "remove it; only read-only queries are allowed",
 };
-pub(crate) const READS_SETTINGS: Denial = Denial {
+/// Why a function or statement that reads DuckDB's configuration is refused.
+pub const READS_SETTINGS: Denial = Denial {
     reason: "reads DuckDB's configuration or secrets, not the database's data",
     instead: "use server_info for the server's settings, or query the database's tables",
 };
@@ -90,7 +91,7 @@ const ONLY_WAITS: Denial = Denial {
 
 /// Where a table function's rows come from, which decides where it may appear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RowSource {
+pub enum RowSource {
     /// Its arguments alone (`range`, `unnest`, `json_each`): allowed under every rule.
     Arguments,
     /// DuckDB's catalog: it lists table and column names, so it is refused whenever a privacy
@@ -102,12 +103,16 @@ pub(crate) enum RowSource {
 
 /// What kind of function DuckDB registers (`duckdb_functions().function_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FunctionKind {
+pub enum FunctionKind {
+    /// A scalar function.
     Scalar,
+    /// An aggregate function.
     Aggregate,
+    /// A window function.
     Window,
     /// A scalar macro built into DuckDB (expanded at bind time).
     Macro,
+    /// A table function.
     Table,
     /// A table macro built into DuckDB (expanded at bind time).
     TableMacro,
@@ -144,7 +149,7 @@ impl FunctionKind {
 
 /// What a function does, which decides whether and where it may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Class {
+pub enum Class {
     /// Computes its result from its arguments alone.
     Computes,
     /// Inserted by DuckDB's optimizer (`__internal_*`); computes from its arguments alone.
@@ -165,19 +170,27 @@ pub(crate) enum Class {
     /// Appears in DuckDB's plans for statements that are allowed (`seq_scan` for a table scan,
     /// `pragma_show` for `SHOW t`); SQL may not call it by name.
     PlanOnly,
+    /// Runs, binds or parses SQL given as a string.
     RunsSqlText,
+    /// Builds a type from text, which reaches the binder.
     BuildsTypeFromText,
+    /// Changes the database or the session.
     Writes,
+    /// Reads DuckDB's configuration or secrets.
     ReadsSettings,
+    /// Names a table by a string, out of the walks' sight.
     NamesATableByText,
+    /// Only waits (sleeps), holding a worker for nothing.
     OnlyWaits,
+    /// Reads files or the network.
     ReadsFiles,
+    /// A `PRAGMA` statement's function, never callable from SQL.
     PragmaStatement,
 }
 
 impl Class {
     /// Why it is refused, if it is.
-    pub(crate) fn denial(self) -> Option<Denial> {
+    pub fn denial(self) -> Option<Denial> {
         match self {
             Class::Computes
             | Class::OptimizerInternal
@@ -254,7 +267,7 @@ impl Class {
 
 /// What the policy says of a function called where an expression stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ExpressionUse {
+pub enum ExpressionUse {
     /// Allowed everywhere.
     Allowed,
     /// Lists the catalog: allowed unless privacy rules hide names.
@@ -275,7 +288,7 @@ fn entries(name: &str) -> impl Iterator<Item = &'static PolicyEntry> + '_ {
 /// What the policy says of `name` (any case) called where an expression stands. A name refused
 /// in any of its expression kinds is refused; one DuckDB knows only as a refused table function
 /// is refused too, so the refusal names the real reason wherever it is written.
-pub(crate) fn expression_use(name: &str) -> ExpressionUse {
+pub fn expression_use(name: &str) -> ExpressionUse {
     let mut found = None;
     for entry in entries(name).filter(|e| e.kind.in_expressions()) {
         let this = match entry.class.denial() {
@@ -303,7 +316,7 @@ pub(crate) fn expression_use(name: &str) -> ExpressionUse {
 }
 
 /// Why `name` (any case) is refused where an expression stands, if the policy refuses it.
-pub(crate) fn denial(name: &str) -> Option<Denial> {
+pub fn denial(name: &str) -> Option<Denial> {
     match expression_use(name) {
         ExpressionUse::Refused(denial) => Some(denial),
         ExpressionUse::Allowed | ExpressionUse::CatalogListing | ExpressionUse::NotBuiltIn => None,
@@ -312,7 +325,7 @@ pub(crate) fn denial(name: &str) -> Option<Denial> {
 
 /// What the policy says of a table function (`FROM name(…)`, any case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TableUse {
+pub enum TableUse {
     /// Allowed, with where its rows come from.
     Allowed(RowSource),
     /// Refused, with the reason.
@@ -325,7 +338,7 @@ pub(crate) enum TableUse {
 }
 
 /// What the policy says of `name` (any case) called in `FROM`.
-pub(crate) fn table_use(name: &str) -> TableUse {
+pub fn table_use(name: &str) -> TableUse {
     let mut allowed = None;
     let mut plan_only = false;
     for entry in entries(name) {
@@ -361,8 +374,7 @@ pub(crate) fn table_use(name: &str) -> TableUse {
 /// as `<`, `__cast`, `~~`) and position: the policy's spelling and its class, or `None` when the
 /// policy has no row for it, which the plan check refuses. A name with a refused kind among
 /// allowed ones counts as refused.
-#[cfg(any(feature = "engine", test))]
-pub(crate) fn bound_function(name: &str, expressions: bool) -> Option<(&'static str, Class)> {
+pub fn bound_function(name: &str, expressions: bool) -> Option<(&'static str, Class)> {
     let mut rows = FUNCTION_POLICY
         .iter()
         .filter(|e| e.name == name && e.kind.in_expressions() == expressions);
@@ -376,7 +388,7 @@ pub(crate) fn bound_function(name: &str, expressions: bool) -> Option<(&'static 
 
 /// How a relation in DuckDB's `system` catalog (a view over table functions) may be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SystemView {
+pub enum SystemView {
     /// Lists catalog metadata: allowed unless a privacy rule hides names.
     Catalog,
     /// Fixed rows (`information_schema.character_sets`, `pg_am`, …).
@@ -484,7 +496,7 @@ const SYSTEM_VIEWS: &[(&str, &str, SystemView)] = &[
 
 /// The system view `schema.name` (ASCII case-insensitive) resolves to, as DuckDB resolves it:
 /// without a schema, `main` first, then `pg_catalog`.
-pub(crate) fn system_view(schema: Option<&str>, name: &str) -> Option<SystemView> {
+pub fn system_view(schema: Option<&str>, name: &str) -> Option<SystemView> {
     let find = |wanted: &str| {
         SYSTEM_VIEWS
             .iter()
@@ -498,7 +510,7 @@ pub(crate) fn system_view(schema: Option<&str>, name: &str) -> Option<SystemView
 }
 
 /// Where the rows of table function `name` (any case) come from, if SQL may call it in `FROM`.
-pub(crate) fn allowed_table_function(name: &str) -> Option<RowSource> {
+pub fn allowed_table_function(name: &str) -> Option<RowSource> {
     match table_use(name) {
         TableUse::Allowed(source) => Some(source),
         TableUse::Refused(_) | TableUse::PlanOnly | TableUse::NotBuiltIn => None,
@@ -506,7 +518,7 @@ pub(crate) fn allowed_table_function(name: &str) -> Option<RowSource> {
 }
 
 /// The allowed table functions as a readable list for refusal messages.
-pub(crate) fn allowed_table_function_list() -> String {
+pub fn allowed_table_function_list() -> String {
     let mut names: Vec<&str> = FUNCTION_POLICY
         .iter()
         .filter(|e| matches!(e.kind, FunctionKind::Table | FunctionKind::TableMacro))
