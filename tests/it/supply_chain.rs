@@ -68,10 +68,16 @@ fn every_locked_crate_comes_from_crates_io() {
             .iter()
             .map(|(name, _, _)| name.as_str())
             .collect::<Vec<_>>(),
-        ["duckdb-oracle", "duckgate", "libduckdb-sys", "zygote-fork"],
-        "only duckgate itself, its fork helper (crates/zygote-fork), its test-only oracle \
-         (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
-         path packages"
+        [
+            "duckdb-oracle",
+            "duckgate",
+            "duckgate-validate",
+            "libduckdb-sys",
+            "zygote-fork"
+        ],
+        "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
+         (crates/zygote-fork), its test-only oracle (devtools/duckdb-oracle) and the vendored \
+         DuckDB bindings (vendor/libduckdb-sys) may be path packages"
     );
 }
 
