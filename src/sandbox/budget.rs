@@ -37,7 +37,9 @@ const MIB: u64 = 1024 * 1024;
 
 /// What an idle process is charged: a warm spare or the template. Measured resident sizes on
 /// this project's test machine: a spawned spare 49 MB (41 MB proportional), the template 52 MB,
-/// a spare forked from it 31 MB, of which 2.4 MB its own (the rest shared with the template).
+/// a spare forked from it 42 MB, of which 6.6–7.1 MB its own (`Private_Dirty` of
+/// `/proc/<pid>/smaps_rollup`, four spares of the demo database, 2026-11-27; the rest is shared
+/// with the template).
 pub const IDLE_PROCESS_BYTES: u64 = 96 * MIB;
 
 /// The smallest `memory_limit` a worker is given: below it DuckDB cannot run a simple query.
