@@ -90,7 +90,37 @@ fn escape_routes(s: &Scene) -> Vec<String> {
         // KELVIN SIGN: Rust lowercases it to `k`, DuckDB folds ASCII only.
         "WITH \"pg_settin\u{212A}s\" AS (SELECT 1 AS v) SELECT * FROM pg_settings".into(),
     ]
+    .into_iter()
+    .chain(text_rewritten_routes(s))
+    .collect()
 }
+
+/// Routes through the two places the worker checks a text other than the one it received:
+/// `CALL f(…)`, checked as the `SELECT * FROM f(…)` DuckDB binds it as, and a recursive CTE
+/// with `USING KEY`, whose plan the plan check reads with the key lists blanked out (DuckDB
+/// cannot serialise it with them).
+fn text_rewritten_routes(s: &Scene) -> Vec<String> {
+    let csv = s.csv.display();
+    let keyed = "WITH RECURSIVE t(k, v) USING KEY (k) AS \
+                 (SELECT 1, 1 UNION SELECT k, v + 1 FROM t WHERE v < 3)";
+    vec![
+        format!("CALL read_csv('{csv}')"),
+        format!("  call read_blob('{}')", s.db.display()),
+        "CALL duckdb_settings()".into(),
+        format!("{keyed} SELECT * FROM t, read_csv('{csv}') c"),
+        format!("{keyed} SELECT * FROM t WHERE (SELECT count(*) FROM read_text('{csv}')) > 0"),
+        format!(
+            "WITH RECURSIVE t(k, v) USING KEY (\"k)\") AS (SELECT 1, 1 UNION SELECT k, v + 1 FROM t \
+             WHERE v < 3) SELECT * FROM t, read_csv('{csv}') c"
+        ),
+        format!("{keyed} SELECT 'USING KEY (x)' AS s, * FROM t, duckdb_settings()"),
+    ]
+}
+
+/// The `USING KEY` query the routes above build on: answered whatever layers are off, so a
+/// refusal of a route is the route's, not the rewrite's.
+const KEYED_CONTROL: &str = "WITH RECURSIVE t(k, v) USING KEY (k) AS \
+    (SELECT 1, 1 UNION SELECT k, v + 1 FROM t WHERE v < 3) SELECT max(v) AS top FROM t";
 
 #[test]
 fn with_the_parent_validator_off_the_worker_refuses_every_file_setting_and_catalog_route() {
@@ -163,7 +193,17 @@ fn the_plan_check_alone_refuses_every_relation_that_is_not_the_databases_own() {
     for sql in routes {
         assert_refused(&s.db, layers, &sql);
     }
-    // Everything the plan check allows still runs on its own.
+    // Refused for what the rewritten text reads, which the refusal names: the plan check saw
+    // through the rewrite (not a plan it could not read).
+    for sql in text_rewritten_routes(&s) {
+        let out = assert_refused(&s.db, layers, &sql);
+        let read = ["read_csv", "read_blob", "read_text", "duckdb_settings"]
+            .into_iter()
+            .find(|function| sql.to_ascii_lowercase().contains(function))
+            .expect("every route reads something");
+        assert!(out.contains(read), "{sql}: {out}");
+    }
+    // Everything the plan check allows still runs on its own, the rewritten texts included.
     let (code, out) = query(
         &s.db,
         layers,
@@ -171,6 +211,12 @@ fn the_plan_check_alone_refuses_every_relation_that_is_not_the_databases_own() {
     );
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("10"), "{out}");
+    let (code, out) = query(&s.db, layers, KEYED_CONTROL);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains('3'), "{out}");
+    let (code, out) = query(&s.db, layers, "CALL range(4)");
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains('3'), "{out}");
 }
 
 #[test]
