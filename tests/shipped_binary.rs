@@ -5,7 +5,7 @@
 //! worker's probe of its own sandbox and the worker-binary hook. `cargo build --release` and
 //! `cargo install` build without it. This test builds the binary exactly that way and shows that
 //! none of it is there: not the variable's name, not the probe's code, and setting the variable
-//! switches nothing off.
+//! switches nothing off. Nor is the validator's test kit among what it is built from.
 //!
 //! It is a test binary of its own, which cargo runs after `tests/it` (binaries run one at a time,
 //! in name order): the build below replaces `target/release/duckgate`, which the integration
@@ -67,6 +67,42 @@ fn run(exe: &Path, args: &[&str]) -> Output {
         .env("DUCKGATE_UNSAFE_TEST_BYPASS", EVERY_LAYER)
         .output()
         .expect("run duckgate")
+}
+
+/// The packages the shipped binary is built from (`cargo tree`, normal dependencies only, with
+/// the features a user's build resolves).
+fn shipped_packages() -> Vec<String> {
+    let output = Command::new(env!("CARGO"))
+        .args([
+            "tree", "--locked", "-p", "duckgate", "-e", "normal", "--prefix", "none",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo tree");
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The test kit (the case tables, the query grammar and its `arbitrary`) is not part of what
+/// users build: only the tests, benches and fuzz targets turn on `duckgate-validate`'s
+/// `test-kit` feature.
+#[test]
+fn the_binary_users_build_has_no_test_kit() {
+    let packages = shipped_packages();
+    assert!(
+        packages.iter().any(|p| p == "duckgate-validate") && packages.len() > 50,
+        "cargo tree listed {packages:?}: the listing is wrong"
+    );
+    for test_only in ["arbitrary", "proptest", "jsonschema", "duckdb-oracle"] {
+        assert!(
+            !packages.iter().any(|p| p == test_only),
+            "{test_only} is among the shipped binary's dependencies"
+        );
+    }
 }
 
 #[test]

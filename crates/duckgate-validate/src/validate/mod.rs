@@ -31,15 +31,20 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{ErrorKind, messages};
 
-#[doc(hidden)]
+/// Test kit (`test-kit` feature): the validator's case tables.
+#[cfg(feature = "test-kit")]
 pub mod corpus;
 pub(crate) mod function_policy;
 pub mod functions;
-#[doc(hidden)]
+/// Test kit (`test-kit` feature): the fuzz targets' entry points into the validator.
+#[cfg(feature = "test-kit")]
 pub mod fuzz_entry;
-#[doc(hidden)]
+/// Test kit (`test-kit` feature): the fuzz target's entry point into the parse-tree walk.
+#[cfg(feature = "test-kit")]
 pub mod fuzz_tree;
-#[doc(hidden)]
+/// Test kit (`test-kit` feature): a grammar of queries for proptest, cargo-fuzz and the
+/// differential tests.
+#[cfg(feature = "test-kit")]
 pub mod generate;
 mod lexical;
 pub use lexical::without_terminator;
