@@ -33,32 +33,37 @@ fn contains(haystack: &[u8], needle: &str) -> bool {
         .any(|window| window == needle.as_bytes())
 }
 
-/// `cargo build --release --locked --bin duckgate`, as a user builds it; the executable it made.
-fn build_as_users_do() -> PathBuf {
+/// Run this cargo in the repository with `args`; its stdout. A failure fails the test.
+fn cargo(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--release",
-            "--locked",
-            "--bin",
-            "duckgate",
-            "--message-format=json-render-diagnostics",
-        ])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo");
     assert!(
         output.status.success(),
-        "cargo build failed:\n{}",
+        "cargo {args:?} failed:\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| message["reason"] == "compiler-artifact")
-        .filter(|message| message["target"]["name"] == "duckgate")
-        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .expect("cargo reported no duckgate executable")
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `cargo build --release --locked --bin duckgate`, as a user builds it; the executable it made.
+fn build_as_users_do() -> PathBuf {
+    cargo(&[
+        "build",
+        "--release",
+        "--locked",
+        "--bin",
+        "duckgate",
+        "--message-format=json-render-diagnostics",
+    ])
+    .lines()
+    .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+    .filter(|message| message["reason"] == "compiler-artifact")
+    .filter(|message| message["target"]["name"] == "duckgate")
+    .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+    .expect("cargo reported no duckgate executable")
 }
 
 fn run(exe: &Path, args: &[&str]) -> Output {
@@ -72,19 +77,13 @@ fn run(exe: &Path, args: &[&str]) -> Output {
 /// The packages the shipped binary is built from (`cargo tree`, normal dependencies only, with
 /// the features a user's build resolves).
 fn shipped_packages() -> Vec<String> {
-    let output = Command::new(env!("CARGO"))
-        .args([
-            "tree", "--locked", "-p", "duckgate", "-e", "normal", "--prefix", "none",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run cargo tree");
-    assert!(output.status.success(), "{output:?}");
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.split_whitespace().next())
-        .map(str::to_owned)
-        .collect()
+    cargo(&[
+        "tree", "--locked", "-p", "duckgate", "-e", "normal", "--prefix", "none",
+    ])
+    .lines()
+    .filter_map(|line| line.split_whitespace().next())
+    .map(str::to_owned)
+    .collect()
 }
 
 /// The test kit (the case tables, the query grammar and its `arbitrary`) is not part of what
