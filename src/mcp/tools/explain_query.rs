@@ -1,23 +1,12 @@
 //! `explain_query`: DuckDB's plan for a read-only query, without running it, and a summary.
 
 use rmcp::service::{RequestContext, RoleServer};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::arguments::tool_arguments;
 use super::context::{ToolContext, with_progress};
-use super::{SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_not_blank, sql_argument};
+use super::{SQL, Tool, ToolName, ToolSpec, check_not_blank};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
-
-/// `explain_query` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "explain_query",
-    title: "Explain a query plan",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: Some(SQL_TEXT),
-};
 
 fn description(_time_zone: &str) -> String {
     "Use this when a query timed out or you want to check a join first: shows \
@@ -26,10 +15,6 @@ fn description(_time_zone: &str) -> String {
      Use query instead when you want the results. \
      Common compositions: query (timeout) → explain_query → query with filters."
         .to_owned()
-}
-
-fn input_schema() -> Value {
-    arguments_schema(json!({ "sql": sql_argument() }), json!(["sql"]))
 }
 
 fn data_schema() -> Value {
@@ -48,39 +33,48 @@ fn data_schema() -> Value {
     })
 }
 
-fn signature() -> String {
-    "explain_query(sql: string)".to_owned()
+/// The `explain_query` tool.
+pub(crate) struct ExplainQuery;
+
+impl Tool for ExplainQuery {
+    type Arguments = ExplainArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "explain_query",
+        title: "Explain a query plan",
+        description,
+        data_schema,
+    };
+
+    /// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
+    async fn run(
+        server: &ToolContext<'_>,
+        args: ExplainArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        check_not_blank(ToolName::ExplainQuery, "sql", &args.sql)?;
+        let run = server.gateway().explain(&args.sql, context.ct.clone());
+        let result = with_progress(run, context).await.map_err(|e| {
+            server.gateway_error(
+                e,
+                Some((ToolName::ExplainQuery, json!({ "sql": args.sql }))),
+            )
+        })?;
+        let summary = plan_summary(&result.plan);
+        Ok(Reply::ok(
+            Status::Success,
+            json!({ "plan": result.plan, "summary": summary }),
+            &["query"],
+            format!("Query plan (not executed):\n{summary}"),
+        ))
+    }
 }
 
-/// `explain_query` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExplainArgs {
-    /// The SQL.
-    pub sql: String,
-}
-
-/// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
-pub(crate) async fn run(
-    server: &ToolContext<'_>,
-    args: ExplainArgs,
-    context: &RequestContext<RoleServer>,
-) -> Result<Reply, ErrorBody> {
-    check_not_blank(ToolName::ExplainQuery, "sql", &args.sql)?;
-    let run = server.gateway().explain(&args.sql, context.ct.clone());
-    let result = with_progress(run, context).await.map_err(|e| {
-        server.gateway_error(
-            e,
-            Some((ToolName::ExplainQuery, json!({ "sql": args.sql }))),
-        )
-    })?;
-    let summary = plan_summary(&result.plan);
-    Ok(Reply::ok(
-        Status::Success,
-        json!({ "plan": result.plan, "summary": summary }),
-        &["query"],
-        format!("Query plan (not executed):\n{summary}"),
-    ))
+tool_arguments! {
+    /// `explain_query` arguments.
+    pub struct ExplainArgs {
+        /// The SQL.
+        pub sql: String = SQL,
+    }
 }
 
 /// An indented tree of operator names with the tables they scan, from DuckDB's JSON plan.

@@ -1,22 +1,12 @@
 //! `list_relationships`: the foreign keys across the database.
 
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::context::ToolContext;
-use super::{ToolSpec, arguments_schema};
+use super::{NoArgs, Tool, ToolSpec};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::render;
-
-/// `list_relationships` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "list_relationships",
-    title: "List foreign keys",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: None,
-};
 
 fn description(_time_zone: &str) -> String {
     "Use this when you join tables and need the right join columns: lists the \
@@ -25,10 +15,6 @@ fn description(_time_zone: &str) -> String {
      Use describe_table instead when you care about one table only. \
      Common compositions: list_tables → list_relationships → query with JOIN."
         .to_owned()
-}
-
-fn input_schema() -> Value {
-    arguments_schema(json!({}), json!([]))
 }
 
 fn data_schema() -> Value {
@@ -53,37 +39,50 @@ pub(crate) fn foreign_key_schema() -> Value {
     })
 }
 
-fn signature() -> String {
-    "list_relationships() — no arguments".to_owned()
-}
+/// The `list_relationships` tool.
+pub(crate) struct ListRelationships;
 
-/// Every declared foreign key, one line each.
-pub(crate) async fn run(server: &ToolContext<'_>) -> Result<Reply, ErrorBody> {
-    let catalog = server.catalog().await?;
-    let keys = &catalog.foreign_keys;
-    let text = if keys.is_empty() {
-        "No foreign keys are declared in this database.".to_string()
-    } else {
-        let lines: Vec<String> = keys
-            .iter()
-            .map(|k| format!("- {}", render::foreign_key_text(k)))
-            .collect();
-        format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
+impl Tool for ListRelationships {
+    type Arguments = NoArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "list_relationships",
+        title: "List foreign keys",
+        description,
+        data_schema,
     };
-    let status = if keys.is_empty() {
-        Status::Empty
-    } else {
-        Status::Success
-    };
-    let hints: &[&str] = if keys.is_empty() {
-        &["describe_table"]
-    } else {
-        &["query"]
-    };
-    Ok(Reply::ok(
-        status,
-        json!({ "foreign_keys": keys }),
-        hints,
-        text,
-    ))
+
+    /// Every declared foreign key, one line each.
+    async fn run(
+        server: &ToolContext<'_>,
+        _args: NoArgs,
+        _context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        let catalog = server.catalog().await?;
+        let keys = &catalog.foreign_keys;
+        let text = if keys.is_empty() {
+            "No foreign keys are declared in this database.".to_string()
+        } else {
+            let lines: Vec<String> = keys
+                .iter()
+                .map(|k| format!("- {}", render::foreign_key_text(k)))
+                .collect();
+            format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
+        };
+        let status = if keys.is_empty() {
+            Status::Empty
+        } else {
+            Status::Success
+        };
+        let hints: &[&str] = if keys.is_empty() {
+            &["describe_table"]
+        } else {
+            &["query"]
+        };
+        Ok(Reply::ok(
+            status,
+            json!({ "foreign_keys": keys }),
+            hints,
+            text,
+        ))
+    }
 }

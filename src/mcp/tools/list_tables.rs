@@ -1,27 +1,17 @@
 //! `list_tables`: the tables and views, with descriptions and estimated row counts.
 
-use serde::Deserialize;
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{ToolName, ToolSpec, arguments_schema, relation_schema};
+use super::{Tool, ToolName, ToolSpec, relation_schema};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
 use crate::protocol::TableInfo;
-
-/// `list_tables` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "list_tables",
-    title: "List tables",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: None,
-};
 
 fn description(_time_zone: &str) -> String {
     "Use this when you start exploring or need exact table names: lists the tables \
@@ -30,13 +20,6 @@ fn description(_time_zone: &str) -> String {
      Common compositions: list_tables → describe_table → query; \
      list_tables → list_relationships to plan joins."
         .to_owned()
-}
-
-fn input_schema() -> Value {
-    arguments_schema(
-        json!({ "schema": { "type": "string", "minLength": 1, "description": "Only tables of this schema." } }),
-        json!([]),
-    )
 }
 
 fn data_schema() -> Value {
@@ -54,78 +37,88 @@ fn table_summary_schema() -> Value {
     )
 }
 
-fn signature() -> String {
-    "list_tables(schema?: string)".to_owned()
-}
+/// The `list_tables` tool.
+pub(crate) struct ListTables;
 
-/// `list_tables` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ListTablesArgs {
-    /// Only this schema.
-    pub schema: Option<String>,
-}
+impl Tool for ListTables {
+    type Arguments = ListTablesArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "list_tables",
+        title: "List tables",
+        description,
+        data_schema,
+    };
 
-/// The tables and views, of one schema if `args.schema` names one that exists.
-pub(crate) async fn run(
-    server: &ToolContext<'_>,
-    args: ListTablesArgs,
-) -> Result<Reply, ErrorBody> {
-    let catalog = server.catalog().await?;
-    if let Some(schema) = &args.schema {
-        let schemas = schema_names(&catalog);
-        if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
-            let mut error = ErrorBody::new(
-                ErrorKind::UnknownName,
-                format!(
-                    "Schema '{schema}' does not exist. Schemas: {}.",
-                    schemas.join(", ")
-                ),
-            )
-            .construct(schema.clone())
-            .suggest(ToolName::ListTables.as_str(), Some(json!({})));
-            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
-                schema,
-                schemas.iter().map(String::as_str),
-                MAX_FUZZY_MATCHES,
-            )
-            .await;
-            return Err(error);
+    /// The tables and views, of one schema if `args.schema` names one that exists.
+    async fn run(
+        server: &ToolContext<'_>,
+        args: ListTablesArgs,
+        _context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        let catalog = server.catalog().await?;
+        if let Some(schema) = &args.schema {
+            let schemas = schema_names(&catalog);
+            if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
+                let mut error = ErrorBody::new(
+                    ErrorKind::UnknownName,
+                    format!(
+                        "Schema '{schema}' does not exist. Schemas: {}.",
+                        schemas.join(", ")
+                    ),
+                )
+                .construct(schema.clone())
+                .suggest(ToolName::ListTables.as_str(), Some(json!({})));
+                error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                    schema,
+                    schemas.iter().map(String::as_str),
+                    MAX_FUZZY_MATCHES,
+                )
+                .await;
+                return Err(error);
+            }
         }
-    }
-    let tables: Vec<TableInfo> = catalog
-        .tables
-        .iter()
-        .filter(|t| {
-            args.schema
-                .as_ref()
-                .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
-        })
-        .cloned()
-        .collect();
-    let summaries: Vec<Value> = tables
-        .iter()
-        .map(|t| {
-            json!({
-                "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
-                "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
+        let tables: Vec<TableInfo> = catalog
+            .tables
+            .iter()
+            .filter(|t| {
+                args.schema
+                    .as_ref()
+                    .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
             })
-        })
-        .collect();
-    let status = if tables.is_empty() {
-        Status::Empty
-    } else {
-        Status::Success
-    };
-    let hints: &[&str] = if tables.is_empty() {
-        &[]
-    } else {
-        &["describe_table", "search_schema"]
-    };
-    Ok(Reply::ok(
-        status,
-        json!({ "tables": summaries }),
-        hints,
-        render::tables_text(&tables),
-    ))
+            .cloned()
+            .collect();
+        let summaries: Vec<Value> = tables
+            .iter()
+            .map(|t| {
+                json!({
+                    "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
+                    "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
+                })
+            })
+            .collect();
+        let status = if tables.is_empty() {
+            Status::Empty
+        } else {
+            Status::Success
+        };
+        let hints: &[&str] = if tables.is_empty() {
+            &[]
+        } else {
+            &["describe_table", "search_schema"]
+        };
+        Ok(Reply::ok(
+            status,
+            json!({ "tables": summaries }),
+            hints,
+            render::tables_text(&tables),
+        ))
+    }
+}
+
+tool_arguments! {
+    /// `list_tables` arguments.
+    pub struct ListTablesArgs {
+        /// Only this schema.
+        pub schema: Option<String> = Argument::described("Only tables of this schema."),
+    }
 }

@@ -1,24 +1,26 @@
-//! What the nine tools share: the registry ([`ToolName`], one [`ToolSpec`] each) and the
-//! dispatch, the read-only annotations, argument parsing, and the size caps of every string a
-//! client sends. Every tool answers with a [`Reply`] (`envelope.rs`).
+//! What the nine tools share: the registry ([`ToolName`], made by one list of the tools), the
+//! [`Tool`] each module implements, the read-only annotations, argument parsing, and the size caps
+//! of every string a client sends. Every tool answers with a [`Reply`] (`envelope.rs`).
 //!
-//! Everything about one tool lives in its own module: its arguments, description, input and data
-//! schemas, handler and text. Schemas are written out by hand so that the limits an agent sees
-//! (`minimum`, `maximum`) are the ones the server enforces, and so that `outputSchema` describes
-//! every field the wire carries; descriptions take their numbers from the same constants.
+//! Everything about one tool lives in its own module: its arguments (declared once with
+//! [`arguments::tool_arguments!`], which derives the input schema, the signature argument errors
+//! quote and the string caps), its description, data schema, handler and text. Descriptions and
+//! bounds take their numbers from the constants the tools enforce; data schemas are written out
+//! so that `outputSchema` describes every field the wire carries.
 
+use std::future::Future;
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::model::{JsonObject, Tool as PublishedTool, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
-use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::error::ErrorKind;
 use crate::mcp::envelope::{ErrorBody, Reply, nullable, output_schema};
+use arguments::{Argument, Field, ToolArguments, tool_arguments};
 use context::ToolContext;
 
+pub mod arguments;
 pub(crate) mod context;
 pub mod describe_table;
 pub mod explain_query;
@@ -33,7 +35,7 @@ pub mod server_info;
 // Size caps of the client's strings, checked before any work (no catalog fetch, no fuzzy
 // matching): an over-long argument is `invalid_argument` naming it and its cap. This is the one
 // place they are defined; the SQL cap is the validator's own. Which argument may be longer than
-// a name is each tool's [`ToolSpec::long_text`].
+// a name its declaration says ([`Argument::long_text`]).
 
 /// Longest table, schema, column, tool, method or argument name accepted, in bytes (DuckDB
 /// identifiers can be long, but the validator caps them at 255 bytes).
@@ -50,23 +52,26 @@ pub fn max_sql_bytes() -> usize {
     crate::validate::Limits::default().max_sql_bytes
 }
 
-/// The one string argument of a tool allowed past [`MAX_NAME_BYTES`], and its cap.
-#[derive(Debug, Clone, Copy)]
-pub struct LongText {
-    /// The argument's name.
-    pub name: &'static str,
-    /// Its cap in bytes.
-    pub cap: fn() -> usize,
+/// The `table_name` argument of the tools that read one table.
+pub(crate) const TABLE_NAME: Argument =
+    Argument::described("Table or view name as list_tables shows it.");
+
+/// The `schema` argument beside a `table_name`.
+pub(crate) const SCHEMA: Argument =
+    Argument::described("Schema name (default: the only schema that has the table, else main).");
+
+/// The `sql` argument of the tools that run or plan a query: up to [`max_sql_bytes`].
+pub(crate) const SQL: Argument =
+    Argument::described("One read-only SQL statement in DuckDB's dialect.")
+        .long_text(max_sql_bytes);
+
+tool_arguments! {
+    /// Arguments of the tools that take none.
+    pub struct NoArgs {}
 }
 
-/// The `sql` argument of `query`, `explain_query` and `plot`: up to [`max_sql_bytes`].
-pub const SQL_TEXT: LongText = LongText {
-    name: "sql",
-    cap: max_sql_bytes,
-};
-
-/// What a tool publishes in `tools/list`, and the line its argument errors quote. Each tool's
-/// module holds its own, beside its handler.
+/// What a tool publishes in `tools/list` beside its input schema (which its
+/// [`Tool::Arguments`] make).
 #[derive(Debug)]
 pub struct ToolSpec {
     /// The wire name.
@@ -77,104 +82,111 @@ pub struct ToolSpec {
     /// "Use X instead when …" and "Common compositions", under 500 characters. The argument is
     /// the workers' DuckDB `TimeZone`, which the query tool states.
     pub description: fn(time_zone: &str) -> String,
-    /// The JSON Schema of the tool's arguments.
-    pub input_schema: fn() -> Value,
     /// The JSON Schema of the envelope's `data` for this tool.
     pub data_schema: fn() -> Value,
-    /// One line naming the arguments, for argument errors.
-    pub signature: fn() -> String,
-    /// The string argument capped above [`MAX_NAME_BYTES`], if any: every other string gets the
-    /// name cap.
-    pub long_text: Option<LongText>,
 }
 
-/// One of the nine tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolName {
+/// One tool, implemented by a unit type in the tool's own module.
+pub(crate) trait Tool {
+    /// Its arguments, declared with [`tool_arguments!`].
+    type Arguments: ToolArguments;
+    /// What it publishes.
+    const SPEC: ToolSpec;
+    /// Answer one call whose arguments parsed.
+    fn run(
+        server: &ToolContext<'_>,
+        arguments: Self::Arguments,
+        request: &RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<Reply, ErrorBody>> + Send;
+}
+
+/// The registry: each tool once, in the order `tools/list` gives them. Makes [`ToolName`] and
+/// its dispatch to the tool's module.
+macro_rules! registry {
+    ($( $(#[$doc:meta])* $variant:ident => $tool:path ),* $(,)?) => {
+        /// One of the tools.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum ToolName {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl ToolName {
+            /// All tools, in the order `tools/list` gives them.
+            pub const ALL: [ToolName; [$(stringify!($variant)),*].len()] =
+                [$(ToolName::$variant),*];
+
+            /// What this tool publishes, from its own module.
+            fn spec(self) -> &'static ToolSpec {
+                match self {
+                    $( ToolName::$variant => &<$tool as Tool>::SPEC, )*
+                }
+            }
+
+            /// This tool's arguments, as its module declares them.
+            pub fn arguments(self) -> &'static [Field] {
+                match self {
+                    $(
+                        ToolName::$variant =>
+                            <<$tool as Tool>::Arguments as ToolArguments>::ARGUMENTS,
+                    )*
+                }
+            }
+
+            /// Parse `arguments` as this tool's, and nothing more.
+            #[cfg(test)]
+            fn parse_only(self, arguments: Option<JsonObject>) -> Result<(), ErrorBody> {
+                match self {
+                    $(
+                        ToolName::$variant => {
+                            parse_args::<<$tool as Tool>::Arguments>(self, arguments).map(drop)
+                        }
+                    )*
+                }
+            }
+
+            /// Parse `arguments` as this tool's and run it. A wrong type, a missing or an
+            /// unknown field is `invalid_argument` before the handler sees anything.
+            pub(crate) async fn call(
+                self,
+                server: &ToolContext<'_>,
+                arguments: Option<JsonObject>,
+                context: &RequestContext<RoleServer>,
+            ) -> Result<Reply, ErrorBody> {
+                match self {
+                    $(
+                        ToolName::$variant => {
+                            <$tool as Tool>::run(server, parse_args(self, arguments)?, context)
+                                .await
+                        }
+                    )*
+                }
+            }
+        }
+    };
+}
+
+registry! {
     /// Tables and views.
-    ListTables,
+    ListTables => list_tables::ListTables,
     /// One table's columns and indexes.
-    DescribeTable,
+    DescribeTable => describe_table::DescribeTable,
     /// Run SQL.
-    Query,
-    /// First rows of a table.
-    SampleRows,
-    /// A plan.
-    ExplainQuery,
-    /// Find tables and columns by text.
-    SearchSchema,
-    /// Foreign keys.
-    ListRelationships,
-    /// Server, limits, sandbox posture.
-    ServerInfo,
+    Query => query::Query,
     /// A chart of a query's result.
-    Plot,
+    Plot => plot::Plot,
+    /// First rows of a table.
+    SampleRows => sample_rows::SampleRows,
+    /// A plan.
+    ExplainQuery => explain_query::ExplainQuery,
+    /// Find tables and columns by text.
+    SearchSchema => search_schema::SearchSchema,
+    /// Foreign keys.
+    ListRelationships => list_relationships::ListRelationships,
+    /// Server, limits, sandbox posture.
+    ServerInfo => server_info::ServerInfo,
 }
 
 impl ToolName {
-    /// All tools, in the order `tools/list` gives them.
-    pub const ALL: [ToolName; 9] = [
-        ToolName::ListTables,
-        ToolName::DescribeTable,
-        ToolName::Query,
-        ToolName::Plot,
-        ToolName::SampleRows,
-        ToolName::ExplainQuery,
-        ToolName::SearchSchema,
-        ToolName::ListRelationships,
-        ToolName::ServerInfo,
-    ];
-
-    /// The registry: everything this tool publishes, from its own module.
-    pub fn spec(self) -> &'static ToolSpec {
-        match self {
-            ToolName::ListTables => &list_tables::SPEC,
-            ToolName::DescribeTable => &describe_table::SPEC,
-            ToolName::Query => &query::SPEC,
-            ToolName::SampleRows => &sample_rows::SPEC,
-            ToolName::ExplainQuery => &explain_query::SPEC,
-            ToolName::SearchSchema => &search_schema::SPEC,
-            ToolName::ListRelationships => &list_relationships::SPEC,
-            ToolName::ServerInfo => &server_info::SPEC,
-            ToolName::Plot => &plot::SPEC,
-        }
-    }
-
-    /// Parse `arguments` as this tool's and run it. A wrong type, a missing or an unknown field
-    /// is `invalid_argument` before the handler sees anything.
-    pub(crate) async fn call(
-        self,
-        server: &ToolContext<'_>,
-        arguments: Option<JsonObject>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        match self {
-            ToolName::ListTables => list_tables::run(server, parse_args(self, arguments)?).await,
-            ToolName::DescribeTable => {
-                describe_table::run(server, parse_args(self, arguments)?).await
-            }
-            ToolName::Query => query::run(server, parse_args(self, arguments)?, context).await,
-            ToolName::SampleRows => {
-                sample_rows::run(server, parse_args(self, arguments)?, context).await
-            }
-            ToolName::Plot => plot::run(server, parse_args(self, arguments)?, context).await,
-            ToolName::ExplainQuery => {
-                explain_query::run(server, parse_args(self, arguments)?, context).await
-            }
-            ToolName::SearchSchema => {
-                search_schema::run(server, parse_args(self, arguments)?).await
-            }
-            ToolName::ListRelationships => {
-                let NoArgs {} = parse_args(self, arguments)?;
-                list_relationships::run(server).await
-            }
-            ToolName::ServerInfo => {
-                let NoArgs {} = parse_args(self, arguments)?;
-                Ok(server_info::run(server).await)
-            }
-        }
-    }
-
     /// The wire name.
     pub fn as_str(self) -> &'static str {
         self.spec().name
@@ -197,7 +209,7 @@ impl ToolName {
 
     /// The JSON Schema of the tool's arguments.
     pub fn input_schema(self) -> Value {
-        (self.spec().input_schema)()
+        arguments::input_schema(self.arguments())
     }
 
     /// The JSON Schema of the envelope's `data` for this tool.
@@ -206,8 +218,8 @@ impl ToolName {
     }
 
     /// The tool as `tools/list` publishes it; `time_zone` as in [`ToolName::description`].
-    pub fn to_tool(self, time_zone: &str) -> Tool {
-        Tool::new(
+    pub fn to_tool(self, time_zone: &str) -> PublishedTool {
+        PublishedTool::new(
             self.as_str(),
             self.description(time_zone),
             as_object(self.input_schema()),
@@ -225,7 +237,7 @@ impl ToolName {
 
     /// One line naming the arguments, for argument errors.
     pub fn signature(self) -> String {
-        (self.spec().signature)()
+        arguments::signature(self.as_str(), self.arguments())
     }
 }
 
@@ -236,16 +248,6 @@ fn as_object(value: Value) -> Arc<JsonObject> {
             unreachable!("tool schemas are objects")
         }
     }
-}
-
-/// The input schema of a tool: these arguments and no others.
-pub(crate) fn arguments_schema(properties: Value, required: Value) -> Value {
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false
-    })
 }
 
 /// The fields that name a table or view in `list_tables` and `describe_table` results, in wire
@@ -282,37 +284,8 @@ pub(crate) fn relation_schema(more: Value, more_required: &[&str]) -> Value {
     json!({ "type": "object", "properties": properties, "required": required })
 }
 
-/// The `table_name` argument of the tools that read one table.
-pub(crate) fn table_name_argument() -> Value {
-    json!({
-        "type": "string", "minLength": 1,
-        "description": "Table or view name as list_tables shows it."
-    })
-}
-
-/// The `schema` argument beside a `table_name`.
-pub(crate) fn schema_argument() -> Value {
-    json!({
-        "type": "string", "minLength": 1,
-        "description": "Schema name (default: the only schema that has the table, else main)."
-    })
-}
-
-/// The `sql` argument of the tools that run or plan a query.
-pub(crate) fn sql_argument() -> Value {
-    json!({
-        "type": "string", "minLength": 1,
-        "description": "One read-only SQL statement in DuckDB's dialect."
-    })
-}
-
-/// Arguments of the tools that take none.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoArgs {}
-
 /// Parse a tool's arguments; a wrong type, a missing or an unknown field is `invalid_argument`.
-pub fn parse_args<T: DeserializeOwned>(
+pub fn parse_args<T: ToolArguments>(
     tool: ToolName,
     arguments: Option<JsonObject>,
 ) -> Result<T, ErrorBody> {
@@ -358,14 +331,9 @@ pub fn check_limit(
     }
 }
 
-/// The size cap of string argument `name` of `tool`, in bytes. Strings anywhere else (an
-/// argument of the wrong type, one the parser will refuse as unknown) get the name cap, so no
-/// error message can quote a huge value.
+/// The size cap of string argument `name` of `tool`, in bytes: see [`arguments::string_cap`].
 pub fn argument_cap(tool: ToolName, name: &str) -> usize {
-    match tool.spec().long_text {
-        Some(long) if long.name == name => (long.cap)(),
-        Some(_) | None => MAX_NAME_BYTES,
-    }
+    arguments::string_cap(tool.arguments(), name)
 }
 
 /// `invalid_argument`: `what` is `got` bytes, past `cap`.
@@ -776,5 +744,104 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("list_tables"));
+    }
+
+    /// A value of each JSON type a schema property can declare, and one of another type.
+    fn example_of(property: &Value) -> (Value, Value) {
+        if let Some(choices) = property["enum"].as_array() {
+            return (choices[0].clone(), json!(7));
+        }
+        match property["type"].as_str() {
+            Some("string") => (json!("x"), json!(7)),
+            Some("integer") => (property["default"].clone(), json!("seven")),
+            Some("number") => (json!(70.5), json!("seventy")),
+            Some("array") => (json!(["x"]), json!("x")),
+            other => panic!("a property of type {other:?}"),
+        }
+    }
+
+    /// The input schema every tool publishes and the struct its call is parsed into come from
+    /// one declaration: whatever the schema allows parses, a property of the wrong type, a
+    /// missing required one and an unknown one do not.
+    #[test]
+    fn every_published_input_schema_admits_exactly_what_the_tool_parses() {
+        for tool in ToolName::ALL {
+            let schema = tool.input_schema();
+            let properties = schema["properties"].as_object().expect("properties");
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .expect("required")
+                .iter()
+                .map(|name| name.as_str().expect("a name"))
+                .collect();
+            let good: JsonObject = properties
+                .iter()
+                .map(|(name, property)| (name.clone(), example_of(property).0))
+                .collect();
+            tool.parse_only(Some(good.clone())).unwrap_or_else(|e| {
+                panic!("{}: every argument given: {}", tool.as_str(), e.message)
+            });
+            let minimal: JsonObject = good
+                .iter()
+                .filter(|(name, _)| required.contains(&name.as_str()))
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            tool.parse_only(Some(minimal.clone()))
+                .unwrap_or_else(|e| panic!("{}: required only: {}", tool.as_str(), e.message));
+            for (name, property) in properties {
+                let mut wrong = good.clone();
+                wrong.insert(name.clone(), example_of(property).1);
+                let error = tool.parse_only(Some(wrong)).expect_err(name);
+                assert_eq!(error.kind, ErrorKind::InvalidArgument, "{}", tool.as_str());
+                if required.contains(&name.as_str()) {
+                    let mut missing = minimal.clone();
+                    missing.remove(name);
+                    let error = tool.parse_only(Some(missing)).expect_err(name);
+                    assert!(
+                        error.message.contains(&format!("missing field `{name}`")),
+                        "{}: {}",
+                        tool.as_str(),
+                        error.message
+                    );
+                } else {
+                    let mut null = minimal.clone();
+                    null.insert(name.clone(), Value::Null);
+                    tool.parse_only(Some(null)).unwrap_or_else(|e| {
+                        panic!("{}: {name} null: {}", tool.as_str(), e.message)
+                    });
+                }
+            }
+            let mut unknown = minimal;
+            unknown.insert("unknown_argument".into(), json!(1));
+            let error = tool.parse_only(Some(unknown)).expect_err("unknown");
+            assert!(
+                error.message.contains("unknown field `unknown_argument`"),
+                "{}: {}",
+                tool.as_str(),
+                error.message
+            );
+        }
+    }
+
+    /// Argument errors quote these lines; they list each argument in order, `?` marking the
+    /// optional ones, with a count's range and default.
+    #[test]
+    fn signatures_name_every_argument_in_order_with_counts_ranges() {
+        assert_eq!(
+            ToolName::Query.signature(),
+            "query(sql: string, limit?: integer 1–10000, default 1000)"
+        );
+        assert_eq!(
+            ToolName::SampleRows.signature(),
+            "sample_rows(table_name: string, schema?: string, limit?: integer 1–100, default 10, columns?: [string])"
+        );
+        assert_eq!(
+            ToolName::Plot.signature(),
+            "plot(sql: string, kind: line|scatter|bar|histogram|agp|tir, x?: string, y?: string, title?: string, width?: integer, height?: integer, bins?: integer, target_low?: number, target_high?: number)"
+        );
+        assert_eq!(
+            ToolName::ServerInfo.signature(),
+            "server_info() — no arguments"
+        );
     }
 }

@@ -1,13 +1,11 @@
 //! `query`: run one read-only SQL statement and return its rows.
 
 use rmcp::service::{RequestContext, RoleServer};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
-use super::{
-    SQL_TEXT, ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank, sql_argument,
-};
+use super::{SQL, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
 use crate::engine::json_size;
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::render;
@@ -17,17 +15,6 @@ use crate::protocol::QueryResult;
 pub const DEFAULT_LIMIT: i64 = 1000;
 /// Most rows `query` returns.
 pub const MAX_LIMIT: i64 = 10_000;
-
-/// `query` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "query",
-    title: "Run a read-only SQL query",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: Some(SQL_TEXT),
-};
 
 /// States the workers' `time_zone`: what now(), current_date and TIMESTAMPTZ dates mean.
 fn description(time_zone: &str) -> String {
@@ -42,26 +29,8 @@ fn description(time_zone: &str) -> String {
     )
 }
 
-fn input_schema() -> Value {
-    arguments_schema(
-        json!({
-            "sql": sql_argument(),
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "default": DEFAULT_LIMIT,
-                "description": "Most rows to return; more rows mark the result partial."
-            }
-        }),
-        json!(["sql"]),
-    )
-}
-
 fn data_schema() -> Value {
     rows_schema(false)
-}
-
-fn signature() -> String {
-    format!("query(sql: string, limit?: integer 1–{MAX_LIMIT}, default {DEFAULT_LIMIT})")
 }
 
 /// Rows of a result: an array of rows, each an array of values in column order.
@@ -138,45 +107,60 @@ const ROWS_REQUIRED: [&str; 8] = [
     "duration_ms",
 ];
 
-/// `query` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueryArgs {
-    /// The SQL.
-    pub sql: String,
-    /// Row limit (checked against 1 to [`MAX_LIMIT`] after parsing, so the error can name the
-    /// range).
-    pub limit: Option<i64>,
+/// The `query` tool.
+pub(crate) struct Query;
+
+impl Tool for Query {
+    type Arguments = QueryArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "query",
+        title: "Run a read-only SQL query",
+        description,
+        data_schema,
+    };
+
+    /// Run `args.sql` with its row limit, with progress notifications while it runs.
+    async fn run(
+        server: &ToolContext<'_>,
+        args: QueryArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        check_not_blank(ToolName::Query, "sql", &args.sql)?;
+        let sql = args.sql.clone();
+        let limit = check_limit(
+            ToolName::Query,
+            args.limit,
+            DEFAULT_LIMIT,
+            MAX_LIMIT,
+            |limit| json!({ "sql": sql, "limit": limit }),
+        )?;
+        let run = server.gateway().query(&args.sql, limit, context.ct.clone());
+        let result = with_progress(run, context).await.map_err(|e| {
+            let retry_limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+            server.gateway_error(
+                e,
+                Some((
+                    ToolName::Query,
+                    json!({ "sql": args.sql, "limit": retry_limit }),
+                )),
+            )
+        })?;
+        let budget = server.gateway().config().max_reply_bytes;
+        Ok(rows_reply(result, None, limit, budget))
+    }
 }
 
-/// Run `args.sql` with its row limit, with progress notifications while it runs.
-pub(crate) async fn run(
-    server: &ToolContext<'_>,
-    args: QueryArgs,
-    context: &RequestContext<RoleServer>,
-) -> Result<Reply, ErrorBody> {
-    check_not_blank(ToolName::Query, "sql", &args.sql)?;
-    let sql = args.sql.clone();
-    let limit = check_limit(
-        ToolName::Query,
-        args.limit,
-        DEFAULT_LIMIT,
-        MAX_LIMIT,
-        |limit| json!({ "sql": sql, "limit": limit }),
-    )?;
-    let run = server.gateway().query(&args.sql, limit, context.ct.clone());
-    let result = with_progress(run, context).await.map_err(|e| {
-        let retry_limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-        server.gateway_error(
-            e,
-            Some((
-                ToolName::Query,
-                json!({ "sql": args.sql, "limit": retry_limit }),
-            )),
-        )
-    })?;
-    let budget = server.gateway().config().max_reply_bytes;
-    Ok(rows_reply(result, None, limit, budget))
+tool_arguments! {
+    /// `query` arguments.
+    pub struct QueryArgs {
+        /// The SQL.
+        pub sql: String = SQL,
+        /// Row limit (checked against 1 to [`MAX_LIMIT`] after parsing, so the error can name
+        /// the range).
+        pub limit: Option<i64> =
+            Argument::described("Most rows to return; more rows mark the result partial.")
+                .limit(MAX_LIMIT, DEFAULT_LIMIT),
+    }
 }
 
 /// Bytes of a reply besides its rows, columns, SQL and text: the envelope's other fields (at

@@ -1,15 +1,12 @@
 //! `sample_rows`: the first rows of a table, optionally only some columns.
 
 use rmcp::service::{RequestContext, RoleServer};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
-use super::{
-    ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank, schema_argument,
-    table_name_argument,
-};
+use super::{SCHEMA, TABLE_NAME, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use crate::mcp::envelope::{ErrorBody, Reply};
@@ -21,17 +18,6 @@ pub const DEFAULT_LIMIT: i64 = 10;
 /// Most rows `sample_rows` returns.
 pub const MAX_LIMIT: i64 = 100;
 
-/// `sample_rows` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "sample_rows",
-    title: "Sample rows of a table",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: None,
-};
-
 fn description(_time_zone: &str) -> String {
     format!(
         "Use this when you want to see what values look like before writing a query: \
@@ -42,137 +28,128 @@ fn description(_time_zone: &str) -> String {
     )
 }
 
-fn input_schema() -> Value {
-    arguments_schema(
-        json!({
-            "table_name": table_name_argument(),
-            "schema": schema_argument(),
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "default": DEFAULT_LIMIT, "description": "Rows to return."
-            },
-            "columns": {
-                "type": "array", "items": { "type": "string", "minLength": 1 }, "minItems": 1,
-                "description": "Only these columns (default: all)."
-            }
-        }),
-        json!(["table_name"]),
-    )
-}
-
 /// `query`'s rows, and the SQL this tool built.
 fn data_schema() -> Value {
     rows_schema(true)
 }
 
-fn signature() -> String {
-    format!(
-        "sample_rows(table_name: string, schema?: string, limit?: integer 1–{MAX_LIMIT}, default {DEFAULT_LIMIT}, columns?: [string])"
-    )
-}
+/// The `sample_rows` tool.
+pub(crate) struct SampleRows;
 
-/// `sample_rows` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SampleRowsArgs {
-    /// The table.
-    pub table_name: String,
-    /// Its schema.
-    pub schema: Option<String>,
-    /// Rows (1 to [`MAX_LIMIT`]).
-    pub limit: Option<i64>,
-    /// Only these columns.
-    pub columns: Option<Vec<String>>,
-}
+impl Tool for SampleRows {
+    type Arguments = SampleRowsArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "sample_rows",
+        title: "Sample rows of a table",
+        description,
+        data_schema,
+    };
 
-/// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
-pub(crate) async fn run(
-    server: &ToolContext<'_>,
-    args: SampleRowsArgs,
-    context: &RequestContext<RoleServer>,
-) -> Result<Reply, ErrorBody> {
-    check_not_blank(ToolName::SampleRows, "table_name", &args.table_name)?;
-    let table_name = args.table_name.clone();
-    let limit = check_limit(
-        ToolName::SampleRows,
-        args.limit,
-        DEFAULT_LIMIT,
-        MAX_LIMIT,
-        |limit| json!({ "table_name": table_name, "limit": limit }),
-    )?;
-    let catalog = server.catalog().await?;
-    let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
-    let columns: Vec<&str> = match &args.columns {
-        None => table.columns.iter().map(|c| c.name.as_str()).collect(),
-        Some(wanted) if wanted.is_empty() => {
-            return Err(ErrorBody::new(
-                ErrorKind::InvalidArgument,
-                format!(
-                    "columns must name at least one column of {}; leave it out for all columns.",
-                    table.name
-                ),
-            )
-            .construct("columns"));
-        }
-        Some(wanted) => {
-            let mut resolved = Vec::with_capacity(wanted.len());
-            for name in wanted {
-                match table
-                    .columns
-                    .iter()
-                    .find(|c| c.name.eq_ignore_ascii_case(name))
-                {
-                    Some(column) => resolved.push(column.name.as_str()),
-                    None => {
-                        let allowed: Vec<&str> =
-                            table.columns.iter().map(|c| c.name.as_str()).collect();
-                        let mut error = ErrorBody::new(
-                            ErrorKind::InvalidArgument,
-                            format!(
-                                "Column '{name}' is not in {}.{}. Allowed columns: {}.",
-                                table.schema,
-                                table.name,
-                                allowed.join(", ")
-                            ),
-                        )
-                        .construct(name.clone())
-                        .suggest(
-                            ToolName::DescribeTable.as_str(),
-                            Some(json!({ "table_name": table.name, "schema": table.schema })),
-                        );
-                        error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
-                            name,
-                            allowed.iter().copied(),
-                            MAX_FUZZY_MATCHES,
-                        )
-                        .await;
-                        return Err(error);
+    /// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
+    async fn run(
+        server: &ToolContext<'_>,
+        args: SampleRowsArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        check_not_blank(ToolName::SampleRows, "table_name", &args.table_name)?;
+        let table_name = args.table_name.clone();
+        let limit = check_limit(
+            ToolName::SampleRows,
+            args.limit,
+            DEFAULT_LIMIT,
+            MAX_LIMIT,
+            |limit| json!({ "table_name": table_name, "limit": limit }),
+        )?;
+        let catalog = server.catalog().await?;
+        let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
+        let columns: Vec<&str> = match &args.columns {
+            None => table.columns.iter().map(|c| c.name.as_str()).collect(),
+            Some(wanted) if wanted.is_empty() => {
+                return Err(ErrorBody::new(
+                    ErrorKind::InvalidArgument,
+                    format!(
+                        "columns must name at least one column of {}; leave it out for all columns.",
+                        table.name
+                    ),
+                )
+                .construct("columns"));
+            }
+            Some(wanted) => {
+                let mut resolved = Vec::with_capacity(wanted.len());
+                for name in wanted {
+                    match table
+                        .columns
+                        .iter()
+                        .find(|c| c.name.eq_ignore_ascii_case(name))
+                    {
+                        Some(column) => resolved.push(column.name.as_str()),
+                        None => {
+                            let allowed: Vec<&str> =
+                                table.columns.iter().map(|c| c.name.as_str()).collect();
+                            let mut error = ErrorBody::new(
+                                ErrorKind::InvalidArgument,
+                                format!(
+                                    "Column '{name}' is not in {}.{}. Allowed columns: {}.",
+                                    table.schema,
+                                    table.name,
+                                    allowed.join(", ")
+                                ),
+                            )
+                            .construct(name.clone())
+                            .suggest(
+                                ToolName::DescribeTable.as_str(),
+                                Some(json!({ "table_name": table.name, "schema": table.schema })),
+                            );
+                            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                                name,
+                                allowed.iter().copied(),
+                                MAX_FUZZY_MATCHES,
+                            )
+                            .await;
+                            return Err(error);
+                        }
                     }
                 }
+                resolved
             }
-            resolved
-        }
-    };
-    // Identifiers come from the catalog, never from the agent's text, and are quoted.
-    let select_list: Vec<String> = columns.iter().map(|c| quote_identifier(c)).collect();
-    let sql = format!(
-        "SELECT {} FROM {}.{} LIMIT {limit}",
-        select_list.join(", "),
-        quote_identifier(&table.schema),
-        quote_identifier(&table.name)
-    );
-    let run = server.gateway().query(&sql, limit, context.ct.clone());
-    let result = with_progress(run, context).await.map_err(|e| {
-        server.gateway_error(
-            e,
-            Some((
-                ToolName::SampleRows,
-                json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
-            )),
-        )
-    })?;
-    let budget = server.gateway().config().max_reply_bytes;
-    Ok(rows_reply(result, Some(sql), limit, budget))
+        };
+        // Identifiers come from the catalog, never from the agent's text, and are quoted.
+        let select_list: Vec<String> = columns.iter().map(|c| quote_identifier(c)).collect();
+        let sql = format!(
+            "SELECT {} FROM {}.{} LIMIT {limit}",
+            select_list.join(", "),
+            quote_identifier(&table.schema),
+            quote_identifier(&table.name)
+        );
+        let run = server.gateway().query(&sql, limit, context.ct.clone());
+        let result = with_progress(run, context).await.map_err(|e| {
+            server.gateway_error(
+                e,
+                Some((
+                    ToolName::SampleRows,
+                    json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
+                )),
+            )
+        })?;
+        let budget = server.gateway().config().max_reply_bytes;
+        Ok(rows_reply(result, Some(sql), limit, budget))
+    }
+}
+
+tool_arguments! {
+    /// `sample_rows` arguments.
+    pub struct SampleRowsArgs {
+        /// The table.
+        pub table_name: String = TABLE_NAME,
+        /// Its schema.
+        pub schema: Option<String> = SCHEMA,
+        /// Rows (1 to [`MAX_LIMIT`]).
+        pub limit: Option<i64> =
+            Argument::described("Rows to return.").limit(MAX_LIMIT, DEFAULT_LIMIT),
+        /// Only these columns.
+        pub columns: Option<Vec<String>> =
+            Argument::described("Only these columns (default: all)."),
+    }
 }
 
 #[cfg(test)]

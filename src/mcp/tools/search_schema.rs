@@ -2,13 +2,12 @@
 
 use std::sync::Arc;
 
-use serde::Deserialize;
+use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{
-    LongText, MAX_SEARCH_BYTES, ToolName, ToolSpec, arguments_schema, check_limit, check_not_blank,
-};
+use super::{MAX_SEARCH_BYTES, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::fuzzy;
@@ -17,20 +16,6 @@ use crate::mcp::fuzzy;
 pub const DEFAULT_LIMIT: i64 = 20;
 /// Most matches `search_schema` returns.
 pub const MAX_LIMIT: i64 = 50;
-
-/// `search_schema` in `tools/list`.
-pub static SPEC: ToolSpec = ToolSpec {
-    name: "search_schema",
-    title: "Search the schema",
-    description,
-    input_schema,
-    data_schema,
-    signature,
-    long_text: Some(LongText {
-        name: "query",
-        cap: search_text_cap,
-    }),
-};
 
 /// The `query` text's cap, [`MAX_SEARCH_BYTES`].
 fn search_text_cap() -> usize {
@@ -44,22 +29,6 @@ fn description(_time_zone: &str) -> String {
          contains a text (case-insensitive; limit 1–{MAX_LIMIT}, default {DEFAULT_LIMIT}). \
          Use list_tables instead when you want every table. \
          Common compositions: search_schema → describe_table → query."
-    )
-}
-
-fn input_schema() -> Value {
-    arguments_schema(
-        json!({
-            "query": {
-                "type": "string", "minLength": 1,
-                "description": "Text to look for in table/column names, descriptions and comments."
-            },
-            "limit": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                "default": DEFAULT_LIMIT, "description": "Most matches to return."
-            }
-        }),
-        json!(["query"]),
     )
 }
 
@@ -91,81 +60,97 @@ fn data_schema() -> Value {
     })
 }
 
-fn signature() -> String {
-    format!("search_schema(query: string, limit?: integer 1–{MAX_LIMIT}, default {DEFAULT_LIMIT})")
+/// The `search_schema` tool.
+pub(crate) struct SearchSchema;
+
+impl Tool for SearchSchema {
+    type Arguments = SearchArgs;
+    const SPEC: ToolSpec = ToolSpec {
+        name: "search_schema",
+        title: "Search the schema",
+        description,
+        data_schema,
+    };
+
+    /// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
+    async fn run(
+        server: &ToolContext<'_>,
+        args: SearchArgs,
+        _context: &RequestContext<RoleServer>,
+    ) -> Result<Reply, ErrorBody> {
+        check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
+        let needle = args.query.trim().to_string();
+        let query_for_retry = needle.clone();
+        let limit = check_limit(
+            ToolName::SearchSchema,
+            args.limit,
+            DEFAULT_LIMIT,
+            MAX_LIMIT,
+            |limit| json!({ "query": query_for_retry, "limit": limit }),
+        )?;
+        let catalog = server.catalog().await?;
+        let mut matches = search(&catalog, &needle);
+        let truncated = matches.len() > limit;
+        matches.truncate(limit);
+        let did_you_mean = if matches.is_empty() {
+            fuzzy::catalog_matches_off_thread(
+                &needle,
+                Arc::clone(&catalog),
+                fuzzy::Looking::ForTable,
+                MAX_FUZZY_MATCHES,
+            )
+            .await
+            .iter()
+            .map(fuzzy::CatalogMatch::written)
+            .collect()
+        } else {
+            Vec::new()
+        };
+        let mut text = if matches.is_empty() {
+            format!("No table or column mentions '{needle}'.")
+        } else {
+            format!("{} matches for '{needle}':", matches.len())
+        };
+        for found in &matches {
+            text.push_str(&format!("\n- {}", found.line()));
+        }
+        if truncated {
+            text.push_str(&format!(
+                "\n(more matches exist; raise limit up to {MAX_LIMIT})"
+            ));
+        }
+        if !did_you_mean.is_empty() {
+            text.push_str(&format!("\nDid you mean: {}?", did_you_mean.join(", ")));
+        }
+        let status = match (matches.is_empty(), truncated) {
+            (true, _) => Status::Empty,
+            (false, true) => Status::Partial,
+            (false, false) => Status::Success,
+        };
+        let hints: &[&str] = if matches.is_empty() {
+            &["list_tables"]
+        } else {
+            &["describe_table"]
+        };
+        let data = json!({
+            "query": needle,
+            "matches": matches.iter().map(SchemaMatch::to_json).collect::<Vec<_>>(),
+            "truncated": truncated,
+            "did_you_mean": did_you_mean,
+        });
+        Ok(Reply::ok(status, data, hints, text))
+    }
 }
 
-/// `search_schema` arguments.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SearchArgs {
-    /// The text.
-    pub query: String,
-    /// Matches (1 to [`MAX_LIMIT`]).
-    pub limit: Option<i64>,
-}
-
-/// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
-pub(crate) async fn run(server: &ToolContext<'_>, args: SearchArgs) -> Result<Reply, ErrorBody> {
-    check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
-    let needle = args.query.trim().to_string();
-    let query_for_retry = needle.clone();
-    let limit = check_limit(
-        ToolName::SearchSchema,
-        args.limit,
-        DEFAULT_LIMIT,
-        MAX_LIMIT,
-        |limit| json!({ "query": query_for_retry, "limit": limit }),
-    )?;
-    let catalog = server.catalog().await?;
-    let mut matches = search(&catalog, &needle);
-    let truncated = matches.len() > limit;
-    matches.truncate(limit);
-    let did_you_mean = if matches.is_empty() {
-        fuzzy::catalog_matches_off_thread(
-            &needle,
-            Arc::clone(&catalog),
-            fuzzy::Looking::ForTable,
-            MAX_FUZZY_MATCHES,
-        )
-        .await
-        .iter()
-        .map(fuzzy::CatalogMatch::written)
-        .collect()
-    } else {
-        Vec::new()
-    };
-    let mut text = if matches.is_empty() {
-        format!("No table or column mentions '{needle}'.")
-    } else {
-        format!("{} matches for '{needle}':", matches.len())
-    };
-    for found in &matches {
-        text.push_str(&format!("\n- {}", found.line()));
+tool_arguments! {
+    /// `search_schema` arguments.
+    pub struct SearchArgs {
+        /// The text.
+        pub query: String =
+            Argument::described("Text to look for in table/column names, descriptions and comments.")
+                .long_text(search_text_cap),
+        /// Matches (1 to [`MAX_LIMIT`]).
+        pub limit: Option<i64> =
+            Argument::described("Most matches to return.").limit(MAX_LIMIT, DEFAULT_LIMIT),
     }
-    if truncated {
-        text.push_str(&format!(
-            "\n(more matches exist; raise limit up to {MAX_LIMIT})"
-        ));
-    }
-    if !did_you_mean.is_empty() {
-        text.push_str(&format!("\nDid you mean: {}?", did_you_mean.join(", ")));
-    }
-    let status = match (matches.is_empty(), truncated) {
-        (true, _) => Status::Empty,
-        (false, true) => Status::Partial,
-        (false, false) => Status::Success,
-    };
-    let hints: &[&str] = if matches.is_empty() {
-        &["list_tables"]
-    } else {
-        &["describe_table"]
-    };
-    let data = json!({
-        "query": needle,
-        "matches": matches.iter().map(SchemaMatch::to_json).collect::<Vec<_>>(),
-        "truncated": truncated,
-        "did_you_mean": did_you_mean,
-    });
-    Ok(Reply::ok(status, data, hints, text))
 }
