@@ -2,6 +2,12 @@
 //!
 //! Everything here answers from [`Gateway`]; nothing opens the database or validates SQL beyond
 //! checking tool arguments.
+//!
+//! Each tool is one module of [`tools`]: a unit type implementing `tools::Tool` (its description,
+//! data schema and handler) and its arguments declared once with `tools::arguments`, which
+//! derives the input schema `tools/list` publishes, the signature argument errors quote and the
+//! string caps. One list in `tools/mod.rs` registers it. A tool sees a narrow
+//! `tools::context::ToolContext` (the gateway, the catalog, error mapping), never the server.
 
 use std::collections::HashMap;
 use std::path::Path;
