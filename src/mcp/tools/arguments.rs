@@ -88,89 +88,84 @@ impl Argument {
     }
 }
 
-/// How a field's Rust type appears to a client.
-pub trait ArgumentType {
-    /// Whether a call must give it: every type but `Option`.
-    const REQUIRED: bool;
-    /// Its JSON Schema before the field's description and bounds.
-    fn schema() -> Map<String, Value>;
-    /// How a signature line writes the type.
-    fn signature() -> String;
+/// The JSON type of an argument, as its schema and a signature line state it.
+#[derive(Debug, Clone, Copy)]
+pub enum JsonType {
+    /// Text, never empty (a blank one is refused by the tool, naming it).
+    Text,
+    /// A list of names, at least one.
+    TextList,
+    /// An integer; out of its range is the tool's own error, not a parse error.
+    Integer,
+    /// A number (a value on a chart's y axis).
+    Number,
+    /// One of these words.
+    Choice(&'static [&'static str]),
 }
 
-fn object(value: Value) -> Map<String, Value> {
-    match value {
-        Value::Object(map) => map,
-        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
-            unreachable!("a JSON object literal")
+impl JsonType {
+    /// Its JSON Schema before the field's description and bounds.
+    fn schema(self) -> Map<String, Value> {
+        let schema = match self {
+            JsonType::Text => json!({ "type": "string", "minLength": 1 }),
+            JsonType::TextList => json!({
+                "type": "array",
+                "items": JsonType::Text.schema(),
+                "minItems": 1
+            }),
+            JsonType::Integer => json!({ "type": "integer" }),
+            JsonType::Number => json!({ "type": "number" }),
+            JsonType::Choice(words) => json!({ "type": "string", "enum": words }),
+        };
+        match schema {
+            Value::Object(map) => map,
+            Value::Null
+            | Value::Bool(_)
+            | Value::Number(_)
+            | Value::String(_)
+            | Value::Array(_) => unreachable!("a JSON object literal"),
+        }
+    }
+
+    /// How a signature line writes it.
+    fn signature(self) -> String {
+        match self {
+            JsonType::Text => "string".to_owned(),
+            JsonType::TextList => "[string]".to_owned(),
+            JsonType::Integer => "integer".to_owned(),
+            JsonType::Number => "number".to_owned(),
+            JsonType::Choice(words) => words.join("|"),
         }
     }
 }
 
-/// Text: never empty (a blank one is refused by the tool, naming it).
-impl ArgumentType for String {
+/// How a field's Rust type appears to a client.
+pub trait ArgumentType {
+    /// Whether a call must give it: every type but `Option`.
     const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        object(json!({ "type": "string", "minLength": 1 }))
-    }
-    fn signature() -> String {
-        "string".to_owned()
-    }
+    /// Its JSON type.
+    const JSON_TYPE: JsonType;
 }
 
-/// A list of names, at least one.
-impl ArgumentType for Vec<String> {
-    const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        object(json!({ "type": "array", "items": String::schema(), "minItems": 1 }))
-    }
-    fn signature() -> String {
-        format!("[{}]", String::signature())
-    }
+/// The JSON type of each Rust type an argument may have.
+macro_rules! json_types {
+    ($($rust:ty => $json:ident),* $(,)?) => {
+        $(impl ArgumentType for $rust { const JSON_TYPE: JsonType = JsonType::$json; })*
+    };
 }
 
-/// A signed count (a limit); out of range is the tool's own error, not a parse error.
-impl ArgumentType for i64 {
-    const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        object(json!({ "type": "integer" }))
-    }
-    fn signature() -> String {
-        "integer".to_owned()
-    }
-}
-
-/// A size in pixels or a count of bins.
-impl ArgumentType for u32 {
-    const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        i64::schema()
-    }
-    fn signature() -> String {
-        i64::signature()
-    }
-}
-
-/// A value on the chart's y axis.
-impl ArgumentType for f64 {
-    const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        object(json!({ "type": "number" }))
-    }
-    fn signature() -> String {
-        "number".to_owned()
-    }
+json_types! {
+    String => Text,
+    Vec<String> => TextList,
+    i64 => Integer,
+    u32 => Integer,
+    f64 => Number,
 }
 
 /// An argument a call may leave out (or send as `null`).
 impl<T: ArgumentType> ArgumentType for Option<T> {
     const REQUIRED: bool = false;
-    fn schema() -> Map<String, Value> {
-        T::schema()
-    }
-    fn signature() -> String {
-        T::signature()
-    }
+    const JSON_TYPE: JsonType = T::JSON_TYPE;
 }
 
 /// One field of a tool's arguments, as [`tool_arguments!`] records it.
@@ -180,10 +175,8 @@ pub struct Field {
     pub name: &'static str,
     /// See [`ArgumentType::REQUIRED`].
     pub required: bool,
-    /// See [`ArgumentType::schema`].
-    pub type_schema: fn() -> Map<String, Value>,
-    /// See [`ArgumentType::signature`].
-    pub type_signature: fn() -> String,
+    /// See [`ArgumentType::JSON_TYPE`].
+    pub json_type: JsonType,
     /// What the declaration states beside the type.
     pub argument: Argument,
 }
@@ -198,7 +191,7 @@ pub trait ToolArguments: DeserializeOwned {
 pub fn input_schema(fields: &[Field]) -> Value {
     let mut properties = Map::new();
     for field in fields {
-        let mut schema = (field.type_schema)();
+        let mut schema = field.json_type.schema();
         if let Some(bounds) = field.argument.bounds {
             let (min, max, default) = match bounds {
                 Bounds::Limit { max, default } => (1, max, default),
@@ -241,7 +234,7 @@ pub fn signature(tool: &str, fields: &[Field]) -> String {
             format!(
                 "{}{optional}: {}{range}",
                 field.name,
-                (field.type_signature)()
+                field.json_type.signature()
             )
         })
         .collect();
@@ -289,10 +282,8 @@ macro_rules! tool_arguments {
                         name: stringify!($field),
                         required:
                             <$type as $crate::mcp::tools::arguments::ArgumentType>::REQUIRED,
-                        type_schema:
-                            <$type as $crate::mcp::tools::arguments::ArgumentType>::schema,
-                        type_signature:
-                            <$type as $crate::mcp::tools::arguments::ArgumentType>::signature,
+                        json_type:
+                            <$type as $crate::mcp::tools::arguments::ArgumentType>::JSON_TYPE,
                         argument: $argument,
                     },
                 )*

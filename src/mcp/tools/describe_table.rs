@@ -1,14 +1,15 @@
 //! `describe_table`: one table's columns, keys and indexes.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::tool_arguments;
 use super::context::ToolContext;
 use super::list_relationships::foreign_key_schema;
-use super::{SCHEMA, TABLE_NAME, Tool, ToolName, ToolSpec, check_not_blank, relation_schema};
+use super::{
+    Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_not_blank, relation_schema, tool,
+};
 use crate::mcp::catalog_lookup::{find_table, outgoing_keys, table_detail};
-use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
+use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 
 fn description(_time_zone: &str) -> String {
@@ -73,34 +74,22 @@ fn data_schema() -> Value {
     )
 }
 
-/// The `describe_table` tool.
-pub(crate) struct DescribeTable;
+tool! {
+    /// The `describe_table` tool.
+    DescribeTable(DescribeTableArgs) = "describe_table", "Describe a table"
+}
 
-impl Tool for DescribeTable {
-    type Arguments = DescribeTableArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "describe_table",
-        title: "Describe a table",
-        description,
-        data_schema,
-    };
-
-    /// The table the agent named, found as [`find_table`] finds it.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: DescribeTableArgs,
-        _context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::DescribeTable, "table_name", &args.table_name)?;
-        let catalog = server.catalog().await?;
-        let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
-        Ok(Reply::ok(
-            Status::Success,
-            table_detail(&catalog, table),
-            &["sample_rows", "query"],
-            render::table_text(table, &outgoing_keys(&catalog, table)),
-        ))
-    }
+/// The table the agent named, found as [`find_table`] finds it.
+async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, _context: &Request) -> Answer {
+    check_not_blank(ToolName::DescribeTable, "table_name", &args.table_name)?;
+    let catalog = server.catalog().await?;
+    let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
+    Ok(Reply::ok(
+        Status::Success,
+        table_detail(&catalog, table),
+        &["sample_rows", "query"],
+        render::table_text(table, &outgoing_keys(&catalog, table)),
+    ))
 }
 
 tool_arguments! {

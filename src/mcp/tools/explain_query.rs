@@ -1,12 +1,11 @@
 //! `explain_query`: DuckDB's plan for a read-only query, without running it, and a summary.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::tool_arguments;
 use super::context::{ToolContext, with_progress};
-use super::{SQL, Tool, ToolName, ToolSpec, check_not_blank};
-use crate::mcp::envelope::{ErrorBody, Reply, Status};
+use super::{Answer, Request, SQL, ToolName, check_not_blank, tool};
+use crate::mcp::envelope::{Reply, Status};
 
 fn description(_time_zone: &str) -> String {
     "Use this when a query timed out or you want to check a join first: shows \
@@ -33,40 +32,28 @@ fn data_schema() -> Value {
     })
 }
 
-/// The `explain_query` tool.
-pub(crate) struct ExplainQuery;
+tool! {
+    /// The `explain_query` tool.
+    ExplainQuery(ExplainArgs) = "explain_query", "Explain a query plan"
+}
 
-impl Tool for ExplainQuery {
-    type Arguments = ExplainArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "explain_query",
-        title: "Explain a query plan",
-        description,
-        data_schema,
-    };
-
-    /// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: ExplainArgs,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::ExplainQuery, "sql", &args.sql)?;
-        let run = server.gateway().explain(&args.sql, context.ct.clone());
-        let result = with_progress(run, context).await.map_err(|e| {
-            server.gateway_error(
-                e,
-                Some((ToolName::ExplainQuery, json!({ "sql": args.sql }))),
-            )
-        })?;
-        let summary = plan_summary(&result.plan);
-        Ok(Reply::ok(
-            Status::Success,
-            json!({ "plan": result.plan, "summary": summary }),
-            &["query"],
-            format!("Query plan (not executed):\n{summary}"),
-        ))
-    }
+/// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
+async fn run(server: &ToolContext<'_>, args: ExplainArgs, context: &Request) -> Answer {
+    check_not_blank(ToolName::ExplainQuery, "sql", &args.sql)?;
+    let run = server.gateway().explain(&args.sql, context.ct.clone());
+    let result = with_progress(run, context).await.map_err(|e| {
+        server.gateway_error(
+            e,
+            Some((ToolName::ExplainQuery, json!({ "sql": args.sql }))),
+        )
+    })?;
+    let summary = plan_summary(&result.plan);
+    Ok(Reply::ok(
+        Status::Success,
+        json!({ "plan": result.plan, "summary": summary }),
+        &["query"],
+        format!("Query plan (not executed):\n{summary}"),
+    ))
 }
 
 tool_arguments! {

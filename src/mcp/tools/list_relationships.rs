@@ -1,11 +1,10 @@
 //! `list_relationships`: the foreign keys across the database.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::context::ToolContext;
-use super::{NoArgs, Tool, ToolSpec};
-use crate::mcp::envelope::{ErrorBody, Reply, Status};
+use super::{Answer, NoArgs, Request, tool};
+use crate::mcp::envelope::{Reply, Status};
 use crate::mcp::render;
 
 fn description(_time_zone: &str) -> String {
@@ -39,50 +38,38 @@ pub(crate) fn foreign_key_schema() -> Value {
     })
 }
 
-/// The `list_relationships` tool.
-pub(crate) struct ListRelationships;
+tool! {
+    /// The `list_relationships` tool.
+    ListRelationships(NoArgs) = "list_relationships", "List foreign keys"
+}
 
-impl Tool for ListRelationships {
-    type Arguments = NoArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "list_relationships",
-        title: "List foreign keys",
-        description,
-        data_schema,
+/// Every declared foreign key, one line each.
+async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Answer {
+    let catalog = server.catalog().await?;
+    let keys = &catalog.foreign_keys;
+    let text = if keys.is_empty() {
+        "No foreign keys are declared in this database.".to_string()
+    } else {
+        let lines: Vec<String> = keys
+            .iter()
+            .map(|k| format!("- {}", render::foreign_key_text(k)))
+            .collect();
+        format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
     };
-
-    /// Every declared foreign key, one line each.
-    async fn run(
-        server: &ToolContext<'_>,
-        _args: NoArgs,
-        _context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        let catalog = server.catalog().await?;
-        let keys = &catalog.foreign_keys;
-        let text = if keys.is_empty() {
-            "No foreign keys are declared in this database.".to_string()
-        } else {
-            let lines: Vec<String> = keys
-                .iter()
-                .map(|k| format!("- {}", render::foreign_key_text(k)))
-                .collect();
-            format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
-        };
-        let status = if keys.is_empty() {
-            Status::Empty
-        } else {
-            Status::Success
-        };
-        let hints: &[&str] = if keys.is_empty() {
-            &["describe_table"]
-        } else {
-            &["query"]
-        };
-        Ok(Reply::ok(
-            status,
-            json!({ "foreign_keys": keys }),
-            hints,
-            text,
-        ))
-    }
+    let status = if keys.is_empty() {
+        Status::Empty
+    } else {
+        Status::Success
+    };
+    let hints: &[&str] = if keys.is_empty() {
+        &["describe_table"]
+    } else {
+        &["query"]
+    };
+    Ok(Reply::ok(
+        status,
+        json!({ "foreign_keys": keys }),
+        hints,
+        text,
+    ))
 }

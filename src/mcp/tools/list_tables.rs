@@ -1,11 +1,10 @@
 //! `list_tables`: the tables and views, with descriptions and estimated row counts.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{Tool, ToolName, ToolSpec, relation_schema};
+use super::{Answer, Request, ToolName, relation_schema, tool};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
@@ -37,82 +36,70 @@ fn table_summary_schema() -> Value {
     )
 }
 
-/// The `list_tables` tool.
-pub(crate) struct ListTables;
+tool! {
+    /// The `list_tables` tool.
+    ListTables(ListTablesArgs) = "list_tables", "List tables"
+}
 
-impl Tool for ListTables {
-    type Arguments = ListTablesArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "list_tables",
-        title: "List tables",
-        description,
-        data_schema,
-    };
-
-    /// The tables and views, of one schema if `args.schema` names one that exists.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: ListTablesArgs,
-        _context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        let catalog = server.catalog().await?;
-        if let Some(schema) = &args.schema {
-            let schemas = schema_names(&catalog);
-            if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
-                let mut error = ErrorBody::new(
-                    ErrorKind::UnknownName,
-                    format!(
-                        "Schema '{schema}' does not exist. Schemas: {}.",
-                        schemas.join(", ")
-                    ),
-                )
-                .construct(schema.clone())
-                .suggest(ToolName::ListTables.as_str(), Some(json!({})));
-                error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
-                    schema,
-                    schemas.iter().map(String::as_str),
-                    MAX_FUZZY_MATCHES,
-                )
-                .await;
-                return Err(error);
-            }
+/// The tables and views, of one schema if `args.schema` names one that exists.
+async fn run(server: &ToolContext<'_>, args: ListTablesArgs, _context: &Request) -> Answer {
+    let catalog = server.catalog().await?;
+    if let Some(schema) = &args.schema {
+        let schemas = schema_names(&catalog);
+        if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
+            let mut error = ErrorBody::new(
+                ErrorKind::UnknownName,
+                format!(
+                    "Schema '{schema}' does not exist. Schemas: {}.",
+                    schemas.join(", ")
+                ),
+            )
+            .construct(schema.clone())
+            .suggest(ToolName::ListTables.as_str(), Some(json!({})));
+            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                schema,
+                schemas.iter().map(String::as_str),
+                MAX_FUZZY_MATCHES,
+            )
+            .await;
+            return Err(error);
         }
-        let tables: Vec<TableInfo> = catalog
-            .tables
-            .iter()
-            .filter(|t| {
-                args.schema
-                    .as_ref()
-                    .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
-            })
-            .cloned()
-            .collect();
-        let summaries: Vec<Value> = tables
-            .iter()
-            .map(|t| {
-                json!({
-                    "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
-                    "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
-                })
-            })
-            .collect();
-        let status = if tables.is_empty() {
-            Status::Empty
-        } else {
-            Status::Success
-        };
-        let hints: &[&str] = if tables.is_empty() {
-            &[]
-        } else {
-            &["describe_table", "search_schema"]
-        };
-        Ok(Reply::ok(
-            status,
-            json!({ "tables": summaries }),
-            hints,
-            render::tables_text(&tables),
-        ))
     }
+    let tables: Vec<TableInfo> = catalog
+        .tables
+        .iter()
+        .filter(|t| {
+            args.schema
+                .as_ref()
+                .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+        })
+        .cloned()
+        .collect();
+    let summaries: Vec<Value> = tables
+        .iter()
+        .map(|t| {
+            json!({
+                "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
+                "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
+            })
+        })
+        .collect();
+    let status = if tables.is_empty() {
+        Status::Empty
+    } else {
+        Status::Success
+    };
+    let hints: &[&str] = if tables.is_empty() {
+        &[]
+    } else {
+        &["describe_table", "search_schema"]
+    };
+    Ok(Reply::ok(
+        status,
+        json!({ "tables": summaries }),
+        hints,
+        render::tables_text(&tables),
+    ))
 }
 
 tool_arguments! {

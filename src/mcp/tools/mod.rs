@@ -86,6 +86,29 @@ pub struct ToolSpec {
     pub data_schema: fn() -> Value,
 }
 
+impl ToolSpec {
+    /// A tool named `name`, titled `title`.
+    pub const fn new(
+        name: &'static str,
+        title: &'static str,
+        description: fn(time_zone: &str) -> String,
+        data_schema: fn() -> Value,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            title,
+            description,
+            data_schema,
+        }
+    }
+}
+
+/// The call a tool answers: its progress token and cancellation.
+pub(crate) type Request = RequestContext<RoleServer>;
+
+/// What a tool answers: a reply, or an error the envelope carries.
+pub(crate) type Answer = Result<Reply, ErrorBody>;
+
 /// One tool, implemented by a unit type in the tool's own module.
 pub(crate) trait Tool {
     /// Its arguments, declared with [`tool_arguments!`].
@@ -96,9 +119,32 @@ pub(crate) trait Tool {
     fn run(
         server: &ToolContext<'_>,
         arguments: Self::Arguments,
-        request: &RequestContext<RoleServer>,
-    ) -> impl Future<Output = Result<Reply, ErrorBody>> + Send;
+        request: &Request,
+    ) -> impl Future<Output = Answer> + Send;
 }
+
+/// Declare a tool: a unit type implementing [`Tool`] with these arguments, wire name and title,
+/// and the module's `description`, `data_schema` and `run`.
+macro_rules! tool {
+    ($(#[$doc:meta])* $tool:ident($arguments:ty) = $name:literal, $title:literal) => {
+        $(#[$doc])*
+        pub(crate) struct $tool;
+
+        impl $crate::mcp::tools::Tool for $tool {
+            type Arguments = $arguments;
+            const SPEC: $crate::mcp::tools::ToolSpec =
+                $crate::mcp::tools::ToolSpec::new($name, $title, description, data_schema);
+            fn run(
+                server: &$crate::mcp::tools::context::ToolContext<'_>,
+                arguments: $arguments,
+                request: &$crate::mcp::tools::Request,
+            ) -> impl std::future::Future<Output = $crate::mcp::tools::Answer> + Send {
+                run(server, arguments, request)
+            }
+        }
+    };
+}
+pub(crate) use tool;
 
 /// The registry: each tool once, in the order `tools/list` gives them. Makes [`ToolName`] and
 /// its dispatch to the tool's module.
@@ -827,21 +873,22 @@ mod tests {
     /// optional ones, with a count's range and default.
     #[test]
     fn signatures_name_every_argument_in_order_with_counts_ranges() {
-        assert_eq!(
-            ToolName::Query.signature(),
-            "query(sql: string, limit?: integer 1–10000, default 1000)"
-        );
-        assert_eq!(
-            ToolName::SampleRows.signature(),
-            "sample_rows(table_name: string, schema?: string, limit?: integer 1–100, default 10, columns?: [string])"
-        );
-        assert_eq!(
-            ToolName::Plot.signature(),
-            "plot(sql: string, kind: line|scatter|bar|histogram|agp|tir, x?: string, y?: string, title?: string, width?: integer, height?: integer, bins?: integer, target_low?: number, target_high?: number)"
-        );
-        assert_eq!(
-            ToolName::ServerInfo.signature(),
-            "server_info() — no arguments"
-        );
+        for (tool, signature) in [
+            (
+                ToolName::Query,
+                "query(sql: string, limit?: integer 1–10000, default 1000)",
+            ),
+            (
+                ToolName::SampleRows,
+                "sample_rows(table_name: string, schema?: string, limit?: integer 1–100, default 10, columns?: [string])",
+            ),
+            (
+                ToolName::Plot,
+                "plot(sql: string, kind: line|scatter|bar|histogram|agp|tir, x?: string, y?: string, title?: string, width?: integer, height?: integer, bins?: integer, target_low?: number, target_high?: number)",
+            ),
+            (ToolName::ServerInfo, "server_info() — no arguments"),
+        ] {
+            assert_eq!(tool.signature(), signature);
+        }
     }
 }

@@ -1,12 +1,11 @@
 //! `plot`: run one read-only query and draw two of its columns as a PNG.
 
-use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::arguments::{Argument, ArgumentType, tool_arguments};
+use super::arguments::{Argument, ArgumentType, JsonType, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::row_arrays_schema;
-use super::{SQL, Tool, ToolName, ToolSpec, check_not_blank};
+use super::{Answer, Request, SQL, ToolName, check_not_blank, tool};
 use crate::error::ErrorKind;
 use crate::mcp::envelope::{Envelope, ErrorBody, Reply, Status};
 use crate::plot::{
@@ -23,16 +22,7 @@ const KIND_DESCRIPTION: &str = "line: y over time or a number; scatter: points; 
 
 /// One of [`KINDS`].
 impl ArgumentType for ChartKind {
-    const REQUIRED: bool = true;
-    fn schema() -> Map<String, Value> {
-        match json!({ "type": "string", "enum": KINDS }) {
-            Value::Object(map) => map,
-            _ => unreachable!("a JSON object literal"),
-        }
-    }
-    fn signature() -> String {
-        KINDS.join("|")
-    }
+    const JSON_TYPE: JsonType = JsonType::Choice(&KINDS);
 }
 
 fn description(_time_zone: &str) -> String {
@@ -70,89 +60,71 @@ fn data_schema() -> Value {
     })
 }
 
-/// The `plot` tool.
-pub(crate) struct Plot;
+tool! {
+    /// The `plot` tool.
+    Plot(PlotArgs) = "plot", "Draw a chart of a query's result"
+}
 
-impl Tool for Plot {
-    type Arguments = PlotArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "plot",
-        title: "Draw a chart of a query's result",
-        description,
-        data_schema,
-    };
-
-    /// Run `args.sql` in a worker, which draws the chart there; the picture comes first, then a
-    /// sentence and the numbers drawn.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: PlotArgs,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::Plot, "sql", &args.sql)?;
-        let target_range = match (args.target_low, args.target_high) {
-            (Some(low), Some(high)) => Some((low, high)),
-            (None, None) => None,
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(ErrorBody::new(
-                    ErrorKind::InvalidArgument,
-                    "target_low and target_high come together: give both (e.g. 70 and 180) or neither.",
-                )
-                .construct("target_low"));
-            }
-        };
-        let chart = ChartRequest {
-            kind: args.kind,
-            x: args.x.clone(),
-            y: args.y.clone(),
-            title: args.title.clone(),
-            width: args.width.unwrap_or(DEFAULT_WIDTH),
-            height: args.height.unwrap_or(DEFAULT_HEIGHT),
-            bins: args.bins,
-            target_range,
-        };
-        let run = server.gateway().plot(&args.sql, chart, context.ct.clone());
-        let reply = with_progress(run, context).await.map_err(|e| {
-            server.gateway_error(
-                e,
-                Some((
-                    ToolName::Plot,
-                    json!({ "sql": args.sql, "kind": args.kind }),
-                )),
+/// Run `args.sql` in a worker, which draws the chart there; the picture comes first, then a
+/// sentence and the numbers drawn.
+async fn run(server: &ToolContext<'_>, args: PlotArgs, context: &Request) -> Answer {
+    check_not_blank(ToolName::Plot, "sql", &args.sql)?;
+    let target_range = match (args.target_low, args.target_high) {
+        (Some(low), Some(high)) => Some((low, high)),
+        (None, None) => None,
+        (Some(_), None) | (None, Some(_)) => {
+            return Err(ErrorBody::new(
+                ErrorKind::InvalidArgument,
+                "target_low and target_high come together: give both (e.g. 70 and 180) or neither.",
             )
-        })?;
-        let text = format!(
-            "{} chart of {} against {} ({} rows), {}×{} px. {}",
-            args.kind,
-            reply.y,
-            reply.x,
-            reply.rows_read,
-            reply.width,
-            reply.height,
-            reply.summary_text
-        );
-        Ok(Reply {
-            envelope: Envelope::ok(
-                Status::Success,
-                json!({
-                    "kind": args.kind,
-                    "x": reply.x,
-                    "y": reply.y,
-                    "width": reply.width,
-                    "height": reply.height,
-                    "rows_read": reply.rows_read,
-                    "summary": {
-                        "columns": reply.summary_columns,
-                        "rows": reply.summary_rows,
-                        "text": reply.summary_text,
-                    }
-                }),
-                &["query"],
-            ),
-            text,
-            image: Some(reply.png_base64),
-        })
-    }
+            .construct("target_low"));
+        }
+    };
+    let chart = ChartRequest {
+        kind: args.kind,
+        x: args.x.clone(),
+        y: args.y.clone(),
+        title: args.title.clone(),
+        width: args.width.unwrap_or(DEFAULT_WIDTH),
+        height: args.height.unwrap_or(DEFAULT_HEIGHT),
+        bins: args.bins,
+        target_range,
+    };
+    let run = server.gateway().plot(&args.sql, chart, context.ct.clone());
+    let reply = with_progress(run, context).await.map_err(|e| {
+        server.gateway_error(
+            e,
+            Some((
+                ToolName::Plot,
+                json!({ "sql": args.sql, "kind": args.kind }),
+            )),
+        )
+    })?;
+    let text = format!(
+        "{} chart of {} against {} ({} rows), {}×{} px. {}",
+        args.kind, reply.y, reply.x, reply.rows_read, reply.width, reply.height, reply.summary_text
+    );
+    Ok(Reply {
+        envelope: Envelope::ok(
+            Status::Success,
+            json!({
+                "kind": args.kind,
+                "x": reply.x,
+                "y": reply.y,
+                "width": reply.width,
+                "height": reply.height,
+                "rows_read": reply.rows_read,
+                "summary": {
+                    "columns": reply.summary_columns,
+                    "rows": reply.summary_rows,
+                    "text": reply.summary_text,
+                }
+            }),
+            &["query"],
+        ),
+        text,
+        image: Some(reply.png_base64),
+    })
 }
 
 tool_arguments! {

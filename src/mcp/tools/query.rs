@@ -1,13 +1,12 @@
 //! `query`: run one read-only SQL statement and return its rows.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
-use super::{SQL, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
+use super::{Answer, Request, SQL, ToolName, check_limit, check_not_blank, tool};
 use crate::engine::json_size;
-use crate::mcp::envelope::{ErrorBody, Reply, Status};
+use crate::mcp::envelope::{Reply, Status};
 use crate::mcp::render;
 use crate::protocol::QueryResult;
 
@@ -107,47 +106,35 @@ const ROWS_REQUIRED: [&str; 8] = [
     "duration_ms",
 ];
 
-/// The `query` tool.
-pub(crate) struct Query;
+tool! {
+    /// The `query` tool.
+    Query(QueryArgs) = "query", "Run a read-only SQL query"
+}
 
-impl Tool for Query {
-    type Arguments = QueryArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "query",
-        title: "Run a read-only SQL query",
-        description,
-        data_schema,
-    };
-
-    /// Run `args.sql` with its row limit, with progress notifications while it runs.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: QueryArgs,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::Query, "sql", &args.sql)?;
-        let sql = args.sql.clone();
-        let limit = check_limit(
-            ToolName::Query,
-            args.limit,
-            DEFAULT_LIMIT,
-            MAX_LIMIT,
-            |limit| json!({ "sql": sql, "limit": limit }),
-        )?;
-        let run = server.gateway().query(&args.sql, limit, context.ct.clone());
-        let result = with_progress(run, context).await.map_err(|e| {
-            let retry_limit = args.limit.unwrap_or(DEFAULT_LIMIT);
-            server.gateway_error(
-                e,
-                Some((
-                    ToolName::Query,
-                    json!({ "sql": args.sql, "limit": retry_limit }),
-                )),
-            )
-        })?;
-        let budget = server.gateway().config().max_reply_bytes;
-        Ok(rows_reply(result, None, limit, budget))
-    }
+/// Run `args.sql` with its row limit, with progress notifications while it runs.
+async fn run(server: &ToolContext<'_>, args: QueryArgs, context: &Request) -> Answer {
+    check_not_blank(ToolName::Query, "sql", &args.sql)?;
+    let sql = args.sql.clone();
+    let limit = check_limit(
+        ToolName::Query,
+        args.limit,
+        DEFAULT_LIMIT,
+        MAX_LIMIT,
+        |limit| json!({ "sql": sql, "limit": limit }),
+    )?;
+    let run = server.gateway().query(&args.sql, limit, context.ct.clone());
+    let result = with_progress(run, context).await.map_err(|e| {
+        let retry_limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        server.gateway_error(
+            e,
+            Some((
+                ToolName::Query,
+                json!({ "sql": args.sql, "limit": retry_limit }),
+            )),
+        )
+    })?;
+    let budget = server.gateway().config().max_reply_bytes;
+    Ok(rows_reply(result, None, limit, budget))
 }
 
 tool_arguments! {

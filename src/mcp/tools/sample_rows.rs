@@ -1,15 +1,14 @@
 //! `sample_rows`: the first rows of a table, optionally only some columns.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
-use super::{SCHEMA, TABLE_NAME, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
+use super::{Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_limit, check_not_blank, tool};
 use crate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
-use crate::mcp::envelope::{ErrorBody, Reply};
+use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::sql_text::quote_identifier;
 
@@ -33,107 +32,95 @@ fn data_schema() -> Value {
     rows_schema(true)
 }
 
-/// The `sample_rows` tool.
-pub(crate) struct SampleRows;
+tool! {
+    /// The `sample_rows` tool.
+    SampleRows(SampleRowsArgs) = "sample_rows", "Sample rows of a table"
+}
 
-impl Tool for SampleRows {
-    type Arguments = SampleRowsArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "sample_rows",
-        title: "Sample rows of a table",
-        description,
-        data_schema,
-    };
-
-    /// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: SampleRowsArgs,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::SampleRows, "table_name", &args.table_name)?;
-        let table_name = args.table_name.clone();
-        let limit = check_limit(
-            ToolName::SampleRows,
-            args.limit,
-            DEFAULT_LIMIT,
-            MAX_LIMIT,
-            |limit| json!({ "table_name": table_name, "limit": limit }),
-        )?;
-        let catalog = server.catalog().await?;
-        let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
-        let columns: Vec<&str> = match &args.columns {
-            None => table.columns.iter().map(|c| c.name.as_str()).collect(),
-            Some(wanted) if wanted.is_empty() => {
-                return Err(ErrorBody::new(
-                    ErrorKind::InvalidArgument,
-                    format!(
-                        "columns must name at least one column of {}; leave it out for all columns.",
-                        table.name
-                    ),
-                )
-                .construct("columns"));
-            }
-            Some(wanted) => {
-                let mut resolved = Vec::with_capacity(wanted.len());
-                for name in wanted {
-                    match table
-                        .columns
-                        .iter()
-                        .find(|c| c.name.eq_ignore_ascii_case(name))
-                    {
-                        Some(column) => resolved.push(column.name.as_str()),
-                        None => {
-                            let allowed: Vec<&str> =
-                                table.columns.iter().map(|c| c.name.as_str()).collect();
-                            let mut error = ErrorBody::new(
-                                ErrorKind::InvalidArgument,
-                                format!(
-                                    "Column '{name}' is not in {}.{}. Allowed columns: {}.",
-                                    table.schema,
-                                    table.name,
-                                    allowed.join(", ")
-                                ),
-                            )
-                            .construct(name.clone())
-                            .suggest(
-                                ToolName::DescribeTable.as_str(),
-                                Some(json!({ "table_name": table.name, "schema": table.schema })),
-                            );
-                            error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
-                                name,
-                                allowed.iter().copied(),
-                                MAX_FUZZY_MATCHES,
-                            )
-                            .await;
-                            return Err(error);
-                        }
+/// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
+async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) -> Answer {
+    check_not_blank(ToolName::SampleRows, "table_name", &args.table_name)?;
+    let table_name = args.table_name.clone();
+    let limit = check_limit(
+        ToolName::SampleRows,
+        args.limit,
+        DEFAULT_LIMIT,
+        MAX_LIMIT,
+        |limit| json!({ "table_name": table_name, "limit": limit }),
+    )?;
+    let catalog = server.catalog().await?;
+    let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
+    let columns: Vec<&str> = match &args.columns {
+        None => table.columns.iter().map(|c| c.name.as_str()).collect(),
+        Some(wanted) if wanted.is_empty() => {
+            return Err(ErrorBody::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "columns must name at least one column of {}; leave it out for all columns.",
+                    table.name
+                ),
+            )
+            .construct("columns"));
+        }
+        Some(wanted) => {
+            let mut resolved = Vec::with_capacity(wanted.len());
+            for name in wanted {
+                match table
+                    .columns
+                    .iter()
+                    .find(|c| c.name.eq_ignore_ascii_case(name))
+                {
+                    Some(column) => resolved.push(column.name.as_str()),
+                    None => {
+                        let allowed: Vec<&str> =
+                            table.columns.iter().map(|c| c.name.as_str()).collect();
+                        let mut error = ErrorBody::new(
+                            ErrorKind::InvalidArgument,
+                            format!(
+                                "Column '{name}' is not in {}.{}. Allowed columns: {}.",
+                                table.schema,
+                                table.name,
+                                allowed.join(", ")
+                            ),
+                        )
+                        .construct(name.clone())
+                        .suggest(
+                            ToolName::DescribeTable.as_str(),
+                            Some(json!({ "table_name": table.name, "schema": table.schema })),
+                        );
+                        error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
+                            name,
+                            allowed.iter().copied(),
+                            MAX_FUZZY_MATCHES,
+                        )
+                        .await;
+                        return Err(error);
                     }
                 }
-                resolved
             }
-        };
-        // Identifiers come from the catalog, never from the agent's text, and are quoted.
-        let select_list: Vec<String> = columns.iter().map(|c| quote_identifier(c)).collect();
-        let sql = format!(
-            "SELECT {} FROM {}.{} LIMIT {limit}",
-            select_list.join(", "),
-            quote_identifier(&table.schema),
-            quote_identifier(&table.name)
-        );
-        let run = server.gateway().query(&sql, limit, context.ct.clone());
-        let result = with_progress(run, context).await.map_err(|e| {
-            server.gateway_error(
-                e,
-                Some((
-                    ToolName::SampleRows,
-                    json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
-                )),
-            )
-        })?;
-        let budget = server.gateway().config().max_reply_bytes;
-        Ok(rows_reply(result, Some(sql), limit, budget))
-    }
+            resolved
+        }
+    };
+    // Identifiers come from the catalog, never from the agent's text, and are quoted.
+    let select_list: Vec<String> = columns.iter().map(|c| quote_identifier(c)).collect();
+    let sql = format!(
+        "SELECT {} FROM {}.{} LIMIT {limit}",
+        select_list.join(", "),
+        quote_identifier(&table.schema),
+        quote_identifier(&table.name)
+    );
+    let run = server.gateway().query(&sql, limit, context.ct.clone());
+    let result = with_progress(run, context).await.map_err(|e| {
+        server.gateway_error(
+            e,
+            Some((
+                ToolName::SampleRows,
+                json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
+            )),
+        )
+    })?;
+    let budget = server.gateway().config().max_reply_bytes;
+    Ok(rows_reply(result, Some(sql), limit, budget))
 }
 
 tool_arguments! {

@@ -2,14 +2,13 @@
 
 use std::sync::Arc;
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{MAX_SEARCH_BYTES, Tool, ToolName, ToolSpec, check_limit, check_not_blank};
+use super::{Answer, MAX_SEARCH_BYTES, Request, ToolName, check_limit, check_not_blank, tool};
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
-use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
+use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::fuzzy;
 
 /// Matches `search_schema` returns when no limit is given.
@@ -60,86 +59,74 @@ fn data_schema() -> Value {
     })
 }
 
-/// The `search_schema` tool.
-pub(crate) struct SearchSchema;
+tool! {
+    /// The `search_schema` tool.
+    SearchSchema(SearchArgs) = "search_schema", "Search the schema"
+}
 
-impl Tool for SearchSchema {
-    type Arguments = SearchArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "search_schema",
-        title: "Search the schema",
-        description,
-        data_schema,
+/// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
+async fn run(server: &ToolContext<'_>, args: SearchArgs, _context: &Request) -> Answer {
+    check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
+    let needle = args.query.trim().to_string();
+    let query_for_retry = needle.clone();
+    let limit = check_limit(
+        ToolName::SearchSchema,
+        args.limit,
+        DEFAULT_LIMIT,
+        MAX_LIMIT,
+        |limit| json!({ "query": query_for_retry, "limit": limit }),
+    )?;
+    let catalog = server.catalog().await?;
+    let mut matches = search(&catalog, &needle);
+    let truncated = matches.len() > limit;
+    matches.truncate(limit);
+    let did_you_mean = if matches.is_empty() {
+        fuzzy::catalog_matches_off_thread(
+            &needle,
+            Arc::clone(&catalog),
+            fuzzy::Looking::ForTable,
+            MAX_FUZZY_MATCHES,
+        )
+        .await
+        .iter()
+        .map(fuzzy::CatalogMatch::written)
+        .collect()
+    } else {
+        Vec::new()
     };
-
-    /// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
-    async fn run(
-        server: &ToolContext<'_>,
-        args: SearchArgs,
-        _context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
-        let needle = args.query.trim().to_string();
-        let query_for_retry = needle.clone();
-        let limit = check_limit(
-            ToolName::SearchSchema,
-            args.limit,
-            DEFAULT_LIMIT,
-            MAX_LIMIT,
-            |limit| json!({ "query": query_for_retry, "limit": limit }),
-        )?;
-        let catalog = server.catalog().await?;
-        let mut matches = search(&catalog, &needle);
-        let truncated = matches.len() > limit;
-        matches.truncate(limit);
-        let did_you_mean = if matches.is_empty() {
-            fuzzy::catalog_matches_off_thread(
-                &needle,
-                Arc::clone(&catalog),
-                fuzzy::Looking::ForTable,
-                MAX_FUZZY_MATCHES,
-            )
-            .await
-            .iter()
-            .map(fuzzy::CatalogMatch::written)
-            .collect()
-        } else {
-            Vec::new()
-        };
-        let mut text = if matches.is_empty() {
-            format!("No table or column mentions '{needle}'.")
-        } else {
-            format!("{} matches for '{needle}':", matches.len())
-        };
-        for found in &matches {
-            text.push_str(&format!("\n- {}", found.line()));
-        }
-        if truncated {
-            text.push_str(&format!(
-                "\n(more matches exist; raise limit up to {MAX_LIMIT})"
-            ));
-        }
-        if !did_you_mean.is_empty() {
-            text.push_str(&format!("\nDid you mean: {}?", did_you_mean.join(", ")));
-        }
-        let status = match (matches.is_empty(), truncated) {
-            (true, _) => Status::Empty,
-            (false, true) => Status::Partial,
-            (false, false) => Status::Success,
-        };
-        let hints: &[&str] = if matches.is_empty() {
-            &["list_tables"]
-        } else {
-            &["describe_table"]
-        };
-        let data = json!({
-            "query": needle,
-            "matches": matches.iter().map(SchemaMatch::to_json).collect::<Vec<_>>(),
-            "truncated": truncated,
-            "did_you_mean": did_you_mean,
-        });
-        Ok(Reply::ok(status, data, hints, text))
+    let mut text = if matches.is_empty() {
+        format!("No table or column mentions '{needle}'.")
+    } else {
+        format!("{} matches for '{needle}':", matches.len())
+    };
+    for found in &matches {
+        text.push_str(&format!("\n- {}", found.line()));
     }
+    if truncated {
+        text.push_str(&format!(
+            "\n(more matches exist; raise limit up to {MAX_LIMIT})"
+        ));
+    }
+    if !did_you_mean.is_empty() {
+        text.push_str(&format!("\nDid you mean: {}?", did_you_mean.join(", ")));
+    }
+    let status = match (matches.is_empty(), truncated) {
+        (true, _) => Status::Empty,
+        (false, true) => Status::Partial,
+        (false, false) => Status::Success,
+    };
+    let hints: &[&str] = if matches.is_empty() {
+        &["list_tables"]
+    } else {
+        &["describe_table"]
+    };
+    let data = json!({
+        "query": needle,
+        "matches": matches.iter().map(SchemaMatch::to_json).collect::<Vec<_>>(),
+        "truncated": truncated,
+        "did_you_mean": did_you_mean,
+    });
+    Ok(Reply::ok(status, data, hints, text))
 }
 
 tool_arguments! {

@@ -1,11 +1,10 @@
 //! `server_info`: the server, its limits, and the sandbox actually in force.
 
-use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::context::ToolContext;
-use super::{NoArgs, Tool, ToolSpec, query, sample_rows, search_schema};
-use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
+use super::{Answer, NoArgs, Request, query, sample_rows, search_schema, tool};
+use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 use crate::size::format_size;
 
@@ -161,141 +160,129 @@ fn data_schema() -> Value {
     })
 }
 
-/// The `server_info` tool.
-pub(crate) struct ServerInfo;
+tool! {
+    /// The `server_info` tool.
+    ServerInfo(NoArgs) = "server_info", "Server info and sandbox posture"
+}
 
-impl Tool for ServerInfo {
-    type Arguments = NoArgs;
-    const SPEC: ToolSpec = ToolSpec {
-        name: "server_info",
-        title: "Server info and sandbox posture",
-        description,
-        data_schema,
-    };
-
-    /// The server, the limits of every tool and of the workers, and the posture the workers report;
-    /// `partial` when the posture cannot be read.
-    async fn run(
-        server: &ToolContext<'_>,
-        _args: NoArgs,
-        _context: &RequestContext<RoleServer>,
-    ) -> Result<Reply, ErrorBody> {
-        let config = server.gateway().config();
-        let posture = server.gateway().posture().await;
-        let memory = server.gateway().memory();
-        let spill = server.gateway().spill();
-        let workers = server.gateway().worker_origin().await;
-        let limits = json!({
-            "query_default_rows": query::DEFAULT_LIMIT,
-            "query_max_rows": query::MAX_LIMIT,
-            "sample_max_rows": sample_rows::MAX_LIMIT,
-            "search_max_matches": search_schema::MAX_LIMIT,
-            "timeout_seconds": config.timeout.as_secs_f64(),
-            "max_reply_bytes": config.max_reply_bytes,
-            "memory_limit": format_size(memory.duckdb_limit_bytes),
-            "memory": memory,
-            "spill": spill,
-            "threads": config.threads,
-            "max_concurrent_queries": config.max_concurrent,
-            "warm_workers": config.warm_workers,
-        });
-        let mut text = format!(
-            "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
-                 reply ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
-                 Local time: {} (now(), current_date and TIMESTAMPTZ dates use it; TIMESTAMPTZ values are shown in it with their offset)",
-            env!("CARGO_PKG_VERSION"),
-            config.db_path.display(),
-            query::MAX_LIMIT,
-            query::DEFAULT_LIMIT,
-            config.timeout.as_secs_f64(),
-            config.max_reply_bytes,
-            config.threads,
-            config.max_concurrent,
-            render::memory_text(&memory),
-            render::spill_text(spill.as_ref()),
-            config.time_zone,
-        );
-        text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
-        let counts = server.session_counts();
-        let audit = config.audit.as_ref().map(|log| log.stats());
+/// The server, the limits of every tool and of the workers, and the posture the workers report;
+/// `partial` when the posture cannot be read.
+async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Answer {
+    let config = server.gateway().config();
+    let posture = server.gateway().posture().await;
+    let memory = server.gateway().memory();
+    let spill = server.gateway().spill();
+    let workers = server.gateway().worker_origin().await;
+    let limits = json!({
+        "query_default_rows": query::DEFAULT_LIMIT,
+        "query_max_rows": query::MAX_LIMIT,
+        "sample_max_rows": sample_rows::MAX_LIMIT,
+        "search_max_matches": search_schema::MAX_LIMIT,
+        "timeout_seconds": config.timeout.as_secs_f64(),
+        "max_reply_bytes": config.max_reply_bytes,
+        "memory_limit": format_size(memory.duckdb_limit_bytes),
+        "memory": memory,
+        "spill": spill,
+        "threads": config.threads,
+        "max_concurrent_queries": config.max_concurrent,
+        "warm_workers": config.warm_workers,
+    });
+    let mut text = format!(
+        "duckgate {} serving {} (read-only)\nLimits: query rows 1–{} (default {}), timeout {} s, \
+             reply ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
+             Local time: {} (now(), current_date and TIMESTAMPTZ dates use it; TIMESTAMPTZ values are shown in it with their offset)",
+        env!("CARGO_PKG_VERSION"),
+        config.db_path.display(),
+        query::MAX_LIMIT,
+        query::DEFAULT_LIMIT,
+        config.timeout.as_secs_f64(),
+        config.max_reply_bytes,
+        config.threads,
+        config.max_concurrent,
+        render::memory_text(&memory),
+        render::spill_text(spill.as_ref()),
+        config.time_zone,
+    );
+    text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
+    let counts = server.session_counts();
+    let audit = config.audit.as_ref().map(|log| log.stats());
+    text.push_str(&format!(
+        "\nSession: {} notifications ignored, {} replies ignored, {} duplicate ids refused",
+        counts.notifications_ignored, counts.replies_ignored, counts.duplicate_ids_refused
+    ));
+    if let Some(audit) = &audit {
         text.push_str(&format!(
-            "\nSession: {} notifications ignored, {} replies ignored, {} duplicate ids refused",
-            counts.notifications_ignored, counts.replies_ignored, counts.duplicate_ids_refused
+            "\nAudit log: {} generations kept (cap {}, {} bytes each){}",
+            audit.generations_kept,
+            audit.generations_cap,
+            audit.max_bytes_per_generation,
+            if audit.over_cap {
+                "; past the cap: the oldest hold records of a running session"
+            } else {
+                ""
+            }
         ));
-        if let Some(audit) = &audit {
-            text.push_str(&format!(
-                "\nAudit log: {} generations kept (cap {}, {} bytes each){}",
-                audit.generations_kept,
-                audit.generations_cap,
-                audit.max_bytes_per_generation,
-                if audit.over_cap {
-                    "; past the cap: the oldest hold records of a running session"
-                } else {
-                    ""
-                }
-            ));
-        }
-        let (status, posture_value, posture_error) = match posture {
-            Ok(posture) => {
-                text.push('\n');
-                text.push_str(&render::posture_text(&posture));
-                if !posture.rlimits.is_empty() {
-                    let rlimits: Vec<String> = posture
-                        .rlimits
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
-                    text.push_str(&format!("\nrlimits: {}", rlimits.join(", ")));
-                }
-                if !posture.duckdb_settings.is_empty() {
-                    let settings: Vec<String> = posture
-                        .duckdb_settings
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect();
-                    text.push_str(&format!("\nDuckDB: {}", settings.join(", ")));
-                }
-                if !posture.bypassed_layers.is_empty() {
-                    text.push_str(&format!(
-                        "\nWARNING: test bypasses in force: {}",
-                        posture.bypassed_layers.join(", ")
-                    ));
-                }
-                for gap in &posture.unenforced {
-                    text.push_str(&format!(
-                        "\nWARNING: NOT ENFORCED (--allow-unconfined): {gap}"
-                    ));
-                }
-                (
-                    Status::Success,
-                    serde_json::to_value(posture).unwrap_or(Value::Null),
-                    None,
-                )
-            }
-            Err(error) => {
-                text.push_str(&format!(
-                    "\nSandbox posture unavailable: {} ({})",
-                    error.message, error.kind
-                ));
-                (Status::Partial, Value::Null, Some(error.message))
-            }
-        };
-        let data = json!({
-            "name": "duckgate",
-            "version": env!("CARGO_PKG_VERSION"),
-            "database_path": config.db_path.display().to_string(),
-            "time_zone": config.time_zone,
-            "workers": workers,
-            "limits": limits,
-            "posture": posture_value,
-            "posture_error": posture_error,
-            "session": {
-                "notifications_ignored": counts.notifications_ignored,
-                "replies_ignored": counts.replies_ignored,
-                "duplicate_ids_refused": counts.duplicate_ids_refused,
-                "audit": audit,
-            },
-        });
-        Ok(Reply::ok(status, data, &["list_tables"], text))
     }
+    let (status, posture_value, posture_error) = match posture {
+        Ok(posture) => {
+            text.push('\n');
+            text.push_str(&render::posture_text(&posture));
+            if !posture.rlimits.is_empty() {
+                let rlimits: Vec<String> = posture
+                    .rlimits
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                text.push_str(&format!("\nrlimits: {}", rlimits.join(", ")));
+            }
+            if !posture.duckdb_settings.is_empty() {
+                let settings: Vec<String> = posture
+                    .duckdb_settings
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                text.push_str(&format!("\nDuckDB: {}", settings.join(", ")));
+            }
+            if !posture.bypassed_layers.is_empty() {
+                text.push_str(&format!(
+                    "\nWARNING: test bypasses in force: {}",
+                    posture.bypassed_layers.join(", ")
+                ));
+            }
+            for gap in &posture.unenforced {
+                text.push_str(&format!(
+                    "\nWARNING: NOT ENFORCED (--allow-unconfined): {gap}"
+                ));
+            }
+            (
+                Status::Success,
+                serde_json::to_value(posture).unwrap_or(Value::Null),
+                None,
+            )
+        }
+        Err(error) => {
+            text.push_str(&format!(
+                "\nSandbox posture unavailable: {} ({})",
+                error.message, error.kind
+            ));
+            (Status::Partial, Value::Null, Some(error.message))
+        }
+    };
+    let data = json!({
+        "name": "duckgate",
+        "version": env!("CARGO_PKG_VERSION"),
+        "database_path": config.db_path.display().to_string(),
+        "time_zone": config.time_zone,
+        "workers": workers,
+        "limits": limits,
+        "posture": posture_value,
+        "posture_error": posture_error,
+        "session": {
+            "notifications_ignored": counts.notifications_ignored,
+            "replies_ignored": counts.replies_ignored,
+            "duplicate_ids_refused": counts.duplicate_ids_refused,
+            "audit": audit,
+        },
+    });
+    Ok(Reply::ok(status, data, &["list_tables"], text))
 }
