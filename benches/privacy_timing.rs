@@ -65,7 +65,7 @@ async fn main() {
     let dir = scratch_dir("privacy-bench");
     let db = make_db(&dir);
     let mut command = tokio::process::Command::new(&exe);
-    // The rules the privacy tests serve under (`PRIVATE_RULES` in tests/it/support/steps.rs),
+    // The rules the privacy tests serve under (`PRIVATE_RULES` in the test kit's support::steps),
     // written out here: the bench stands alone, over a larger database of its own.
     command.arg("serve").arg("--db").arg(&db).args([
         "--hide-table",

@@ -9,7 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use duckgate::validate::{Limits, check, corpus};
+use duckgate::validate::{Limits, check};
+use duckgate_test_kit::corpus;
 
 /// A query of the kind an agent writes against glucose data: CTEs, window functions, joins,
 /// CASE, date arithmetic, JSON access, a subquery.

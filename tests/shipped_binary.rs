@@ -86,9 +86,9 @@ fn shipped_packages() -> Vec<String> {
     .collect()
 }
 
-/// The test kit (the case tables, the query grammar and its `arbitrary`) is not part of what
-/// users build: only the tests, benches and fuzz targets turn on `duckgate-validate`'s
-/// `test-kit` feature.
+/// The test kit (`duckgate-test-kit`: the case tables, the query grammar and its `arbitrary`, the
+/// integration tests' support) is not part of what users build: only the tests, benches and fuzz
+/// targets depend on it.
 #[test]
 fn the_binary_users_build_has_no_test_kit() {
     let packages = shipped_packages();
@@ -96,7 +96,13 @@ fn the_binary_users_build_has_no_test_kit() {
         packages.iter().any(|p| p == "duckgate-validate") && packages.len() > 50,
         "cargo tree listed {packages:?}: the listing is wrong"
     );
-    for test_only in ["arbitrary", "proptest", "jsonschema", "duckdb-oracle"] {
+    for test_only in [
+        "duckgate-test-kit",
+        "arbitrary",
+        "proptest",
+        "jsonschema",
+        "duckdb-oracle",
+    ] {
         assert!(
             !packages.iter().any(|p| p == test_only),
             "{test_only} is among the shipped binary's dependencies"

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| duckgate::validate::fuzz_entry::bytes(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| duckgate_test_kit::fuzz_entry::bytes(data));

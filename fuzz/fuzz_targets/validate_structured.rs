@@ -1,4 +1,4 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|input: duckgate::validate::fuzz_entry::StructuredInput| {
-    duckgate::validate::fuzz_entry::structured(input)
+libfuzzer_sys::fuzz_target!(|input: duckgate_test_kit::fuzz_entry::StructuredInput| {
+    duckgate_test_kit::fuzz_entry::structured(input)
 });

@@ -811,11 +811,18 @@ fn constant_names(markdown: &str) -> Vec<String> {
     names
 }
 
-/// The Rust sources of the shipped code: the package's `src/` and the crates it builds on.
+/// The Rust sources of the shipped code: the package's `src/` and the crates it builds on, not
+/// the test kit (`crates/duckgate-test-kit`) nor a crate's integration tests.
 fn shipped_sources() -> Vec<String> {
+    let crates = repo_root().join("crates");
     let mut files = Vec::new();
+    rust_files(&crates, &mut files);
+    files.retain(|file| {
+        let mut parts = file.strip_prefix(&crates).expect("under crates/").iter();
+        let (krate, folder) = (parts.next(), parts.next());
+        krate != Some("duckgate-test-kit".as_ref()) && folder != Some("tests".as_ref())
+    });
     rust_files(&repo_root().join("src"), &mut files);
-    rust_files(&repo_root().join("crates"), &mut files);
     files
         .iter()
         .map(|file| std::fs::read_to_string(file).expect("read source"))

@@ -473,7 +473,7 @@ async fn under_audit_required_a_log_full_of_this_sessions_records_fails_calls_cl
 
 /// The line sequences of the tests above, as the transport fuzz target's seed corpus: one file
 /// per sequence, one message per line. Run by hand after changing the tests:
-/// `cargo test --release --test transport_resilience write_transport_fuzz_seeds -- --ignored`.
+/// `cargo test --release --test it transport_resilience::write_transport_fuzz_seeds -- --ignored`.
 #[test]
 #[ignore = "writes fuzz/corpus/transport; run by hand"]
 fn write_transport_fuzz_seeds() {

@@ -1,18 +1,20 @@
 //! Differential test: whatever the validator accepts, DuckDB's own parser must see as exactly
 //! one statement of a read-only type.
 //!
-//! Inputs: every accepted case of `validate::corpus`, a few thousand queries from the grammar
-//! (`validate::generate`, fixed seeds) and lexical edge cases. For each accepted text, DuckDB's
-//! statement splitter (`duckdb_extract_statements`) must find one statement, and preparing it
-//! (against an in-memory copy of the test schema) must give SELECT or EXPLAIN; when DuckDB cannot
-//! bind it (e.g. types do not fit), `json_serialize_sql` must still parse it as one SELECT.
+//! Inputs: every accepted case of `duckgate_test_kit::corpus`, a few thousand queries from the
+//! grammar (`duckgate_test_kit::generate`, fixed seeds) and lexical edge cases. For each accepted
+//! text, DuckDB's statement splitter (`duckdb_extract_statements`) must find one statement, and
+//! preparing it (against an in-memory copy of the test schema) must give SELECT or EXPLAIN; when
+//! DuckDB cannot bind it (e.g. types do not fit), `json_serialize_sql` must still parse it as one
+//! SELECT.
 //!
 //! DuckDB's side comes from its C API, through the test-only `duckdb-oracle` crate
 //! (`devtools/duckdb-oracle`): the `duckdb` crate's `prepare` runs every statement but the last
 //! of a multi-statement string and does not expose the statement type. The oracle keeps the
 //! C API's `unsafe` out of this package, which forbids it.
 use duckdb_oracle::{Oracle, Split, StatementType};
-use duckgate::validate::{Limits, StatementKind, check, corpus, generate};
+use duckgate::validate::{Limits, StatementKind, check};
+use duckgate_test_kit::{corpus, generate};
 
 /// An in-memory DuckDB with the test schema.
 struct Duck {

@@ -9,9 +9,10 @@
 //! parse errors are DuckDB's answer. A plan DuckDB cannot bind (a type error) is the query's own
 //! error, not a policy decision, so it counts as allowed.
 //!
-//! Inputs: the validator's case tables (`validate::corpus`), the everyday-analytics corpus
-//! (`tests/it/everyday/corpus.sql`), and queries from the validator's grammar (`validate::generate`)
-//! with fixed seeds, plain and with each forbidden construct planted in them.
+//! Inputs: the validator's case tables (`duckgate_test_kit::corpus`), the everyday-analytics
+//! corpus (`tests/it/everyday/corpus.sql`), and queries from the validator's grammar
+//! (`duckgate_test_kit::generate`) with fixed seeds, plain and with each forbidden construct
+//! planted in them.
 
 use std::path::Path;
 
@@ -19,7 +20,8 @@ use crate::support::TempDir;
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::error::ErrorKind;
 use duckgate::gateway::validator_catalog;
-use duckgate::validate::{self, Catalog, Limits, StatementKind, corpus, generate};
+use duckgate::validate::{self, Catalog, Limits, StatementKind};
+use duckgate_test_kit::{corpus, generate};
 
 /// What a side decided, as far as policy goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -283,12 +285,12 @@ fn the_tree_walk_invariants_hold_on_duckdbs_real_trees() {
     assert!(trees.len() >= 50, "only {} trees", trees.len());
     for (_, tree) in &trees {
         // Accepted without privacy rules, and a denied call planted anywhere is refused.
-        duckgate::validate::fuzz_tree::check_invariants(tree);
+        duckgate_test_kit::fuzz_tree::check_invariants(tree);
     }
 }
 
-/// Writes `fuzz/corpus/tree_json/`: `cargo test --release --test walk_differential
-/// write_tree_fuzz_seeds -- --ignored`.
+/// Writes `fuzz/corpus/tree_json/`: `cargo test --release --test it
+/// walk_differential::write_tree_fuzz_seeds -- --ignored`.
 #[test]
 #[ignore = "writes the fuzz seed corpus; run by hand"]
 fn write_tree_fuzz_seeds() {

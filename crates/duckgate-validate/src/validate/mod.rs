@@ -31,21 +31,8 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{ErrorKind, messages};
 
-/// Test kit (`test-kit` feature): the validator's case tables.
-#[cfg(feature = "test-kit")]
-pub mod corpus;
 pub(crate) mod function_policy;
 pub mod functions;
-/// Test kit (`test-kit` feature): the fuzz targets' entry points into the validator.
-#[cfg(feature = "test-kit")]
-pub mod fuzz_entry;
-/// Test kit (`test-kit` feature): the fuzz target's entry point into the parse-tree walk.
-#[cfg(feature = "test-kit")]
-pub mod fuzz_tree;
-/// Test kit (`test-kit` feature): a grammar of queries for proptest, cargo-fuzz and the
-/// differential tests.
-#[cfg(feature = "test-kit")]
-pub mod generate;
 mod lexical;
 pub use lexical::without_terminator;
 pub mod refusals;
@@ -54,18 +41,10 @@ pub mod tree;
 mod unparsed;
 mod walk;
 
+// The tests that need only the validator. Those over the test kit's case tables and grammar
+// are integration tests (tests/validator/), which link the one copy of this crate the kit links.
 #[cfg(test)]
 mod privacy_tests;
-#[cfg(test)]
-mod proptests;
-#[cfg(test)]
-mod resolution_tests;
-#[cfg(test)]
-mod test_support;
-#[cfg(test)]
-mod tests;
-#[cfg(test)]
-mod unparsed_tests;
 #[cfg(test)]
 mod unresolved_tests;
 

@@ -1,10 +1,11 @@
 //! The name resolution DuckDB does its own way, which the validator follows: recursive CTE
 //! scopes, ASCII-only case folding, catalog-qualified names, `SHOW t`.
 
-use super::corpus;
-use super::test_support::*;
-use super::{Catalog, Limits, StatementKind, check};
-use crate::error::ErrorKind;
+use duckgate_test_kit::corpus;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{Catalog, Limits, StatementKind, check};
+
+use crate::test_support::*;
 
 // ----- recursive CTEs, as DuckDB scopes them ----------------------------------------------------
 

@@ -1,5 +1,5 @@
 //! The entry point of the `tree_json` fuzz target: the worker's walk of DuckDB's parse tree
-//! ([`super::tree`]) on arbitrary JSON.
+//! ([`duckgate_validate::validate::tree`]) on arbitrary JSON.
 //!
 //! Invariants checked, by panicking when they fail:
 //! - [`check_tree`] never panics, on any JSON;
@@ -7,9 +7,8 @@
 //! - a denied function planted into any object of an accepted tree gets it refused: the walk
 //!   visits every value, whatever keys DuckDB's serializer uses around it.
 
+use duckgate_validate::validate::tree::{TreeRules, check_tree};
 use serde_json::{Map, Value as Json, json};
-
-use super::tree::{TreeRules, check_tree};
 
 /// Objects the planting invariant tries per input (each try clones the tree).
 const MAX_PLANTS: usize = 32;
@@ -24,7 +23,8 @@ pub fn tree_json(data: &[u8]) {
     check_invariants(&tree);
 }
 
-/// The invariants on one tree; also run by the unit tests on DuckDB's real trees.
+/// The invariants on one tree; also run on DuckDB's real trees by duckgate's walk differential
+/// test (`tests/it/walk_differential.rs`).
 pub fn check_invariants(tree: &Json) {
     let open = TreeRules {
         database: "health",

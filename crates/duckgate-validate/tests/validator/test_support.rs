@@ -1,15 +1,17 @@
 //! Helpers the validator's test files share: catalogs to check against, and assertions on a
 //! verdict.
 
-use super::corpus;
-use super::{Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check};
-use crate::error::ErrorKind;
+use duckgate_test_kit::corpus;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{
+    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check,
+};
 
-pub(super) fn run(sql: &str) -> Result<Accepted, Refusal> {
+pub(crate) fn run(sql: &str) -> Result<Accepted, Refusal> {
     check(sql, &corpus::catalog(), &Limits::default())
 }
 
-pub(super) fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
+pub(crate) fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
     CatalogRelation {
         schema: "main".into(),
         name: name.into(),
@@ -18,7 +20,7 @@ pub(super) fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
 }
 
 /// A catalog of plain tables `names` (columns `a`, `b`), attached as `database`.
-pub(super) fn catalog_of(names: &[&str], database: &str) -> Catalog {
+pub(crate) fn catalog_of(names: &[&str], database: &str) -> Catalog {
     Catalog {
         relations: names.iter().map(|n| relation(n, &["a", "b"])).collect(),
         restricted: false,
@@ -29,7 +31,7 @@ pub(super) fn catalog_of(names: &[&str], database: &str) -> Catalog {
 /// What the gateway hands the validator under privacy rules for `devices(device_id, model,
 /// serial_number)` with `serial_number` hidden, and `events(id, kind)`: the hidden column is
 /// simply absent.
-pub(super) fn private_catalog() -> Catalog {
+pub(crate) fn private_catalog() -> Catalog {
     Catalog {
         relations: vec![
             relation("devices", &["device_id", "model"]),
@@ -40,14 +42,14 @@ pub(super) fn private_catalog() -> Catalog {
     }
 }
 
-pub(super) fn kind_of(sql: &str, catalog: &Catalog) -> StatementKind {
+pub(crate) fn kind_of(sql: &str, catalog: &Catalog) -> StatementKind {
     match check(sql, catalog, &Limits::default()) {
         Ok(accepted) => accepted.kind,
         Err(refusal) => panic!("refused {sql:?}: {refusal:?}"),
     }
 }
 
-pub(super) fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
+pub(crate) fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
     match check(sql, catalog, &Limits::default()) {
         Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
         Err(refusal) => refusal,
@@ -55,7 +57,7 @@ pub(super) fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
 }
 
 /// Each `(sql, kind, construct)` is refused with that kind, naming that construct.
-pub(super) fn assert_refused(catalog: &Catalog, cases: &[(&str, ErrorKind, &str)]) {
+pub(crate) fn assert_refused(catalog: &Catalog, cases: &[(&str, ErrorKind, &str)]) {
     for (sql, kind, construct) in cases {
         let refusal = refusal_of(sql, catalog);
         assert_eq!(
@@ -67,7 +69,7 @@ pub(super) fn assert_refused(catalog: &Catalog, cases: &[(&str, ErrorKind, &str)
 }
 
 /// Each `sql` is accepted as [`StatementKind::Unparsed`].
-pub(super) fn assert_unparsed(catalog: &Catalog, cases: &[&str]) {
+pub(crate) fn assert_unparsed(catalog: &Catalog, cases: &[&str]) {
     for sql in cases {
         assert_eq!(kind_of(sql, catalog), StatementKind::Unparsed, "{sql}");
     }

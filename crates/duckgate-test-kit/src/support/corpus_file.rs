@@ -6,13 +6,17 @@ use std::collections::BTreeMap;
 /// One corpus entry.
 #[derive(Debug, Clone)]
 pub struct Entry {
+    /// Its `-- name:`.
     pub name: String,
+    /// Its `-- category:`.
     pub category: String,
     /// The statement orders its rows (a top-level ORDER BY): compare in order.
     pub ordered: bool,
     /// duckgate must refuse it (`-- expect: refused`).
     pub expect_refused: bool,
+    /// The statement, without its final `;`.
     pub sql: String,
+    /// The line of its `-- name:` in the file, for messages.
     pub line: usize,
 }
 

@@ -1,4 +1,4 @@
-//! A grammar of read-only DuckDB queries over the [`corpus`](super::corpus) catalog, for property
+//! A grammar of read-only DuckDB queries over the [`corpus`](crate::corpus) catalog, for property
 //! tests, the structured fuzz target and the differential test.
 //!
 //! [`QuerySpec`] derives `arbitrary::Arbitrary`, so any byte string becomes a query. Rendering

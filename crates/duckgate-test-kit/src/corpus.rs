@@ -1,11 +1,11 @@
-//! The validator's case tables, shared by the unit tests, the differential test against DuckDB
-//! and the fuzz seed corpus (so none of them keeps a private copy).
+//! The validator's case tables, shared by its tests, the differential tests against DuckDB and
+//! the fuzz seed corpus (so none of them keeps a private copy).
 //!
 //! The catalog is a small continuous-glucose-monitoring database: [`SCHEMA_SQL`] creates it in
 //! DuckDB, [`catalog`] is the validator's view of the same tables.
 
-use super::{Catalog, CatalogRelation};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{Catalog, CatalogRelation};
 
 /// DuckDB DDL for the test database (used by the differential test).
 pub const SCHEMA_SQL: &str = "
@@ -213,7 +213,7 @@ pub const DUCKDB_GRAMMAR: &[&str] = &[
 ];
 
 /// Valid DuckDB (against [`SCHEMA_SQL`]) that sqlparser cannot parse: accepted as
-/// [`StatementKind::Unparsed`](super::StatementKind::Unparsed), left to the worker's check of
+/// [`StatementKind::Unparsed`](duckgate_validate::validate::StatementKind::Unparsed), left to the worker's check of
 /// DuckDB's own syntax tree.
 pub const UNPARSED: &[&str] = &[
     // A listing of one schema: DuckDB resolves the schema, the worker's checks decide.
@@ -789,6 +789,6 @@ pub const REFUSED: &[(&str, Expect)] = &[
     (";", Expect::Syntax),
     ("SELEC 1", Expect::Syntax),
     ("\"SELECT\" 1", Expect::Syntax),
-    // Caps (more in the unit tests, which build long inputs).
+    // Caps (more in the validator's tests, which build long inputs).
     ("SELECT 1 AS x\u{0}", Expect::Invalid),
 ];

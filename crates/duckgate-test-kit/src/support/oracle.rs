@@ -35,10 +35,12 @@ pub enum JsonEncoding {
 /// A result: column names, DuckDB's type names when known, and rows as JSON values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
+    /// Column names, in order.
     pub columns: Vec<String>,
     /// DuckDB's name of each column's type (`DESCRIBE`'s `column_type`); `None` where DuckDB
     /// cannot describe the statement (`CALL`).
     pub types: Option<Vec<String>>,
+    /// Rows, each value rendered as duckgate documents it.
     pub rows: Vec<Vec<Json>>,
 }
 
@@ -61,6 +63,7 @@ pub struct OracleType {
 }
 
 impl OracleType {
+    /// What the oracle needs of the DuckDB type `handle`, its children's included.
     pub fn of(handle: &LogicalTypeHandle) -> OracleType {
         let raw_id = handle.try_id();
         let id = raw_id.ok();
@@ -702,8 +705,15 @@ fn duration_text(months: i32, days: i32, nanos: i128) -> String {
 /// What the server said about one query.
 #[derive(Debug)]
 pub enum Reply {
+    /// A success envelope: its columns, types and rows.
     Answered(Answer),
-    Failed { status: String, envelope: Json },
+    /// Anything else: the envelope's status and the whole envelope.
+    Failed {
+        /// The envelope's `status`.
+        status: String,
+        /// The whole envelope, for the failure message.
+        envelope: Json,
+    },
 }
 
 /// duckgate's answer to `sql` through its `query` tool.

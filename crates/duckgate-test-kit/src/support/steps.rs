@@ -72,6 +72,7 @@ pub const PRIVATE_RULES: [&str; 6] = [
 /// A database made from [`PRIVATE_SCHEMA`] and more SQL, in a directory removed with it.
 pub struct PrivateDb {
     _dir: TempDir,
+    /// The database file.
     pub db: PathBuf,
 }
 

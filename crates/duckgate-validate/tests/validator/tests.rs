@@ -1,12 +1,15 @@
-//! Table-driven tests over [`corpus`](super::corpus), plus targeted checks of messages and caps.
+//! Table-driven tests over the test kit's case tables (`duckgate_test_kit::corpus`), plus
+//! targeted checks of messages and caps.
 
-use super::corpus::{
+use duckgate_test_kit::corpus::{
     self, ACCEPTED, DUCKDB_GRAMMAR, Expect, LEFT_TO_THE_WORKER, REFUSED, UNPARSED,
 };
-use super::{Catalog, CatalogRelation, Limits, StatementKind, check};
-use crate::error::{ErrorKind, messages};
+use duckgate_validate::error::{ErrorKind, messages};
+use duckgate_validate::validate::{
+    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check,
+};
 
-fn run(sql: &str) -> Result<super::Accepted, super::Refusal> {
+fn run(sql: &str) -> Result<Accepted, Refusal> {
     check(sql, &corpus::catalog(), &Limits::default())
 }
 
@@ -72,7 +75,7 @@ fn names_duckdb_2_reads_as_nested_schemas_resolve_only_to_the_databases_schemas(
     assert_eq!(listing.kind, ErrorKind::PolicyBlocked);
 }
 
-fn refusal_matches(expect: Expect, refusal: &super::Refusal) -> bool {
+fn refusal_matches(expect: Expect, refusal: &Refusal) -> bool {
     refusal.kind == expect.kind()
         && match expect {
             Expect::Write => refusal.message == messages::WRITE_REFUSED,
@@ -116,7 +119,7 @@ fn text_the_parent_cannot_lex_as_duckdb_does_is_left_to_the_worker_unread() {
     for sql in LEFT_TO_THE_WORKER {
         match run(sql) {
             Ok(accepted) => {
-                assert_eq!(accepted.kind, super::StatementKind::Unparsed, "{sql:?}");
+                assert_eq!(accepted.kind, StatementKind::Unparsed, "{sql:?}");
                 assert!(accepted.relations.is_empty() && accepted.functions.is_empty());
             }
             Err(r) => panic!("{sql:?} refused without evidence: {r:?}"),
@@ -124,7 +127,7 @@ fn text_the_parent_cannot_lex_as_duckdb_does_is_left_to_the_worker_unread() {
     }
 }
 
-fn refusal(sql: &str) -> super::Refusal {
+fn refusal(sql: &str) -> Refusal {
     match run(sql) {
         Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
         Err(r) => r,
@@ -388,8 +391,8 @@ fn quoted_strings_and_identifiers_may_hold_anything_harmless() {
     }
 }
 
-/// Regenerates the fuzz seed corpus from the case tables:
-/// `cargo test --release --no-default-features --lib write_fuzz_seed_corpus -- --ignored`.
+/// Regenerates the fuzz seed corpus from the case tables: `cargo test --release -p
+/// duckgate-validate --test validator tests::write_fuzz_seed_corpus -- --ignored`.
 #[test]
 #[ignore = "writes fuzz/corpus; run by hand when the case tables change"]
 fn write_fuzz_seed_corpus() {

@@ -1,12 +1,12 @@
 //! Property tests: no panics on junk, grammar queries accepted, acceptance re-parses to one
 //! statement, appended writes and planted forbidden constructs refused.
 
+use duckgate_test_kit::fuzz_entry::{self, StructuredInput};
+use duckgate_test_kit::generate::{self, Plant, WRITES};
+use duckgate_test_kit::{arbitrary, corpus};
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{Limits, StatementKind, check};
 use proptest::prelude::*;
-
-use super::fuzz_entry::{self, StructuredInput};
-use super::generate::{self, Plant, WRITES};
-use super::{Limits, check, corpus};
-use crate::error::ErrorKind;
 
 /// Tokens a query is made of, including the dangerous ones, for "token soup" inputs.
 const SOUP: &[&str] = &[
@@ -231,7 +231,7 @@ fn every_plant_is_refused_in_every_slot_even_when_sqlparser_cannot_parse_the_que
         let plain = format!("{}\nUSING SAMPLE 1 ROWS", spec.render());
         let verdict = check(&plain, &corpus::catalog(), &Limits::default());
         assert!(
-            matches!(&verdict, Ok(a) if a.kind == super::StatementKind::Unparsed),
+            matches!(&verdict, Ok(a) if a.kind == StatementKind::Unparsed),
             "{plain}: {verdict:?}"
         );
         for plant in Plant::ALL {

@@ -1,6 +1,5 @@
 //! `duckgate serve` driven over raw pipes, one JSON-RPC line at a time, for tests that write
 //! what no MCP client would (lines that are not JSON, malformed requests).
-#![allow(dead_code, unreachable_pub)]
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,7 +10,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A running server and its pipes.
 pub struct RawSession {
+    /// The server process (killed when dropped).
     pub child: tokio::process::Child,
+    /// Its stdin, until a test closes it.
     pub stdin: Option<tokio::process::ChildStdin>,
     stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
 }

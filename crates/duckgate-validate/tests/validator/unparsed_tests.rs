@@ -1,10 +1,11 @@
-//! What the parent decides when sqlparser cannot parse the SQL ([`super::unparsed`]): the
+//! What the parent decides when sqlparser cannot parse the SQL (`src/validate/unparsed.rs`): the
 //! tokens' evidence, `PIVOT … IN`, and privacy rules on SQL it cannot parse.
 
-use super::corpus::{self, UNPARSED};
-use super::test_support::*;
-use super::{Catalog, Limits, StatementKind, check};
-use crate::error::{ErrorKind, messages};
+use duckgate_test_kit::corpus::{self, UNPARSED};
+use duckgate_validate::error::{ErrorKind, messages};
+use duckgate_validate::validate::{Catalog, Limits, StatementKind, check};
+
+use crate::test_support::*;
 
 // ----- unparsed SQL goes on to the worker -----------------------------------------------------
 

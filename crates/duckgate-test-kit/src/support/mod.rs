@@ -1,7 +1,11 @@
-//! Shared by the integration tests: temp dirs, a real DuckDB file, the real `duckgate` binary as
-//! a command line and as `duckgate serve`, the test programs, the MCP client, outputSchema
-//! validation and a look at the server's worker processes.
-#![allow(dead_code, unreachable_pub)]
+//! Shared by duckgate's integration tests (`tests/it/`): temp dirs, a real DuckDB file, the real
+//! `duckgate` binary as a command line and as `duckgate serve`, the test programs, the MCP client,
+//! outputSchema validation and a look at the server's worker processes.
+//!
+//! Cargo tells only the integration tests it compiles where it put the package's binary and
+//! their scratch folder (`CARGO_BIN_EXE_duckgate`, `CARGO_TARGET_TMPDIR`), not a library such as
+//! this one; so both are found from the running test binary, which cargo puts in `deps/` beside
+//! them ([`exe`]). `tests/it/main.rs` checks that this is the very binary cargo names.
 
 pub mod corpus_file;
 pub mod oracle;
@@ -11,7 +15,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::{McpClient, envelope_of, text_of};
@@ -22,9 +26,13 @@ use serde_json::Value;
 pub struct TempDir(PathBuf);
 
 impl TempDir {
-    /// A fresh directory under cargo's per-target scratch folder.
+    /// A fresh directory under cargo's scratch folder for tests (`target/tmp`, what cargo hands
+    /// integration tests as `CARGO_TARGET_TMPDIR`).
     pub fn new(tag: &str) -> TempDir {
-        TempDir::create(PathBuf::from(env!("CARGO_TARGET_TMPDIR")), tag)
+        let target = build_dir()
+            .parent()
+            .expect("the build folder is in a target folder");
+        TempDir::create(target.join("tmp"), tag)
     }
 
     /// A fresh directory under the system temp dir: the sandbox tests plant their secrets
@@ -43,6 +51,7 @@ impl TempDir {
         TempDir(dir)
     }
 
+    /// The directory.
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -101,8 +110,28 @@ pub fn cgm_db(tag: &str) -> (TempDir, PathBuf) {
     (dir, db)
 }
 
+/// The folder of the build the running test belongs to (`target/release`): cargo runs a test
+/// binary from its `deps/` folder, and puts the package's binary and examples beside that folder.
+fn build_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let test_binary = std::env::current_exe().expect("the running test binary's path");
+        let deps = test_binary.parent().expect("the test binary's folder");
+        assert!(
+            deps.ends_with("deps"),
+            "{} is not a test binary cargo built (they are in target/<profile>/deps/)",
+            test_binary.display()
+        );
+        deps.parent()
+            .expect("deps/ is in the build folder")
+            .to_path_buf()
+    })
+}
+
+/// The `duckgate` binary cargo built for the running tests, with the test switches (duckgate's
+/// dev-dependency on itself turns on `test-bypass`).
 pub fn exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_duckgate"))
+    build_dir().join("duckgate")
 }
 
 /// The test program `name` (`tests/programs/`, built as a Cargo example next to the binary in
@@ -114,15 +143,20 @@ pub fn example(name: &str) -> &'static Path {
     if let Some((_, path)) = built.iter().find(|(built_name, _)| built_name == name) {
         return path;
     }
-    let path = exe()
-        .parent()
-        .expect("target/release")
-        .join("examples")
-        .join(name);
+    let path = build_dir().join("examples").join(name);
     if !path.exists() {
+        // The examples are the duckgate package's, at the root of the workspace this crate is in.
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "--release", "--example", name])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "build",
+                "--release",
+                "--package",
+                "duckgate",
+                "--example",
+                name,
+            ])
+            .current_dir(workspace)
             .status()
             .expect("run cargo to build the example");
         assert!(
@@ -219,6 +253,7 @@ pub async fn serve_pinned(db: &Path, extra: &[&str], version: ProtocolVersion) -
 pub struct OutputSchemas(HashMap<String, jsonschema::Validator>);
 
 impl OutputSchemas {
+    /// The schemas of every tool `client`'s server lists (panics on one that does not compile).
     pub async fn fetch(client: &McpClient) -> OutputSchemas {
         let mut validators = HashMap::new();
         for tool in client.list_tools().await.unwrap() {
@@ -326,6 +361,7 @@ pub fn descendants(root: u32) -> Vec<u32> {
     found
 }
 
+/// A process's command line, its arguments separated by spaces (empty once it is gone).
 pub fn cmdline(pid: u32) -> String {
     std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))

@@ -9,14 +9,15 @@
 //!   planted in any slot they are refused; with `; <write>` appended they are refused.
 
 use arbitrary::Arbitrary;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{Accepted, Limits, StatementKind, check};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};
 
-use super::generate::{Plant, QuerySpec, WRITES};
-use super::{Accepted, Limits, StatementKind, check, corpus};
-use crate::error::ErrorKind;
+use crate::corpus;
+use crate::generate::{Plant, QuerySpec, WRITES};
 
 /// Raw bytes: any UTF-8 string goes through `check`; an acceptance must re-parse cleanly.
 pub fn bytes(data: &[u8]) {
