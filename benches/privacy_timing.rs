@@ -18,6 +18,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use duckgate::mcp::client::McpClient;
+use duckgate_test_kit::support::steps::PRIVATE_RULES;
 use serde_json::json;
 use support::{mcp_bench_rounds, scratch_dir};
 
@@ -65,16 +66,12 @@ async fn main() {
     let dir = scratch_dir("privacy-bench");
     let db = make_db(&dir);
     let mut command = tokio::process::Command::new(&exe);
-    // The rules the privacy tests serve under (`PRIVATE_RULES` in the test kit's support::steps),
-    // written out here: the bench stands alone, over a larger database of its own.
-    command.arg("serve").arg("--db").arg(&db).args([
-        "--hide-table",
-        "raw_payloads",
-        "--hide-column",
-        "*.serial_number",
-        "--hide-column",
-        "readings.secret_note",
-    ]);
+    // The rules the privacy tests serve under, over a larger database of the bench's own.
+    command
+        .arg("serve")
+        .arg("--db")
+        .arg(&db)
+        .args(PRIVATE_RULES);
     let client = McpClient::spawn_command(command, Stdio::null())
         .await
         .expect("spawn duckgate serve");

@@ -71,13 +71,15 @@ fn every_locked_crate_comes_from_crates_io() {
         [
             "duckdb-oracle",
             "duckgate",
+            "duckgate-test-kit",
             "duckgate-validate",
             "libduckdb-sys",
             "zygote-fork"
         ],
         "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
-         (crates/zygote-fork), its test-only oracle (devtools/duckdb-oracle) and the vendored \
-         DuckDB bindings (vendor/libduckdb-sys) may be path packages"
+         (crates/zygote-fork), its test kit (crates/duckgate-test-kit) and test-only oracle \
+         (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
+         path packages"
     );
 }
 
