@@ -33,7 +33,7 @@ sys.path.insert(0, HERE)
 from suite import report  # noqa: E402
 
 BUILD_LOCK = "/tmp/duckgate-build.lock"
-DEFAULT_EXTENSIONS = "core_functions,json,icu"
+DEFAULT_EXTENSIONS = "core_functions,json,icu,parquet"
 
 
 def sha256(path: str) -> str:
@@ -147,7 +147,7 @@ def write_report(out: str, meta: dict):
     summary = report.summarize(queries, files)
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(report.markdown(summary, meta) + "\n")
-    plain = {k: v for k, v in summary.items() if k != "examples"}
+    plain = {k: v for k, v in summary.items() if k not in ("examples", "constructs")}
     plain["meta"] = meta
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(plain, f, indent=2)

@@ -131,8 +131,12 @@ def single(v: float):
     bits = struct.pack("<f", v)
     for digits in range(1, 10):
         text = "%.*g" % (digits, v)
-        if struct.pack("<f", float(text)) == bits:
-            return float(text)
+        try:
+            if struct.pack("<f", float(text)) == bits:
+                return float(text)
+        except OverflowError:
+            # Rounded past FLOAT's largest value: more digits are needed.
+            continue
     return v
 
 
@@ -314,9 +318,14 @@ def variant_json(text: str):
         if m.group(1) and not _number_survives_double(m.group(1)):
             return text
     try:
-        return json.loads(text)
+        # Strict JSON: NaN and Infinity are not JSON numbers, so such a value stays text.
+        return json.loads(text, parse_constant=_not_json)
     except ValueError:
         return text
+
+
+def _not_json(name):
+    raise ValueError(f"{name} is not JSON")
 
 
 def render(t, v, tag=None):
@@ -428,6 +437,19 @@ def same(a, b) -> bool:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if isinstance(a, dict):
         return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def same_but_key_order(a, b) -> bool:
+    """Equal as JSON values once object keys are compared as sets."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_but_key_order(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return set(a) == set(b) and all(same_but_key_order(a[k], b[k]) for k in a)
     return a == b
 
 

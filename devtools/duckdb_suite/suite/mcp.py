@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 
-PROTOCOL_VERSION = "2025-06-18"
+PROTOCOL_VERSION = "2025-11-25"
 
 
 class GatewayFailure(Exception):

@@ -32,10 +32,15 @@ def summarize(queries: list, files: list) -> dict:
     by_class = collections.Counter(q["class"] for q in queries)
     total = sum(by_class[c] for c in COMPARED)
     reasons = collections.defaultdict(collections.Counter)
+    constructs = collections.defaultdict(collections.Counter)
     examples = {}
     for q in queries:
-        reasons[q["class"]][q.get("reason", "")] += 1
-        examples.setdefault((q["class"], q.get("reason", "")), q)
+        key = (q["class"], q.get("reason", ""))
+        reasons[q["class"]][key[1]] += 1
+        examples.setdefault(key, q)
+        construct = (q.get("detail") or {}).get("construct") if isinstance(q.get("detail"), dict) else None
+        if construct:
+            constructs[key][construct] += 1
     file_skips = collections.Counter(f["file_skipped"] for f in files if "file_skipped" in f)
     return {
         "compared": total,
@@ -47,6 +52,7 @@ def summarize(queries: list, files: list) -> dict:
         "file_skips": dict(file_skips),
         "harness_errors": sum(1 for f in files if "harness_error" in f),
         "examples": examples,
+        "constructs": constructs,
     }
 
 
@@ -72,12 +78,16 @@ def markdown(summary: dict, meta: dict) -> str:
         if not r:
             continue
         out.append(f"## {c}: by reason\n")
-        out.append("| reason | queries | example |")
-        out.append("|---|---:|---|")
+        out.append("| reason | queries | constructs named (‹C›) | example |")
+        out.append("|---|---:|---|---|")
         for reason, n in sorted(r.items(), key=lambda kv: (-kv[1], kv[0])):
             ex = s["examples"][(c, reason)]
             where = f"`{ex['file']}:{ex['line']}`"
-            out.append(f"| {reason.replace('|', '/')} | {n} | {where} `{_sql_line(ex['sql'])}` |")
+            named = s["constructs"].get((c, reason), collections.Counter())
+            top = ", ".join(f"{k} ({v})" for k, v in named.most_common(5)).replace("|", "/")
+            if len(named) > 5:
+                top += f", … ({len(named)} in all)"
+            out.append(f"| {reason.replace('|', '/')} | {n} | {top} | {where} `{_sql_line(ex['sql'])}` |")
         out.append("")
     r = s["reasons"].get("skipped", {})
     if r:

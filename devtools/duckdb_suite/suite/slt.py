@@ -328,7 +328,8 @@ def read_test(path: str, rel: str, tests_root: str, env: dict, extensions: set) 
     def substitute(text: str, loops: dict) -> str:
         text = replace_keywords(text, env)
         for name, value in loops.items():
-            text = _loop_replace(text, name, value)
+            # The runner replaces keywords in a loop's values too (ReplaceLoopIterator).
+            text = _loop_replace(text, name, replace_keywords(value, env))
         return text
 
     def emit(rec: Record, loops: dict):

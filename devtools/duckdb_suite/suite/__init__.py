@@ -1,0 +1,1 @@
+"""DuckDB's sqllogictest suite asked of duckgate (see ../README.md)."""
