@@ -175,7 +175,13 @@ def main():
     ap.add_argument("--resume", action="store_true", help="keep --out's results and run only the files not done yet")
     ap.add_argument("--report", metavar="OUT_DIR", help="only rewrite OUT_DIR/report.md and summary.json from its results")
     ap.add_argument("--diff", nargs=2, metavar=("BEFORE", "AFTER"), help="per-query changes between two results.jsonl")
+    ap.add_argument("--self-test", action="store_true", help="check the oracle's rendering against VALUE_ENCODING's examples (in this venv)")
     args = ap.parse_args()
+
+    if args.self_test:
+        from suite import selftest
+
+        sys.exit(selftest.main())
 
     if args.diff:
         print(report.diff(*args.diff))
