@@ -147,7 +147,7 @@ def write_report(out: str, meta: dict):
     summary = report.summarize(queries, files)
     with open(os.path.join(out, "report.md"), "w", encoding="utf-8") as f:
         f.write(report.markdown(summary, meta) + "\n")
-    plain = {k: v for k, v in summary.items() if k not in ("examples", "constructs")}
+    plain = {k: v for k, v in summary.items() if k not in ("examples", "constructs", "examples_by_construct")}
     plain["meta"] = meta
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(plain, f, indent=2)

@@ -150,14 +150,21 @@ class Builder:
 
     def restart(self):
         self.close()
-        self._connect()
+        if self.path is not None:
+            self._connect()
 
     def reconnect(self):
+        if self.root is None:
+            return
         if self.default is not None:
             self.default.close()
         self.default = self.root.cursor()
 
     def con(self, name):
+        """The connection `name` (None: the default one); OracleError when the test's database
+        could not be opened (a failed `load`)."""
+        if self.root is None:
+            raise OracleError("the test database is not open")
         if name is None:
             return self.default
         if name not in self.named:

@@ -34,6 +34,7 @@ def summarize(queries: list, files: list) -> dict:
     reasons = collections.defaultdict(collections.Counter)
     constructs = collections.defaultdict(collections.Counter)
     examples = {}
+    examples_by_construct = []
     for q in queries:
         key = (q["class"], q.get("reason", ""))
         reasons[q["class"]][key[1]] += 1
@@ -41,6 +42,8 @@ def summarize(queries: list, files: list) -> dict:
         construct = (q.get("detail") or {}).get("construct") if isinstance(q.get("detail"), dict) else None
         if construct:
             constructs[key][construct] += 1
+            if q["class"] == "refused":
+                examples_by_construct.append((construct.split(" (", 1)[0], q))
     file_skips = collections.Counter(f["file_skipped"] for f in files if "file_skipped" in f)
     return {
         "compared": total,
@@ -53,6 +56,7 @@ def summarize(queries: list, files: list) -> dict:
         "harness_errors": sum(1 for f in files if "harness_error" in f),
         "examples": examples,
         "constructs": constructs,
+        "examples_by_construct": examples_by_construct,
     }
 
 
@@ -88,6 +92,29 @@ def markdown(summary: dict, meta: dict) -> str:
             if len(named) > 5:
                 top += f", … ({len(named)} in all)"
             out.append(f"| {reason.replace('|', '/')} | {n} | {top} | {where} `{_sql_line(ex['sql'])}` |")
+        out.append("")
+    by_construct = collections.Counter()
+    construct_example = {}
+    for (c, _reason), named in s["constructs"].items():
+        if c != "refused":
+            continue
+        for construct, n in named.items():
+            # DuckDB's own words after the construct (a serialiser's message) vary per query.
+            short = construct.split(" (", 1)[0]
+            by_construct[short] += n
+    for q in s["examples_by_construct"]:
+        construct_example.setdefault(q[0], q[1])
+    if by_construct:
+        out.append("## refused: by construct (what duckgate named)\n")
+        out.append("| construct | queries | example |")
+        out.append("|---|---:|---|")
+        for construct, n in by_construct.most_common(40):
+            ex = construct_example.get(construct)
+            where = f"`{ex['file']}:{ex['line']}` `{_sql_line(ex['sql'])}`" if ex else ""
+            out.append(f"| {construct.replace('|', '/')} | {n} | {where} |")
+        if len(by_construct) > 40:
+            rest = sum(n for _, n in by_construct.most_common()[40:])
+            out.append(f"| … {len(by_construct) - 40} more | {rest} | |")
         out.append("")
     r = s["reasons"].get("skipped", {})
     if r:
