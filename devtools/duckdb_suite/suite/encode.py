@@ -161,16 +161,22 @@ def _frac(frac: str | None) -> str:
     return "." + digits if digits else ""
 
 
+def _iso_date(m) -> str:
+    """`YYYY-MM-DD` of a match whose groups 1-4 are DuckDB's year, month, day and ` (BC)`:
+    astronomical years, so 45 BC is -0044."""
+    year = int(m.group(1))
+    if m.group(4):
+        year = 1 - year
+    return f"{_iso_year(year)}-{m.group(2)}-{m.group(3)}"
+
+
 def date_text(text: str) -> str:
     if text in ("infinity", "-infinity"):
         return text
     m = _DATE.match(text)
     if not m:
         raise ValueError(f"unexpected DATE text {text!r}")
-    year = int(m.group(1))
-    if m.group(4):
-        year = 1 - year
-    return f"{_iso_year(year)}-{m.group(2)}-{m.group(3)}"
+    return _iso_date(m)
 
 
 def time_text(text: str) -> str:
@@ -196,10 +202,7 @@ def timestamp_text(text: str, zone: str | None) -> str:
     m = _STAMP.match(text)
     if not m:
         raise ValueError(f"unexpected TIMESTAMP text {text!r}")
-    year = int(m.group(1))
-    if m.group(4):
-        year = 1 - year
-    out = f"{_iso_year(year)}-{m.group(2)}-{m.group(3)}T{int(m.group(5)):02d}:{m.group(6)}:{m.group(7)}{_frac(m.group(8))}"
+    out = f"{_iso_date(m)}T{int(m.group(5)):02d}:{m.group(6)}:{m.group(7)}{_frac(m.group(8))}"
     off = m.group(9)
     if zone is None:
         if off:
@@ -426,46 +429,43 @@ def untyped(v):
 # ---------------------------------------------------------------------------------------------
 
 
-def same(a, b) -> bool:
-    """Exact equality of two JSON values: the same JSON type and value (1 is not 1.0, true is
-    not 1, -0.0 is not 0.0), objects with the same keys in the same order."""
+def _equal(a, b, ordered: bool, float_equal) -> bool:
     if type(a) is not type(b):
         return False
     if isinstance(a, float):
-        return repr(a) == repr(b)
+        return float_equal(a, b)
     if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_equal(x, y, ordered, float_equal) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return list(a.keys()) == list(b.keys()) and all(same(a[k], b[k]) for k in a)
+        keys_match = list(a) == list(b) if ordered else set(a) == set(b)
+        return keys_match and all(_equal(a[k], b[k], ordered, float_equal) for k in a)
     return a == b
+
+
+def _float_same(a: float, b: float) -> bool:
+    return repr(a) == repr(b)
+
+
+def _float_close(a: float, b: float) -> bool:
+    if a == b:
+        return True
+    return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def same(a, b) -> bool:
+    """Exact equality of two JSON values: the same JSON type and value (1 is not 1.0, true is
+    not 1, -0.0 is not 0.0), objects with the same keys in the same order."""
+    return _equal(a, b, True, _float_same)
 
 
 def same_but_key_order(a, b) -> bool:
     """Equal as JSON values once object keys are compared as sets."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, float):
-        return repr(a) == repr(b)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same_but_key_order(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return set(a) == set(b) and all(same_but_key_order(a[k], b[k]) for k in a)
-    return a == b
+    return _equal(a, b, False, _float_same)
 
 
 def close(a, b) -> bool:
     """Equal but for the last bits of floating-point numbers (relative 1e-12)."""
-    if isinstance(a, float) and isinstance(b, float):
-        if a == b:
-            return True
-        return math.isfinite(a) and math.isfinite(b) and abs(a - b) <= 1e-12 * max(abs(a), abs(b))
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict):
-        return list(a.keys()) == list(b.keys()) and all(close(a[k], b[k]) for k in a)
-    return a == b
+    return _equal(a, b, True, _float_close)
 
 
 def sort_key(value) -> str:
