@@ -11,8 +11,15 @@
 //! - [`sandbox`]: the worker pool, the worker's life, and its confinement (`sandbox::confine`).
 //! - [`engine`]: the hardened DuckDB inside the worker: attach, the walk of DuckDB's parse tree,
 //!   the plan check, the shadow catalog under privacy rules, the query.
+//!
+//! Beside the request path: [`import`], the operator's own command that turns CGM, pump and
+//! health exports into the database to serve (its parsers pure code, fuzzed without DuckDB),
+//! and [`clinical`], the one definition of every clinical number import, charts and prompts
+//! use.
 
 pub use duckgate_validate::{error, validate};
+pub mod clinical;
+pub mod import;
 pub mod outcome;
 pub mod privacy;
 pub mod sql_text;

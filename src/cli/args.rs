@@ -99,12 +99,13 @@ pub(crate) enum Command {
         db: Option<PathBuf>,
     },
     /// Import your CGM, pump and health exports (files, or folders of them) into a DuckDB file to
-    /// serve. Dexcom Clarity, LibreView, Tandem t:connect and Medtronic CareLink CSVs, Nightscout
-    /// entries and treatments JSON and Apple Health's export.xml become tables by kind
-    /// (cgm_readings, insulin_boluses, ...) in mg/dL and local time, without names, dates of
-    /// birth or serial numbers, with views of the consensus CGM metrics; any other CSV becomes a
-    /// table named after its file. Runs on your own files in this process; nothing of it is
-    /// reachable over MCP.
+    /// serve. Dexcom Clarity, LibreView (in every language it exports), Tandem t:connect and
+    /// Medtronic CareLink CSVs, Nightscout entries and treatments JSON and Apple Health's
+    /// export.xml become tables by kind (cgm_readings, insulin_boluses, ...) in mg/dL and local
+    /// time, without names, dates of birth or serial numbers, with views of the consensus CGM
+    /// metrics; any other CSV becomes a table named after its columns (or --table), without
+    /// its identifier-like columns. A file that looks like a health export but is none of these
+    /// is refused. Runs on your own files in this process; nothing of it is reachable over MCP.
     Import {
         /// The database file to write (its missing folders are created).
         #[arg(long, value_parser = user_path)]
@@ -116,10 +117,19 @@ pub(crate) enum Command {
         /// already (same device and time), so an overlapping newer export adds its new days.
         #[arg(long)]
         append: bool,
-        /// The zone of Nightscout times that carry no offset of their own (an IANA name such as
-        /// Europe/Berlin). Default: this machine's zone.
+        /// Your zone (an IANA name such as Europe/Berlin): Nightscout's times are placed in it
+        /// with its daylight-saving rules (never by the uploader's utcOffset), and its 23- and
+        /// 25-hour days count as such in the sensor wear. Default: this machine's zone.
         #[arg(long)]
         time_zone: Option<String>,
+        /// The table name for the one CSV file given (letters, digits and _); it also imports
+        /// a file that looks like a health export `import` does not know, as a plain table.
+        #[arg(long)]
+        table: Option<String>,
+        /// Keep the columns of a plain CSV that look like identifiers (names, serial numbers,
+        /// IDs), which are otherwise left out.
+        #[arg(long)]
+        keep_identifiers: bool,
         /// Export files, or folders of them.
         #[arg(required = true, value_parser = user_path)]
         inputs: Vec<PathBuf>,

@@ -1,66 +1,67 @@
 //! `duckgate import`: the operator's exports into a database to serve, and a summary of what
 //! each file became, what each table holds, and how to point Claude at it.
+//!
+//! Every text of the summary that came from a file or a file's name (names, values that did not
+//! parse, a generic CSV's columns, DuckDB's words about a file) is shown with its control
+//! characters escaped (`import::text::shown`), and every line is escaped again on its way out,
+//! so no file can move the cursor, recolour or rewrite the operator's terminal.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use duckgate::engine::import::detect::Format;
-use duckgate::engine::import::{
-    FileOutcome, FileStatus, ImportError, ImportReport, Mode, Options, TableSummary, Unparsed,
+use duckgate::import::text::shown;
+use duckgate::import::{
+    FileOutcome, FileStatus, ImportReport, Mode, Options, Source, TableSummary, Unparsed,
 };
 
 use super::out;
-use super::start::usage_error;
 
 /// `duckgate import`: exit 0 when every file was imported or skipped as not an export, 1 when
 /// any failed (the others are in the database) or none could be, 2 for a usage error.
-pub(super) fn import(
-    out_path: PathBuf,
-    mode: Mode,
-    time_zone: Option<String>,
-    inputs: Vec<PathBuf>,
-) -> ExitCode {
-    let files = match duckgate::engine::import::input_files(&inputs) {
+pub(super) fn import(out_path: PathBuf, options: Options, inputs: Vec<PathBuf>) -> ExitCode {
+    let usage = |e: &duckgate::import::ImportError| {
+        tracing::error!("{}; {}", shown(e.message()), e.next_step());
+        ExitCode::from(2)
+    };
+    let files = match duckgate::import::input_files(&inputs) {
         Ok(files) => files,
-        Err(e) => return usage_error(&format!("{e}; {}", e.next_step())),
+        Err(e) => return usage(&e),
     };
     let out_path = std::path::absolute(&out_path).unwrap_or(out_path);
-    let options = Options {
-        mode,
-        time_zone: time_zone.unwrap_or_else(duckgate::time_zone::local),
-    };
-    match duckgate::engine::import::import(&out_path, &files, &options) {
+    match duckgate::import::import(&out_path, &files, &options) {
+        Ok(report) if !report.written => {
+            let mut text = String::from("Nothing was imported:\n");
+            for file in &report.files {
+                text.push_str(&file_lines(file));
+            }
+            print(text.trim_end());
+            tracing::error!("no file could be imported; the database was not written");
+            ExitCode::from(1)
+        }
         Ok(report) => {
-            out::text(&summary(&report, mode));
+            print(&summary(&report, options.mode));
             if report.any_failed() {
                 tracing::error!(
                     "some files could not be imported (see above); the others are in {}",
-                    report.db.display()
+                    shown(&report.db.display().to_string())
                 );
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
             }
         }
-        Err(e @ ImportError::NothingImported(_)) => {
-            if let ImportError::NothingImported(files) = &e {
-                let mut text = String::from("Nothing was imported:\n");
-                for file in files {
-                    text.push_str(&file_lines(file));
-                }
-                out::text(text.trim_end());
-            }
-            tracing::error!("{e}; {}", e.next_step());
-            ExitCode::from(1)
-        }
-        Err(e @ (ImportError::Exists(_) | ImportError::NothingToAppendTo(_))) => {
-            usage_error(&format!("{e}; {}", e.next_step()))
-        }
+        Err(e) if e.kind().is_usage() => usage(&e),
         Err(e) => {
-            tracing::error!("import failed: {e}; {}", e.next_step());
+            tracing::error!("import failed: {}; {}", shown(e.message()), e.next_step());
             ExitCode::from(1)
         }
     }
+}
+
+/// Print `text`, each line with any control character left in it escaped.
+fn print(text: &str) {
+    let lines: Vec<String> = text.lines().map(|l| shown(l).into_owned()).collect();
+    out::text(&lines.join("\n"));
 }
 
 /// The whole summary: the files, the tables, the next step.
@@ -70,7 +71,10 @@ fn summary(report: &ImportReport, mode: Mode) -> String {
         Mode::Replace => "Rebuilt",
         Mode::Append => "Added to",
     };
-    let mut text = format!("{verb} {}\n\nFiles:\n", report.db.display());
+    let mut text = format!(
+        "{verb} {}\n\nFiles:\n",
+        shown(&report.db.display().to_string())
+    );
     for file in &report.files {
         text.push_str(&file_lines(file));
     }
@@ -103,17 +107,14 @@ fn summary(report: &ImportReport, mode: Mode) -> String {
 
 /// A file's lines: its format and what each table got, what did not parse, what was left out.
 fn file_lines(file: &FileOutcome) -> String {
-    let name = file
-        .file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| file.file.display().to_string());
+    let name = file.shown_name();
     match &file.status {
-        FileStatus::Skipped(why) => format!("  {name}: skipped ({why})\n"),
+        FileStatus::Skipped(why) => format!("  {name}: skipped ({})\n", shown(why)),
         FileStatus::Failed(e) => {
             format!(
                 "  {name}: FAILED: {}\n    next: {}\n",
-                e.message, e.next_step
+                shown(e.message()),
+                e.next_step()
             )
         }
         FileStatus::Imported(done) => {
@@ -121,23 +122,21 @@ fn file_lines(file: &FileOutcome) -> String {
                 .unit
                 .map(|u| format!(", glucose in {}", u.label()))
                 .unwrap_or_default();
-            let mut text = format!("  {name}: {}{unit}\n", done.format.label());
+            let mut text = format!("  {name}: {}{unit}\n", done.source.label());
             let loads: Vec<String> = done
                 .loads
                 .iter()
                 .map(|l| {
+                    let table = shown(&l.table);
                     if l.already_there > 0 {
-                        format!(
-                            "{} +{} ({} already there)",
-                            l.table, l.added, l.already_there
-                        )
+                        format!("{table} +{} ({} already there)", l.added, l.already_there)
                     } else {
-                        format!("{} +{}", l.table, l.added)
+                        format!("{table} +{}", l.added)
                     }
                 })
                 .collect();
             text.push_str(&format!("    {}\n", loads.join(", ")));
-            if done.format == Format::GenericCsv {
+            if done.source == Source::Generic {
                 text.push_str(
                     "    not a vendor export: its columns as DuckDB's CSV reader typed them (a \
                      column with any non-number in it is text)\n",
@@ -145,8 +144,11 @@ fn file_lines(file: &FileOutcome) -> String {
             } else {
                 text.push_str(&format!("    {}\n", unparsed_line(&done.unparsed)));
             }
+            for note in &done.notes {
+                text.push_str(&format!("    {}\n", shown(note)));
+            }
             for left_out in &done.left_out {
-                text.push_str(&format!("    left out: {left_out}\n"));
+                text.push_str(&format!("    left out: {}\n", shown(left_out)));
             }
             text
         }
@@ -159,10 +161,15 @@ fn unparsed_line(unparsed: &Unparsed) -> String {
     if unparsed.count == 0 {
         "every value parsed".into()
     } else {
+        let examples: Vec<String> = unparsed
+            .examples
+            .iter()
+            .map(|e| shown(e).into_owned())
+            .collect();
         format!(
             "could not parse {} (left out), e.g. {}",
             count(unparsed.count, "row"),
-            unparsed.examples.join("; ")
+            examples.join("; ")
         )
     }
 }
@@ -187,11 +194,11 @@ fn table_lines(table: &TableSummary, report: &ImportReport) -> String {
     let columns: Vec<String> = table
         .columns
         .iter()
-        .map(|(name, kind)| format!("{name} {kind}"))
+        .map(|(name, kind)| format!("{} {kind}", shown(name)))
         .collect();
     let mut text = format!(
         "  {} ({}{range})\n    {}\n",
-        table.name,
+        shown(&table.name),
         count(table.rows, "row"),
         columns.join(", ")
     );
@@ -201,17 +208,12 @@ fn table_lines(table: &TableSummary, report: &ImportReport) -> String {
         let FileStatus::Imported(done) = &file.status else {
             continue;
         };
-        if done.format == Format::GenericCsv {
+        if done.source == Source::Generic {
             continue;
         }
         for load in done.loads.iter().filter(|l| l.table == table.name) {
             loaded = true;
-            unparsed.count += load.unparsed.count;
-            for example in &load.unparsed.examples {
-                if unparsed.examples.len() < 3 {
-                    unparsed.examples.push(example.clone());
-                }
-            }
+            unparsed.merge(&load.unparsed);
         }
     }
     if loaded {

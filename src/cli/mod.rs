@@ -75,14 +75,22 @@ pub(crate) async fn run(command: Command) -> ExitCode {
             replace,
             append,
             time_zone,
+            table,
+            keep_identifiers,
             inputs,
         } => {
             let mode = match (replace, append) {
-                (_, true) => duckgate::engine::import::Mode::Append,
-                (true, false) => duckgate::engine::import::Mode::Replace,
-                (false, false) => duckgate::engine::import::Mode::New,
+                (_, true) => duckgate::import::Mode::Append,
+                (true, false) => duckgate::import::Mode::Replace,
+                (false, false) => duckgate::import::Mode::New,
             };
-            import::import(out, mode, time_zone, inputs)
+            let options = duckgate::import::Options {
+                mode,
+                time_zone: time_zone.unwrap_or_else(duckgate::time_zone::local),
+                table,
+                keep_identifiers,
+            };
+            import::import(out, options, inputs)
         }
         Command::Demo { out } => demo::demo(out).await,
         Command::Worker { .. } => ExitCode::from(2),

@@ -159,6 +159,10 @@ fn is_date(text: &str) -> bool {
 }
 
 fn glucose_review(days: u32, time_zone: &str) -> String {
+    use crate::clinical::{
+        GMI_INTERCEPT, GMI_SLOPE, HIGH_ABOVE as HI, LOW_BELOW as LO, VERY_HIGH_ABOVE as HI2,
+        VERY_LOW_BELOW as LO2, goals,
+    };
     format!(
         "Review my CGM glucose for the last {days} days (local time, {time_zone}), the way a \
 diabetes clinic reads the international consensus AGP report.
@@ -167,21 +171,34 @@ diabetes clinic reads the international consensus AGP report.
 to find its timestamp column and its glucose column in mg/dL. If list_tables shows views of \
 daily or consensus CGM metrics (for example daily_glucose), read those first.
 2. Call query for the consensus metrics over the last {days} local days: days with data, the \
-share of time the CGM was active, mean glucose, GMI (3.31 + 0.02392 × mean mg/dL), CV (standard \
-deviation / mean; stable at 36% or less), and the share of readings below 54, 54–69, 70–180, \
-181–250 and above 250 mg/dL. Aggregate in SQL; do not fetch raw readings.
+share of time the CGM was active, mean glucose, GMI ({GMI_INTERCEPT} + {GMI_SLOPE} × mean mg/dL), \
+CV (standard deviation / mean; stable at {cv}% or less), and the share of readings below {LO2}, \
+{LO2}–{lo1}, {LO}–{HI}, {hi1}–{HI2} and above {HI2} mg/dL. Aggregate in SQL; do not fetch raw readings.
 3. Call plot with kind tir on the glucose column over the same days, then plot with kind agp \
 (x: the reading time, y: glucose).
-4. Summarise in plain words: which consensus goals are met (time in range above 70%, below 70 \
-under 4%, below 54 under 1%, above 180 under 25%, above 250 under 5%), the times of day when \
-lows and highs cluster in the AGP, and the questions worth bringing to the care team.
+4. Summarise in plain words: which consensus goals are met (time in range above {tir}%, below {LO} \
+under {below}%, below {LO2} under {below2}%, above {HI} under {above}%, above {HI2} under {above2}%), \
+the times of day when lows and highs cluster in the AGP, and the questions worth bringing to the \
+care team.
 
 Say how many days of data there were and how much of the time the CGM was active: the \
-consensus asks for 14 days and 70%. Do not suggest insulin doses or changes to therapy."
+consensus asks for {report_days} days and {active}%. Do not suggest insulin doses or changes to \
+therapy.",
+        lo1 = LO - 1,
+        hi1 = HI + 1,
+        cv = goals::CV_AT_MOST,
+        tir = goals::IN_RANGE_OVER,
+        below = goals::BELOW_LOW_UNDER,
+        below2 = goals::BELOW_VERY_LOW_UNDER,
+        above = goals::ABOVE_HIGH_UNDER,
+        above2 = goals::ABOVE_VERY_HIGH_UNDER,
+        report_days = goals::REPORT_DAYS,
+        active = goals::ACTIVE_AT_LEAST,
     )
 }
 
 fn last_night(date: &str, time_zone: &str) -> String {
+    use crate::clinical::{HIGH_ABOVE, LOW_BELOW, VERY_LOW_BELOW};
     let morning = if date == "today" {
         "this morning".to_string()
     } else {
@@ -195,11 +212,11 @@ fn last_night(date: &str, time_zone: &str) -> String {
 the pump's tables of events and basal insulin (for example events and basal_deliveries), with \
 their time columns.
 2. Call query for the night's readings: the lowest and highest with their times, the minutes \
-below 70 and below 54 mg/dL and above 180 mg/dL, and any fall or rise faster than 2 mg/dL per \
-minute. Then query the events (boluses, carbs, notes) and the basal changes (temporary rates, \
+below {LOW_BELOW} and below {VERY_LOW_BELOW} mg/dL and above {HIGH_ABOVE} mg/dL, and any fall or \
+rise faster than 2 mg/dL per minute. Then query the events (boluses, carbs, notes) and the basal changes (temporary rates, \
 suspensions) from 18:00 the evening before to the end of the night.
-3. Call plot with kind line (x: the reading time, y: glucose, target_low 70, target_high 180) \
-for the night.
+3. Call plot with kind line (x: the reading time, y: glucose, target_low {LOW_BELOW}, target_high \
+{HIGH_ABOVE}) for the night.
 4. Tell the story of the night in plain words, linking each low or high to what came before it. \
 Times in the results carry their offset; say them in local time.
 

@@ -17,6 +17,10 @@ use serde_json::Value;
 use super::axes::{Axis, civil, day_axis, format_day, format_value};
 use super::kinds::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
 use super::stats::{quantile_cont, sorted};
+use crate::clinical::{
+    HIGH_ABOVE, LOW_BELOW, VERY_HIGH_ABOVE, VERY_LOW_BELOW, gmi, mg_dl_from_mmol_l,
+};
+
 use super::{ChartKind, ChartOptions, ChartSummary, PlotData, PlotError, XValue};
 
 /// The summary table's bins: hours of the day.
@@ -27,13 +31,11 @@ pub(crate) const CURVE_BINS: usize = 96;
 const SMOOTHING: [f64; 5] = [1.0, 2.0, 3.0, 2.0, 1.0];
 
 /// The consensus target range, in mg/dL, shaded when the caller names none.
-pub(crate) const TARGET: (f64, f64) = (70.0, 180.0);
+pub(crate) const TARGET: (f64, f64) = (LOW_BELOW as f64, HIGH_ABOVE as f64);
 /// The consensus reference lines, in mg/dL: level 2 hypoglycaemia and level 2 hyperglycaemia.
-pub(crate) const VERY_LOW: f64 = 54.0;
+pub(crate) const VERY_LOW: f64 = VERY_LOW_BELOW as f64;
 /// See [`VERY_LOW`].
-pub(crate) const VERY_HIGH: f64 = 250.0;
-/// mg/dL per mmol/L, as the consensus report converts.
-pub(crate) const MG_DL_PER_MMOL_L: f64 = 18.0;
+pub(crate) const VERY_HIGH: f64 = VERY_HIGH_ABOVE as f64;
 /// Readings that all stay below this are taken to be mmol/L (no CGM reads above 35 mmol/L, and
 /// no mg/dL series stays below 35 mg/dL).
 const MMOL_L_ABOVE_NONE: f64 = 35.0;
@@ -112,7 +114,7 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
         days: ((covered / MICROS_PER_DAY as f64).round() as i64).max(1),
         active_percent,
         mean,
-        gmi: 3.31 + 0.02392 * mean,
+        gmi: gmi(mean),
         cv: if mean > 0.0 {
             variance.sqrt() / mean * 100.0
         } else {
@@ -128,7 +130,7 @@ pub(crate) fn in_mg_dl(values: Vec<f64>) -> (Vec<f64>, bool) {
     let mmol = !values.is_empty() && values.iter().all(|v| *v < MMOL_L_ABOVE_NONE);
     if mmol {
         (
-            values.into_iter().map(|v| v * MG_DL_PER_MMOL_L).collect(),
+            values.into_iter().map(mg_dl_from_mmol_l).collect(),
             true,
         )
     } else {

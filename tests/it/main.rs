@@ -21,6 +21,8 @@ mod cli;
 mod conformance;
 mod engine_hardening;
 mod everyday_corpus;
+mod import_corpus;
+mod import_files;
 mod import_vendors;
 mod kernel_requirements;
 mod layer_bypass;
