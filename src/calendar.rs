@@ -1,6 +1,6 @@
 //! The proleptic Gregorian calendar on day numbers since 1970-01-01 (Howard Hinnant's
 //! algorithms): the one implementation behind DuckDB value rendering (`engine::convert`), the
-//! audit log's timestamps and the chart axes (`plot`).
+//! audit log's timestamps, the chart axes (`plot`) and the times `import` reads (`import::time`).
 
 /// Days since 1970-01-01 to `(year, month, day)`; year 0 is 1 BC.
 pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {

@@ -71,6 +71,11 @@ pub struct SensorRange {
 }
 
 impl SensorRange {
+    /// The range from `lowest` to `highest` mg/dL.
+    pub const fn new(lowest: i32, highest: i32) -> SensorRange {
+        SensorRange { lowest, highest }
+    }
+
     /// What a "Low" reading is stored as.
     pub fn below(self) -> i32 {
         self.lowest - 1
@@ -83,25 +88,13 @@ impl SensorRange {
 }
 
 /// Dexcom sensors (G4 to G7, ONE, ONE+, Stelo): 40–400 mg/dL.
-pub const DEXCOM: SensorRange = SensorRange {
-    lowest: 40,
-    highest: 400,
-};
+pub const DEXCOM: SensorRange = SensorRange::new(40, 400);
 /// FreeStyle Libre sensors: 40–500 mg/dL ("LO", "HI").
-pub const LIBRE: SensorRange = SensorRange {
-    lowest: 40,
-    highest: 500,
-};
+pub const LIBRE: SensorRange = SensorRange::new(40, 500);
 /// Medtronic Guardian sensors: 40–400 mg/dL.
-pub const MEDTRONIC: SensorRange = SensorRange {
-    lowest: 40,
-    highest: 400,
-};
+pub const MEDTRONIC: SensorRange = SensorRange::new(40, 400);
 /// Blood glucose meters (finger sticks): 20–600 mg/dL.
-pub const METER: SensorRange = SensorRange {
-    lowest: 20,
-    highest: 600,
-};
+pub const METER: SensorRange = SensorRange::new(20, 600);
 
 #[cfg(test)]
 mod tests {

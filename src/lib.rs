@@ -29,7 +29,6 @@ pub mod session;
 
 #[cfg(feature = "engine")]
 pub mod audit;
-#[cfg(feature = "engine")]
 mod calendar;
 #[cfg(feature = "engine")]
 pub mod config_file;

@@ -457,14 +457,12 @@ fn keep(parsed: &mut Parsed, record: Open) {
                     device,
                 }),
                 (Some("1"), None) => parsed.rows.push(LongActingDose { ts, units, device }),
-                (_, span) => parsed.rows.push(InsulinBolus {
-                    ts,
-                    units,
-                    bolus_type: Some("bolus".into()),
-                    duration_minutes: span,
-                    delivery: None,
-                    device,
-                }),
+                (_, span) => {
+                    let kind = Some("bolus".to_string());
+                    parsed
+                        .rows
+                        .push(InsulinBolus::of(ts, units, kind, span, None, &device))
+                }
             }
         }
     }

@@ -15,10 +15,9 @@
 //! insulin and meals as event markers (`Insulin: 27,00`, `Meal: 60,00grams`): those become
 //! pen doses and carbs, not text.
 
-use std::collections::HashMap;
 use std::io::Read;
 
-use super::csv::{self, Record};
+use super::csv::{self, Columns, Record};
 use super::error::ImportError;
 use super::rows::{
     BasalRate, CarbEntry, CgmReading, Delivery, DeviceEvent, GlucoseCheck, InsulinBolus, Method,
@@ -56,41 +55,6 @@ fn marker_device(record: &Record<'_>) -> Option<Option<String>> {
     }
     let model = record.get(1);
     Some((!model.is_empty() && !model.starts_with("---")).then(|| model.to_string()))
-}
-
-/// A section's columns, by their English names (CareLink keeps them in every language but the
-/// date and time).
-struct Columns(HashMap<String, usize>);
-
-impl Columns {
-    fn of(record: &Record<'_>) -> Columns {
-        Columns(
-            record
-                .fields
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.trim().to_string(), i))
-                .collect(),
-        )
-    }
-
-    /// The column named `name` exactly, or whose name starts with `prefix` when `name` ends
-    /// with `(`.
-    fn find(&self, name: &str) -> Option<(usize, &str)> {
-        if let Some(prefix) = name.strip_suffix('*') {
-            self.0
-                .iter()
-                .filter(|(n, _)| n.starts_with(prefix))
-                .min_by_key(|(_, i)| **i)
-                .map(|(n, i)| (*i, n.as_str()))
-        } else {
-            self.0.get_key_value(name).map(|(n, i)| (*i, n.as_str()))
-        }
-    }
-
-    fn get<'r>(&self, record: &'r Record<'_>, name: &str) -> &'r str {
-        self.find(name).map_or("", |(at, _)| record.get(at))
-    }
 }
 
 /// The event markers a person logs, by their word in the languages CareLink writes.
@@ -177,10 +141,7 @@ impl Vendor for CareLink {
                  device_events"
             ));
         }
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(LABEL));
-        }
-        Ok(parsed)
+        parsed.or_no_records(LABEL)
     }
 }
 
@@ -263,23 +224,13 @@ fn section_row(
                     .or_else(|| {
                         duration_minutes(columns.get(record, "Programmed Bolus Duration (hh:mm:ss)"))
                     });
-                parsed.rows.push(InsulinBolus {
-                    ts,
-                    units,
-                    bolus_type,
-                    duration_minutes: duration,
-                    delivery: Some(Delivery::Pump),
-                    device: device.into(),
-                });
+                let pump = Some(Delivery::Pump);
+                parsed
+                    .rows
+                    .push(InsulinBolus::of(ts, units, bolus_type, duration, pump, device));
             }
             "Basal Rate (U/h)" => match number(value) {
-                Some(rate) => parsed.rows.push(BasalRate {
-                    ts,
-                    rate_u_per_h: Some(rate),
-                    duration_minutes: None,
-                    basal_type: Some("scheduled".into()),
-                    device: device.into(),
-                }),
+                Some(rate) => parsed.rows.push(BasalRate::scheduled(ts, rate, device)),
                 None => parsed.unparsed(table, name, value),
             },
             _ if name.starts_with("Temp Basal Amount") => {
@@ -326,13 +277,7 @@ fn section_row(
                         .find_map(|part| part.trim().strip_prefix("RATE="))
                         .and_then(number);
                     match rate {
-                        Some(rate) => parsed.rows.push(BasalRate {
-                            ts,
-                            rate_u_per_h: Some(rate),
-                            duration_minutes: None,
-                            basal_type: Some("scheduled".into()),
-                            device: device.into(),
-                        }),
+                        Some(rate) => parsed.rows.push(BasalRate::scheduled(ts, rate, device)),
                         None => parsed.unparsed(table, "Raw-Values", raw),
                     }
                 }
@@ -342,21 +287,19 @@ fn section_row(
                     markers += 1;
                     event_marker(parsed, kind, value, amount, ts, device)
                 }
-                None => parsed.rows.push(DeviceEvent {
-                    ts,
-                    event: "Event Marker".into(),
-                    detail: Some(value.into()),
-                    duration_minutes: None,
-                    device: device.into(),
-                }),
+                None => {
+                    let detail = Some(value.to_string());
+                    parsed
+                        .rows
+                        .push(DeviceEvent::of(ts, "Event Marker", detail, None, device))
+                }
             },
-            _ => parsed.rows.push(DeviceEvent {
-                ts,
-                event: name.into(),
-                detail: Some(value.into()),
-                duration_minutes: None,
-                device: device.into(),
-            }),
+            _ => {
+                let detail = Some(value.to_string());
+                parsed
+                    .rows
+                    .push(DeviceEvent::of(ts, name, detail, None, device))
+            }
         }
     }
     markers
@@ -373,14 +316,13 @@ fn event_marker(
 ) {
     let value = leading_number(amount);
     match (kind, value) {
-        (Marker::Insulin, Some(units)) => parsed.rows.push(InsulinBolus {
-            ts,
-            units,
-            bolus_type: Some("Insulin (event marker)".into()),
-            duration_minutes: None,
-            delivery: Some(Delivery::Pen),
-            device: device.into(),
-        }),
+        (Marker::Insulin, Some(units)) => {
+            let kind = Some("Insulin (event marker)".to_string());
+            let pen = Some(Delivery::Pen);
+            parsed
+                .rows
+                .push(InsulinBolus::of(ts, units, kind, None, pen, device))
+        }
         (Marker::Meal, Some(grams)) => parsed.rows.push(CarbEntry {
             ts,
             grams,
@@ -395,13 +337,13 @@ fn event_marker(
                 None => parsed.unparsed(GlucoseCheck::TABLE, "Event Marker", text),
             }
         }
-        (Marker::Exercise, minutes) => parsed.rows.push(DeviceEvent {
-            ts,
-            event: "Exercise (event marker)".into(),
-            detail: Some(text.into()),
-            duration_minutes: minutes,
-            device: device.into(),
-        }),
+        (Marker::Exercise, minutes) => {
+            let what = "Exercise (event marker)";
+            let detail = Some(text.to_string());
+            parsed
+                .rows
+                .push(DeviceEvent::of(ts, what, detail, minutes, device))
+        }
         (Marker::Insulin, None) => parsed.unparsed(InsulinBolus::TABLE, "Event Marker", text),
         (Marker::Meal, None) => parsed.unparsed(CarbEntry::TABLE, "Event Marker", text),
         (Marker::BloodGlucose, None) => parsed.unparsed(GlucoseCheck::TABLE, "Event Marker", text),

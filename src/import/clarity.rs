@@ -24,7 +24,7 @@ use super::rows::{
     Method, Row, When,
 };
 use super::time::{self, OrderVote};
-use super::values::{Glucose, Unit, duration_minutes, number};
+use super::values::{Glucose as Reading, Unit, duration_minutes, number};
 use super::vendor::{Head, Parsed, Vendor, each_record, read_text};
 use crate::clinical::DEXCOM;
 
@@ -33,22 +33,33 @@ pub struct Clarity;
 
 const LABEL: &str = "Dexcom Clarity CSV";
 
-/// Column positions, fixed in every language.
-const TIMESTAMP: usize = 1;
-const EVENT: usize = 2;
-const SUBTYPE: usize = 3;
-const PATIENT_INFO: usize = 4;
-const DEVICE_INFO: usize = 5;
-const SOURCE_DEVICE: usize = 6;
-const GLUCOSE: usize = 7;
-const INSULIN: usize = 8;
-const CARBS: usize = 9;
-const DURATION: usize = 10;
+/// The columns, in their order in every language (`Index` first, the transmitter's last).
+#[derive(Clone, Copy)]
+enum Col {
+    _Index,
+    Timestamp,
+    Event,
+    Subtype,
+    PatientInfo,
+    DeviceInfo,
+    SourceDevice,
+    Glucose,
+    Insulin,
+    Carbs,
+    Duration,
+}
+
+use Col::*;
+
+/// `record`'s value in `column`.
+fn at<'r>(record: &'r Record<'_>, column: Col) -> &'r str {
+    record.get(column as usize)
+}
 
 fn is_header(record: &Record<'_>) -> bool {
     record.fields.len() >= 8
         && record.first().eq_ignore_ascii_case("index")
-        && record.get(TIMESTAMP).to_ascii_lowercase().ends_with("hh:mm:ss)")
+        && at(record, Timestamp).to_ascii_lowercase().ends_with("hh:mm:ss)")
 }
 
 /// The rows that name the patient, whatever else they hold.
@@ -63,8 +74,8 @@ fn is_personal(record: &Record<'_>) -> bool {
         "prénom",
         "nom",
     ];
-    !record.get(PATIENT_INFO).is_empty()
-        || PERSONAL.contains(&record.get(EVENT).to_lowercase().as_str())
+    !at(record, PatientInfo).is_empty()
+        || PERSONAL.contains(&at(record, Event).to_lowercase().as_str())
 }
 
 /// A Dexcom device kind from what Clarity writes of it (`iOS G7`, `Android G6`, `iOS D1G7` for
@@ -138,26 +149,26 @@ impl Vendor for Clarity {
                 return;
             }
             if file_device.is_none() {
-                file_device = dexcom_device(record.get(DEVICE_INFO))
-                    .or_else(|| dexcom_device(record.get(SOURCE_DEVICE)));
+                file_device = dexcom_device(at(record, DeviceInfo))
+                    .or_else(|| dexcom_device(at(record, SourceDevice)));
             }
-            let ts = record.get(TIMESTAMP);
+            let ts = at(record, Timestamp);
             if ts.is_empty() {
                 return;
             }
             vote.add(ts);
-            if !record.get(GLUCOSE).is_empty()
-                && record.get(INSULIN).is_empty()
-                && record.get(CARBS).is_empty()
+            if !at(record, Glucose).is_empty()
+                && at(record, Insulin).is_empty()
+                && at(record, Carbs).is_empty()
             {
                 *glucose_events
-                    .entry(record.get(EVENT).to_string())
+                    .entry(at(record, Event).to_string())
                     .or_default() += 1;
             }
         })?;
         let header = header.ok_or_else(|| ImportError::missing_column(LABEL, "Timestamp"))?;
-        let column = |at: usize| header.get(at).cloned().unwrap_or_default();
-        let unit = Unit::named_in(&column(GLUCOSE)).unwrap_or(Unit::MgDl);
+        let column = |c: Col| header.get(c as usize).cloned().unwrap_or_default();
+        let unit = Unit::named_in(&column(Glucose)).unwrap_or(Unit::MgDl);
         let order = vote.decide();
         let readings_event = glucose_events
             .iter()
@@ -180,19 +191,19 @@ impl Vendor for Clarity {
                 in_table = is_header(record);
                 return;
             }
-            let ts_text = record.get(TIMESTAMP);
+            let ts_text = at(record, Timestamp);
             if ts_text.is_empty() || is_personal(record) {
                 return;
             }
-            let device = dexcom_device(record.get(SOURCE_DEVICE))
+            let device = dexcom_device(at(record, SourceDevice))
                 .or(file_device)
                 .unwrap_or("Dexcom");
-            let event = record.get(EVENT);
-            let subtype = record.get(SUBTYPE);
+            let event = at(record, Event);
+            let subtype = at(record, Subtype);
             let (glucose, insulin, carbs) = (
-                record.get(GLUCOSE),
-                record.get(INSULIN),
-                record.get(CARBS),
+                at(record, Glucose),
+                at(record, Insulin),
+                at(record, Carbs),
             );
             let ts = time::parse(ts_text, order).map(When::Local);
             let table = if !insulin.is_empty() {
@@ -213,12 +224,12 @@ impl Vendor for Clarity {
                 DeviceEvent::TABLE
             };
             let Some(ts) = ts else {
-                parsed.unparsed(table, &column(TIMESTAMP), ts_text);
+                parsed.unparsed(table, &column(Timestamp), ts_text);
                 return;
             };
             if !insulin.is_empty() {
                 let Some(units) = number(insulin) else {
-                    parsed.unparsed(table, &column(INSULIN), insulin);
+                    parsed.unparsed(table, &column(Insulin), insulin);
                     return;
                 };
                 if is_long_acting(subtype) {
@@ -228,18 +239,19 @@ impl Vendor for Clarity {
                         device: device.into(),
                     });
                 } else {
-                    parsed.rows.push(InsulinBolus {
+                    let kind = if subtype.is_empty() { event } else { subtype };
+                    parsed.rows.push(InsulinBolus::of(
                         ts,
                         units,
-                        bolus_type: Some(if subtype.is_empty() { event } else { subtype }.into()),
-                        duration_minutes: None,
-                        delivery: Some(Delivery::Pen),
-                        device: device.into(),
-                    });
+                        Some(kind.into()),
+                        None,
+                        Some(Delivery::Pen),
+                        device,
+                    ));
                 }
             } else if !carbs.is_empty() {
                 let Some(grams) = number(carbs) else {
-                    parsed.unparsed(table, &column(CARBS), carbs);
+                    parsed.unparsed(table, &column(Carbs), carbs);
                     return;
                 };
                 parsed.rows.push(CarbEntry {
@@ -248,8 +260,8 @@ impl Vendor for Clarity {
                     device: device.into(),
                 });
             } else if !glucose.is_empty() {
-                let Some(value) = Glucose::read(glucose, unit, DEXCOM) else {
-                    parsed.unparsed(table, &column(GLUCOSE), glucose);
+                let Some(value) = Reading::read(glucose, unit, DEXCOM) else {
+                    parsed.unparsed(table, &column(Glucose), glucose);
                     return;
                 };
                 if event == readings_event {
@@ -263,23 +275,18 @@ impl Vendor for Clarity {
                     parsed.rows.push(GlucoseCheck::of(ts, value, method, device));
                 }
             } else {
-                parsed.rows.push(DeviceEvent {
-                    ts,
-                    event: if subtype.is_empty() {
-                        event.to_string()
-                    } else {
-                        format!("{event}: {subtype}")
-                    },
-                    detail: None,
-                    duration_minutes: duration_minutes(record.get(DURATION)),
-                    device: device.into(),
-                });
+                let what = if subtype.is_empty() {
+                    event.to_string()
+                } else {
+                    format!("{event}: {subtype}")
+                };
+                let lasted = duration_minutes(at(record, Duration));
+                parsed
+                    .rows
+                    .push(DeviceEvent::of(ts, what, None, lasted, device));
             }
         })?;
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(LABEL));
-        }
-        Ok(parsed)
+        parsed.or_no_records(LABEL)
     }
 }
 

@@ -36,6 +36,45 @@ impl Record<'_> {
     }
 }
 
+/// A header row's columns by name, for the exports that name theirs in English whatever the
+/// language (t:connect, CareLink).
+#[derive(Debug, Clone, Default)]
+pub struct Columns(std::collections::HashMap<String, usize>);
+
+impl Columns {
+    /// The columns of header row `header`.
+    pub fn of(header: &Record<'_>) -> Columns {
+        Columns(
+            header
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.trim().to_string(), i))
+                .collect(),
+        )
+    }
+
+    /// The column named `name` exactly, or when `name` ends with `*` the first whose name
+    /// starts with the rest: its position and full name.
+    pub fn find(&self, name: &str) -> Option<(usize, &str)> {
+        match name.strip_suffix('*') {
+            Some(prefix) => self
+                .0
+                .iter()
+                .filter(|(n, _)| n.starts_with(prefix))
+                .min_by_key(|(_, i)| **i)
+                .map(|(n, i)| (*i, n.as_str())),
+            None => self.0.get_key_value(name).map(|(n, i)| (*i, n.as_str())),
+        }
+    }
+
+    /// The value of the column `name` (see [`Columns::find`]) in `record`, trimmed; empty when
+    /// there is no such column.
+    pub fn get<'r>(&self, record: &'r Record<'_>, name: &str) -> &'r str {
+        self.find(name).map_or("", |(at, _)| record.get(at))
+    }
+}
+
 /// Why the text is not CSV.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CsvError {

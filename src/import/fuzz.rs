@@ -4,7 +4,7 @@
 
 use super::csv::Records;
 use super::detect::{Detected, detect};
-use super::rows::{Staged, When};
+use super::rows::When;
 use super::vendor::{Parsed, VENDORS, Vendor};
 
 /// Detection and every CSV vendor over `data` as a CSV file: records never panic and every

@@ -31,7 +31,7 @@ const IDENTIFIER_WORDS: &[&str] = &[
 ];
 
 /// Whether a column name looks like it holds an identifier.
-pub fn looks_like_identifier(column: &str) -> bool {
+pub(super) fn looks_like_identifier(column: &str) -> bool {
     let lower = column.to_lowercase();
     let compact: String = lower.chars().filter(|c| c.is_alphanumeric()).collect();
     IDENTIFIER_WORDS.contains(&compact.as_str())
@@ -42,7 +42,7 @@ pub fn looks_like_identifier(column: &str) -> bool {
 
 /// `/proc/self/fd/<n>` of `file`: the open file itself, whatever its name, as a path of digits
 /// and slashes only, which DuckDB's readers cannot take for a glob pattern.
-pub fn descriptor_path(file: &std::fs::File) -> String {
+pub(super) fn descriptor_path(file: &std::fs::File) -> String {
     let path = format!("/proc/self/fd/{}", file.as_raw_fd());
     debug_assert!(!path.contains(['*', '?', '[', ']', '{', '}']));
     path
@@ -68,7 +68,7 @@ fn slug(words: &[String]) -> String {
 }
 
 /// Whether `name` is a plain table name (what `--table` accepts).
-pub fn is_plain_name(name: &str) -> bool {
+pub(super) fn is_plain_name(name: &str) -> bool {
     name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name.len() <= 63
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -76,7 +76,7 @@ pub fn is_plain_name(name: &str) -> bool {
 
 /// DuckDB's CSV error for the user: its whole reason (every line up to its suggestions of
 /// reader options `import` does not have), and the line of the file when it names one.
-pub fn csv_error(message: &str) -> String {
+pub(super) fn csv_error(message: &str) -> String {
     let mut reason: Vec<&str> = Vec::new();
     let mut line = None;
     for text in message.lines().map(str::trim) {
@@ -109,7 +109,7 @@ pub fn csv_error(message: &str) -> String {
 }
 
 /// Import `file` as one table, named `table` or from its columns (not among `taken`).
-pub fn import(
+pub(super) fn import(
     conn: &Connection,
     file: &std::fs::File,
     table: Option<&str>,
@@ -203,7 +203,7 @@ pub fn import(
 }
 
 /// Whether `name` is a table or view the vendor formats use.
-pub fn reserved(name: &str) -> bool {
+pub(super) fn reserved(name: &str) -> bool {
     super::rows::Table::ALL.iter().any(|t| t.name() == name)
         || super::store::METRIC_VIEWS.contains(&name)
 }

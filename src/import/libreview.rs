@@ -29,46 +29,58 @@ use super::rows::{
 use super::time::{self, LocalTime, OrderVote};
 use super::values::{Glucose, Unit, number};
 use super::vendor::{Head, Parsed, Vendor, each_record, read_text};
-use crate::clinical::{LIBRE, METER};
+use crate::clinical::{LIBRE, METER, SensorRange};
 
 /// Abbott LibreView.
 pub struct LibreView;
 
 const LABEL: &str = "LibreView CSV";
 
-const DEVICE: usize = 0;
-const TIMESTAMP: usize = 2;
-const RECORD_TYPE: usize = 3;
-const HISTORIC: usize = 4;
-const SCAN: usize = 5;
-const RAPID_TEXT: usize = 6;
-const RAPID: usize = 7;
-const FOOD_TEXT: usize = 8;
-const CARBS: usize = 9;
-const SERVINGS: usize = 10;
-const LONG_TEXT: usize = 11;
-const LONG: usize = 12;
-const NOTES: usize = 13;
-const STRIP: usize = 14;
-const KETONE: usize = 15;
-const MEAL_INSULIN: usize = 16;
-const CORRECTION_INSULIN: usize = 17;
-const USER_CHANGE: usize = 18;
-const HISTORIC_KETONE: usize = 19;
-const SCAN_KETONE: usize = 20;
+/// The columns, by position: the same in every language.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Device,
+    _Serial,
+    Timestamp,
+    RecordType,
+    Historic,
+    Scan,
+    RapidText,
+    Rapid,
+    FoodText,
+    Carbs,
+    Servings,
+    LongText,
+    Long,
+    Notes,
+    Strip,
+    Ketone,
+    MealInsulin,
+    CorrectionInsulin,
+    UserChange,
+    HistoricKetone,
+    ScanKetone,
+}
+
+use Col::*;
+
+/// `record`'s value in `column`.
+fn at<'r>(record: &'r Record<'_>, column: Col) -> &'r str {
+    record.get(column as usize)
+}
 
 /// A header row: at least 14 columns, the 5th and 6th naming the same glucose unit.
 fn is_header(record: &Record<'_>) -> bool {
     record.fields.len() >= 14
-        && !record.get(TIMESTAMP).is_empty()
-        && Unit::named_in(record.get(HISTORIC)).is_some()
-        && Unit::named_in(record.get(HISTORIC)) == Unit::named_in(record.get(SCAN))
+        && !at(record, Timestamp).is_empty()
+        && Unit::named_in(at(record, Historic)).is_some()
+        && Unit::named_in(at(record, Historic)) == Unit::named_in(at(record, Scan))
 }
 
 /// A data row: a record type code 0–7 and a time in any of the locales' orders.
 fn is_data_row(record: &Record<'_>) -> bool {
     record
-        .get(RECORD_TYPE)
+        .get(RecordType)
         .parse::<u8>()
         .is_ok_and(|code| code <= 7)
         && [
@@ -77,13 +89,13 @@ fn is_data_row(record: &Record<'_>) -> bool {
             time::DateOrder::DayMonthYear,
         ]
         .into_iter()
-        .any(|order| time::parse(record.get(TIMESTAMP), order).is_some())
+        .any(|order| time::parse(at(record, Timestamp), order).is_some())
 }
 
 /// The device kind: LibreView's own name for it when it names a FreeStyle Libre product (the
 /// reader model or the app), never the serial beside it.
 fn device_of(record: &Record<'_>) -> String {
-    let named = record.get(DEVICE);
+    let named = at(record, Device);
     if named.to_lowercase().contains("libre") {
         named.to_string()
     } else {
@@ -122,15 +134,15 @@ impl Vendor for LibreView {
                     header = Some(record.fields.iter().map(|f| f.trim().to_string()).collect());
                 }
             } else if !record.is_blank() {
-                vote.add(record.get(TIMESTAMP));
+                vote.add(at(record, Timestamp));
             }
         })?;
         let header = header.ok_or_else(|| ImportError::missing_column(LABEL, "Device Timestamp"))?;
-        let column = |at: usize| header.get(at).cloned().unwrap_or_default();
-        let unit_of = |at: usize| Unit::named_in(&column(at)).unwrap_or(Unit::MgDl);
+        let column = |c: Col| header.get(c as usize).cloned().unwrap_or_default();
+        let unit_of = |c: Col| Unit::named_in(&column(c)).unwrap_or(Unit::MgDl);
         let order = vote.decide();
         let mut parsed = Parsed {
-            unit: Some(unit_of(HISTORIC)),
+            unit: Some(unit_of(Historic)),
             left_out: vec![
                 "the line above the header (it names who generated the report)".into(),
                 "serial numbers (Serial Number)".into(),
@@ -147,12 +159,12 @@ impl Vendor for LibreView {
             if record.is_blank() {
                 return;
             }
-            let ts_text = record.get(TIMESTAMP);
+            let ts_text = at(record, Timestamp);
             let Some(ts) = time::parse(ts_text, order) else {
-                parsed.unparsed(table_of(record), &column(TIMESTAMP), ts_text);
+                parsed.unparsed(table_of(record), &column(Timestamp), ts_text);
                 return;
             };
-            if !record.get(USER_CHANGE).is_empty() {
+            if !at(record, UserChange).is_empty() {
                 user_changes += 1;
             }
             row(&mut parsed, record, ts, &column, &unit_of);
@@ -163,22 +175,19 @@ impl Vendor for LibreView {
                  imported)"
             ));
         }
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(LABEL));
-        }
-        Ok(parsed)
+        parsed.or_no_records(LABEL)
     }
 }
 
 /// The table a row's first value goes to, for reporting a time that did not parse.
 fn table_of(record: &Record<'_>) -> Table {
-    if !record.get(HISTORIC).is_empty() {
+    if !at(record, Historic).is_empty() {
         CgmReading::TABLE
-    } else if !record.get(SCAN).is_empty() || !record.get(STRIP).is_empty() {
+    } else if !at(record, Scan).is_empty() || !at(record, Strip).is_empty() {
         GlucoseCheck::TABLE
-    } else if !record.get(RAPID).is_empty() {
+    } else if !at(record, Rapid).is_empty() {
         InsulinBolus::TABLE
-    } else if !record.get(CARBS).is_empty() {
+    } else if !at(record, Carbs).is_empty() {
         CarbEntry::TABLE
     } else {
         DeviceEvent::TABLE
@@ -190,58 +199,58 @@ fn row(
     parsed: &mut Parsed,
     record: &Record<'_>,
     ts: LocalTime,
-    column: &dyn Fn(usize) -> String,
-    unit_of: &dyn Fn(usize) -> Unit,
+    column: &dyn Fn(Col) -> String,
+    unit_of: &dyn Fn(Col) -> Unit,
 ) {
     let ts = When::Local(ts);
     let device = device_of(record);
     let device = device.as_str();
-    let glucose = |parsed: &mut Parsed, at: usize, range| -> Option<Glucose> {
-        let text = record.get(at);
+    let glucose = |parsed: &mut Parsed, c: Col, range: SensorRange| -> Option<Glucose> {
+        let text = at(record, c);
         if text.is_empty() {
             return None;
         }
-        let value = Glucose::read(text, unit_of(at), range);
+        let value = Glucose::read(text, unit_of(c), range);
         if value.is_none() {
-            let table = if at == HISTORIC {
+            let table = if c == Historic {
                 CgmReading::TABLE
             } else {
                 GlucoseCheck::TABLE
             };
-            parsed.unparsed(table, &column(at), text);
+            parsed.unparsed(table, &column(c), text);
         }
         value
     };
-    let amount = |parsed: &mut Parsed, at: usize, table: Table| -> Option<f64> {
-        let text = record.get(at);
+    let amount = |parsed: &mut Parsed, c: Col, table: Table| -> Option<f64> {
+        let text = at(record, c);
         if text.is_empty() {
             return None;
         }
         let value = number(text).filter(|v| *v >= 0.0);
         if value.is_none() {
-            parsed.unparsed(table, &column(at), text);
+            parsed.unparsed(table, &column(c), text);
         }
         value
     };
-    if let Some(value) = glucose(parsed, HISTORIC, LIBRE) {
+    if let Some(value) = glucose(parsed, Historic, LIBRE) {
         parsed.rows.push(CgmReading::of(ts, value, device));
     }
-    if let Some(value) = glucose(parsed, SCAN, LIBRE) {
+    if let Some(value) = glucose(parsed, Scan, LIBRE) {
         parsed
             .rows
             .push(GlucoseCheck::of(ts, value, Method::SensorScan, device));
     }
-    if let Some(value) = glucose(parsed, STRIP, METER) {
+    if let Some(value) = glucose(parsed, Strip, METER) {
         parsed
             .rows
             .push(GlucoseCheck::of(ts, value, Method::Fingerstick, device));
     }
-    for (at, method) in [
-        (KETONE, Method::Fingerstick),
-        (HISTORIC_KETONE, Method::Sensor),
-        (SCAN_KETONE, Method::SensorScan),
+    for (c, method) in [
+        (Ketone, Method::Fingerstick),
+        (HistoricKetone, Method::Sensor),
+        (ScanKetone, Method::SensorScan),
     ] {
-        if let Some(mmol_l) = amount(parsed, at, KetoneReading::TABLE) {
+        if let Some(mmol_l) = amount(parsed, c, KetoneReading::TABLE) {
             parsed.rows.push(KetoneReading {
                 ts,
                 mmol_l,
@@ -250,63 +259,54 @@ fn row(
             });
         }
     }
-    if let Some(units) = amount(parsed, RAPID, InsulinBolus::TABLE) {
-        parsed.rows.push(InsulinBolus {
-            ts,
-            units,
-            bolus_type: Some("rapid-acting".into()),
-            duration_minutes: None,
-            delivery: Some(Delivery::Pen),
-            device: device.into(),
-        });
-    } else if record.get(RAPID).is_empty() {
+    let rapid = match amount(parsed, Rapid, InsulinBolus::TABLE) {
+        Some(units) => Some((units, "rapid-acting")),
         // A dose entered only as its meal and correction parts.
-        let meal = amount(parsed, MEAL_INSULIN, InsulinBolus::TABLE);
-        let correction = amount(parsed, CORRECTION_INSULIN, InsulinBolus::TABLE);
-        if meal.is_some() || correction.is_some() {
-            parsed.rows.push(InsulinBolus {
-                ts,
-                units: meal.unwrap_or(0.0) + correction.unwrap_or(0.0),
-                bolus_type: Some("rapid-acting (meal and correction)".into()),
-                duration_minutes: None,
-                delivery: Some(Delivery::Pen),
-                device: device.into(),
-            });
+        None if at(record, Rapid).is_empty() => {
+            let meal = amount(parsed, MealInsulin, InsulinBolus::TABLE);
+            let correction = amount(parsed, CorrectionInsulin, InsulinBolus::TABLE);
+            (meal.is_some() || correction.is_some()).then(|| {
+                (
+                    meal.unwrap_or(0.0) + correction.unwrap_or(0.0),
+                    "rapid-acting (meal and correction)",
+                )
+            })
         }
+        None => None,
+    };
+    if let Some((units, kind)) = rapid {
+        let pen = Some(Delivery::Pen);
+        parsed
+            .rows
+            .push(InsulinBolus::of(ts, units, Some(kind.into()), None, pen, device));
     }
-    if let Some(units) = amount(parsed, LONG, LongActingDose::TABLE) {
+    if let Some(units) = amount(parsed, Long, LongActingDose::TABLE) {
         parsed.rows.push(LongActingDose {
             ts,
             units,
             device: device.into(),
         });
     }
-    if let Some(grams) = amount(parsed, CARBS, CarbEntry::TABLE) {
+    if let Some(grams) = amount(parsed, Carbs, CarbEntry::TABLE) {
         parsed.rows.push(CarbEntry {
             ts,
             grams,
             device: device.into(),
         });
     }
-    let mut event = |event: &str, detail: &str| {
-        parsed.rows.push(DeviceEvent {
-            ts,
-            event: event.into(),
-            detail: Some(detail.into()),
-            duration_minutes: None,
-            device: device.into(),
-        });
-    };
-    for (at, what) in [
-        (SERVINGS, "carbohydrates (servings)"),
-        (RAPID_TEXT, "rapid-acting insulin (no amount)"),
-        (FOOD_TEXT, "food (no amount)"),
-        (LONG_TEXT, "long-acting insulin (no amount)"),
-        (NOTES, "note"),
+    for (c, what) in [
+        (Servings, "carbohydrates (servings)"),
+        (RapidText, "rapid-acting insulin (no amount)"),
+        (FoodText, "food (no amount)"),
+        (LongText, "long-acting insulin (no amount)"),
+        (Notes, "note"),
     ] {
-        let text = record.fields.get(at).map(|f| f.trim()).unwrap_or("");
+        let text = at(record, c);
         if !text.is_empty() {
-            event(what, text);
+            let detail = Some(text.to_string());
+            parsed
+                .rows
+                .push(DeviceEvent::of(ts, what, detail, None, device));
         }
     }
 }

@@ -98,9 +98,10 @@ pub enum Source {
 impl Source {
     /// The name the summary and the tables' `source` column use.
     pub fn label(self) -> &'static str {
-        match self {
-            Source::Vendor(label) => label,
-            Source::Generic => "CSV (generic)",
+        if let Source::Vendor(label) = self {
+            label
+        } else {
+            "CSV (generic)"
         }
     }
 }

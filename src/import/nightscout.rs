@@ -29,7 +29,7 @@ use super::rows::{
 use super::time::instant_ms;
 use super::values::{Glucose, OutOfRange, Unit, number};
 use super::vendor::{Head, Parsed, Vendor};
-use crate::clinical::{DEXCOM, METER};
+use crate::clinical::METER;
 
 /// Nightscout's `entries`.
 pub struct NightscoutEntries;
@@ -334,6 +334,16 @@ fn looks_like(head: &Head<'_>, keys: &[&str]) -> bool {
     keys.iter().any(|key| compact.contains(key))
 }
 
+/// The file's rows, saying how many array elements were not records.
+fn finish(mut parsed: Parsed, skipped: u64, label: &str) -> Result<Parsed, ImportError> {
+    if skipped > 0 {
+        parsed
+            .notes
+            .push(format!("{skipped} array elements that are not records were skipped"));
+    }
+    parsed.or_no_records(label)
+}
+
 fn read_all(input: &mut dyn Read) -> Result<Vec<u8>, ImportError> {
     let mut bytes = Vec::new();
     input
@@ -424,15 +434,7 @@ impl Vendor for NightscoutEntries {
                 _ => {}
             }
         })?;
-        if skipped > 0 {
-            parsed
-                .notes
-                .push(format!("{skipped} array elements that are not records were skipped"));
-        }
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(ENTRIES));
-        }
-        Ok(parsed)
+        finish(parsed, skipped, ENTRIES)
     }
 }
 
@@ -472,16 +474,13 @@ impl Vendor for NightscoutTreatments {
             let insulin = t.insulin.number().filter(|u| *u > 0.0);
             let carbs = t.carbs.number().filter(|g| *g > 0.0);
             if let Some(units) = insulin {
-                parsed.rows.push(InsulinBolus {
-                    ts,
-                    units,
-                    bolus_type: Some(event.clone().unwrap_or_else(|| "Bolus".into())),
-                    duration_minutes: (event.as_deref() == Some("Combo Bolus"))
-                        .then(|| t.duration.number())
-                        .flatten(),
-                    delivery: None,
-                    device: device.into(),
-                });
+                let kind = Some(event.clone().unwrap_or_else(|| "Bolus".into()));
+                let extended = (event.as_deref() == Some("Combo Bolus"))
+                    .then(|| t.duration.number())
+                    .flatten();
+                parsed
+                    .rows
+                    .push(InsulinBolus::of(ts, units, kind, extended, None, device));
             }
             if let Some(grams) = carbs {
                 parsed.rows.push(CarbEntry {
@@ -514,26 +513,15 @@ impl Vendor for NightscoutTreatments {
                     }
                 }
                 Some(event) if insulin.is_none() && carbs.is_none() => {
-                    parsed.rows.push(DeviceEvent {
-                        ts,
-                        event: event.to_string(),
-                        detail: t.notes.text(),
-                        duration_minutes: t.duration.number().filter(|m| *m > 0.0),
-                        device: device.into(),
-                    })
+                    let lasted = t.duration.number().filter(|m| *m > 0.0);
+                    parsed
+                        .rows
+                        .push(DeviceEvent::of(ts, event, t.notes.text(), lasted, device))
                 }
                 Some(_) | None => {}
             }
         })?;
-        if skipped > 0 {
-            parsed
-                .notes
-                .push(format!("{skipped} array elements that are not records were skipped"));
-        }
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(TREATMENTS));
-        }
-        Ok(parsed)
+        finish(parsed, skipped, TREATMENTS)
     }
 }
 

@@ -412,6 +412,59 @@ impl CgmReading {
     }
 }
 
+impl InsulinBolus {
+    /// A dose of `units`, of `bolus_type` as the device names it.
+    pub fn of(
+        ts: When,
+        units: f64,
+        bolus_type: Option<String>,
+        duration_minutes: Option<f64>,
+        delivery: Option<Delivery>,
+        device: &str,
+    ) -> InsulinBolus {
+        InsulinBolus {
+            ts,
+            units,
+            bolus_type,
+            duration_minutes,
+            delivery,
+            device: device.to_string(),
+        }
+    }
+}
+
+impl BasalRate {
+    /// A scheduled rate from `ts` on.
+    pub fn scheduled(ts: When, rate_u_per_h: f64, device: &str) -> BasalRate {
+        BasalRate {
+            ts,
+            rate_u_per_h: Some(rate_u_per_h),
+            duration_minutes: None,
+            basal_type: Some("scheduled".into()),
+            device: device.to_string(),
+        }
+    }
+}
+
+impl DeviceEvent {
+    /// An event, its detail and how long it lasted.
+    pub fn of(
+        ts: When,
+        event: impl Into<String>,
+        detail: Option<String>,
+        duration_minutes: Option<f64>,
+        device: &str,
+    ) -> DeviceEvent {
+        DeviceEvent {
+            ts,
+            event: event.into(),
+            detail,
+            duration_minutes,
+            device: device.to_string(),
+        }
+    }
+}
+
 impl GlucoseCheck {
     /// A glucose value measured by `method`.
     pub fn of(ts: When, glucose: Glucose, method: Method, device: &str) -> GlucoseCheck {

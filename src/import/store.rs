@@ -14,7 +14,7 @@ use crate::clinical::{
 use crate::sql_text::{quote_identifier, quote_literal};
 
 /// The metric views' names.
-pub const METRIC_VIEWS: [&str; 2] = ["cgm_daily_metrics", "cgm_14_day_metrics"];
+pub(super) const METRIC_VIEWS: [&str; 2] = ["cgm_daily_metrics", "cgm_14_day_metrics"];
 
 fn database(e: duckdb::Error) -> ImportError {
     ImportError::new(ErrorKind::Database, e.to_string())
@@ -22,7 +22,7 @@ fn database(e: duckdb::Error) -> ImportError {
 
 /// `CREATE TABLE IF NOT EXISTS` for each table, and the columns a database written by an older
 /// duckgate lacks (an `--append` to it then works).
-pub fn create_tables(conn: &Connection) -> Result<(), ImportError> {
+pub(super) fn create_tables(conn: &Connection) -> Result<(), ImportError> {
     let mut sql = String::new();
     for table in Table::ALL {
         let mut columns = vec!["ts TIMESTAMP NOT NULL".to_string()];
@@ -50,7 +50,7 @@ pub fn create_tables(conn: &Connection) -> Result<(), ImportError> {
 }
 
 /// Whether DuckDB's ICU knows `zone`.
-pub fn check_zone(conn: &Connection, zone: &str) -> Result<(), ImportError> {
+pub(super) fn check_zone(conn: &Connection, zone: &str) -> Result<(), ImportError> {
     conn.query_row(
         "SELECT timezone(?, TIMESTAMPTZ '2000-01-01 00:00:00+00')",
         [zone],
@@ -74,7 +74,7 @@ struct Placed {
 }
 
 /// A file's rows into the tables (only those the tables lack); what each table got.
-pub fn load(
+pub(super) fn load(
     conn: &Connection,
     parsed: &Parsed,
     source: &str,
@@ -222,7 +222,7 @@ fn stage_and_insert(
 
 /// After the files: drop the tables nothing went into, write the comments from what the tables
 /// hold, and (re)create the metric views with the lengths of `zone`'s local days.
-pub fn finish(conn: &Connection, zone: &str) -> Result<(), ImportError> {
+pub(super) fn finish(conn: &Connection, zone: &str) -> Result<(), ImportError> {
     for table in Table::ALL {
         let name = table.name();
         let rows: i64 = conn
@@ -306,8 +306,8 @@ fn day_lengths(conn: &Connection, zone: &str) -> Result<Vec<(String, i64)>, Impo
     let mut statement = conn
         .prepare(
             "SELECT strftime(day, '%Y-%m-%d'), minutes FROM ( \
-               SELECT day, date_diff('minute', timezone(?1, day::TIMESTAMP), \
-                                     timezone(?1, (day + 1)::TIMESTAMP)) AS minutes \
+               SELECT day, date_diff('minute', timezone($1, day::TIMESTAMP), \
+                                     timezone($1, (day + 1)::TIMESTAMP)) AS minutes \
                FROM (SELECT DISTINCT CAST(ts AS DATE) AS day FROM cgm_readings)) \
              WHERE minutes <> 1440 ORDER BY day",
         )
@@ -506,7 +506,7 @@ const METRIC_VIEW_COMMENTS: [(&str, &str); 2] = [
 ];
 
 /// The database's tables and views: rows, first and last time, columns and types.
-pub fn summarise(conn: &Connection) -> Result<Vec<TableSummary>, ImportError> {
+pub(super) fn summarise(conn: &Connection) -> Result<Vec<TableSummary>, ImportError> {
     let names: Vec<(String, bool)> = conn
         .prepare(
             "SELECT table_name, false FROM duckdb_tables() \
@@ -569,7 +569,7 @@ pub fn summarise(conn: &Connection) -> Result<Vec<TableSummary>, ImportError> {
 }
 
 /// Unparsed counts of a file, all tables together.
-pub fn total_unparsed(parsed: &Parsed) -> Unparsed {
+pub(super) fn total_unparsed(parsed: &Parsed) -> Unparsed {
     let mut all = Unparsed::default();
     for unparsed in parsed.unparsed.values() {
         all.merge(unparsed);

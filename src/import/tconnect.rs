@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::io::Read;
 
-use super::csv::{self, Record};
+use super::csv::{self, Columns, Record};
 use super::error::ImportError;
 use super::rows::{BasalRate, CarbEntry, CgmReading, Delivery, GlucoseCheck, InsulinBolus, Method,
     Row, Table, When};
@@ -55,24 +55,26 @@ fn section(record: &Record<'_>) -> Option<Section> {
     }
 }
 
-/// A section's columns by name.
-struct Columns(HashMap<String, usize>);
-
-impl Columns {
-    fn of(record: &Record<'_>) -> Columns {
-        Columns(
-            record
-                .fields
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (f.trim().to_string(), i))
-                .collect(),
-        )
-    }
-
-    fn get<'r>(&self, record: &'r Record<'_>, name: &str) -> &'r str {
-        self.0.get(name).map_or("", |at| record.get(*at))
-    }
+/// Call `each` with every data row of every section: the section's number, kind and columns,
+/// and the row. Rows outside a section (the patient lines, blank lines) are not passed.
+fn each_row<'a>(
+    text: &'a str,
+    delimiter: u8,
+    mut each: impl FnMut(usize, Section, &Columns, &Record<'a>),
+) -> Result<usize, ImportError> {
+    let mut current: Option<(usize, Section, Columns)> = None;
+    let mut sections = 0usize;
+    each_record(text, delimiter, |record| {
+        if let Some(kind) = section(record) {
+            sections += 1;
+            current = Some((sections, kind, Columns::of(record)));
+        } else if record.is_blank() {
+            current = None;
+        } else if let Some((id, kind, columns)) = &current {
+            each(*id, *kind, columns, record);
+        }
+    })?;
+    Ok(sections)
 }
 
 impl Vendor for TConnect {
@@ -91,27 +93,18 @@ impl Vendor for TConnect {
     fn read(&self, input: &mut dyn Read) -> Result<Parsed, ImportError> {
         let text = read_text(input)?;
         let delimiter = csv::sniff_delimiter(&text);
-        // First pass: each section's date order (the header rows and their times).
+        // First pass: each section's date order.
         let mut votes: HashMap<usize, OrderVote> = HashMap::new();
-        let mut current: Option<(usize, Section, Columns)> = None;
-        let mut n = 0usize;
-        each_record(&text, delimiter, |record| {
-            if let Some(kind) = section(record) {
-                n += 1;
-                current = Some((n, kind, Columns::of(record)));
-            } else if record.is_blank() {
-                current = None;
-            } else if let Some((id, _, columns)) = &current {
-                let vote = votes.entry(*id).or_default();
-                for name in ["EventDateTime", "CompletionDateTime", "RequestDateTime"] {
-                    let value = columns.get(record, name);
-                    if !value.is_empty() {
-                        vote.add(value);
-                    }
+        let sections = each_row(&text, delimiter, |id, _, columns, record| {
+            let vote = votes.entry(id).or_default();
+            for name in ["EventDateTime", "CompletionDateTime", "RequestDateTime"] {
+                let value = columns.get(record, name);
+                if !value.is_empty() {
+                    vote.add(value);
                 }
             }
         })?;
-        if n == 0 {
+        if sections == 0 {
             return Err(ImportError::missing_column(LABEL, "EventDateTime"));
         }
         let mut parsed = Parsed {
@@ -123,22 +116,11 @@ impl Vendor for TConnect {
             ..Parsed::default()
         };
         let mut iob_left_out = false;
-        let mut current: Option<(usize, Section, Columns)> = None;
-        let mut n = 0usize;
-        each_record(&text, delimiter, |record| {
-            if let Some(kind) = section(record) {
-                n += 1;
-                current = Some((n, kind, Columns::of(record)));
-                return;
-            }
-            if record.is_blank() {
-                current = None;
-                return;
-            }
-            let Some((id, kind, columns)) = &current else {
-                return;
-            };
-            let order = votes.get(id).map(OrderVote::decide).unwrap_or(time::DateOrder::YearMonthDay);
+        each_row(&text, delimiter, |id, kind, columns, record| {
+            let order = votes
+                .get(&id)
+                .map(OrderVote::decide)
+                .unwrap_or(time::DateOrder::YearMonthDay);
             let device = Some(columns.get(record, "DeviceType"))
                 .filter(|d| !d.is_empty())
                 .unwrap_or("t:slim X2 Insulin Pump")
@@ -189,14 +171,12 @@ impl Vendor for TConnect {
                         return;
                     };
                     let description = columns.get(record, "Description");
-                    parsed.rows.push(InsulinBolus {
-                        ts,
-                        units,
-                        bolus_type: (!description.is_empty()).then(|| description.to_string()),
-                        duration_minutes: number(columns.get(record, "Duration")),
-                        delivery: Some(Delivery::Pump),
-                        device: device.clone(),
-                    });
+                    let kind = (!description.is_empty()).then(|| description.to_string());
+                    let lasted = number(columns.get(record, "Duration"));
+                    let pump = Some(Delivery::Pump);
+                    parsed
+                        .rows
+                        .push(InsulinBolus::of(ts, units, kind, lasted, pump, &device));
                     if let Some(grams) = number(columns.get(record, "CarbSize")).filter(|g| *g > 0.0)
                         && let Some(asked) = at("RequestDateTime").or_else(|| at("EventDateTime"))
                     {
@@ -237,9 +217,6 @@ impl Vendor for TConnect {
                 .left_out
                 .push("insulin on board (the pump's own estimate, derived from boluses)".into());
         }
-        if parsed.rows.is_empty() && parsed.unparsed.is_empty() {
-            return Err(ImportError::no_records(LABEL));
-        }
-        Ok(parsed)
+        parsed.or_no_records(LABEL)
     }
 }

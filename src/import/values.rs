@@ -133,24 +133,22 @@ impl Glucose {
     /// `text` in `unit` from a device measuring `range`: a number, or a Low/High word.
     pub fn read(text: &str, unit: Unit, range: SensorRange) -> Option<Glucose> {
         let word = text.trim().to_lowercase();
-        if LOW_WORDS.contains(&word.as_str()) {
-            return Some(Glucose {
-                mg_dl: range.below(),
-                out_of_range: Some(OutOfRange::Low),
+        let beyond = if LOW_WORDS.contains(&word.as_str()) {
+            Some((OutOfRange::Low, range.below()))
+        } else if HIGH_WORDS.contains(&word.as_str()) {
+            Some((OutOfRange::High, range.above()))
+        } else {
+            None
+        };
+        match beyond {
+            Some((side, mg_dl)) => Some(Glucose {
+                mg_dl,
+                out_of_range: Some(side),
                 source_value: None,
                 unit,
-            });
+            }),
+            None => Glucose::of_number(number(text)?, unit),
         }
-        if HIGH_WORDS.contains(&word.as_str()) {
-            return Some(Glucose {
-                mg_dl: range.above(),
-                out_of_range: Some(OutOfRange::High),
-                source_value: None,
-                unit,
-            });
-        }
-        let value = number(text)?;
-        Glucose::of_number(value, unit)
     }
 
     /// A measured value in `unit`; `None` when it is not a positive glucose.

@@ -105,6 +105,15 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// The file's rows, or the error of an export of `label` that holds no record.
+    pub fn or_no_records(self, label: &str) -> Result<Parsed, ImportError> {
+        if self.rows.is_empty() && self.unparsed.is_empty() {
+            Err(ImportError::no_records(label))
+        } else {
+            Ok(self)
+        }
+    }
+
     /// Count a row of `table` left out, as `what "value"`.
     pub fn unparsed(&mut self, table: Table, what: &str, value: &str) {
         let value = if value.trim().is_empty() {

@@ -253,22 +253,22 @@ fn demo_refuses_an_existing_database_that_is_not_a_demo_one_and_leaves_it_untouc
     assert!(!wal_path(&mine).exists(), "a WAL appeared");
 }
 
-/// `duckgate import` turns a CSV that is no vendor export it knows (dates, numbers, text) into a
-/// table named after its file, with detected column types and a comment saying how it was
-/// read, and the result is served like any database: a query through a confined worker reads it
-/// back.
+/// `duckgate import` turns a CSV that is no health export (dates, numbers, text) into a table
+/// named after its first columns (never its file, which may carry a name), with detected column
+/// types and a comment saying how it was read, and the result is served like any database: a
+/// query through a confined worker reads it back.
 #[test]
 fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
     let dir = std::env::temp_dir().join(format!("duckgate-cli-import-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("export")).unwrap();
-    let csv = dir.join("export").join("Glucose Readings 2026.csv");
+    let csv = dir.join("export").join("Walks 2026.csv");
     std::fs::write(
         &csv,
-        "Timestamp,Glucose Value (mg/dL),Trend,Device\n\
-         2026-11-20 08:00:00,112,Flat,G7 sensor\n\
-         2026-11-20 08:05:00,118,Rising,G7 sensor\n\
-         2026-11-20 08:10:00,131,Rising,G7 sensor\n",
+        "Timestamp,Distance (km),Pace,Shoes\n\
+         2026-11-20 08:00:00,5,Easy,Trail\n\
+         2026-11-20 18:05:00,7,Tempo,Road\n\
+         2026-11-21 08:10:00,131,Long,Road\n",
     )
     .unwrap();
     std::fs::write(dir.join("export").join("notes.txt"), "not a csv").unwrap();
@@ -286,17 +286,21 @@ fn import_turns_a_csv_export_into_a_typed_table_that_query_reads() {
     );
     assert_eq!(imported.status.code(), Some(0), "{}", stderr_of(&imported));
     let said = stdout_of(&imported);
-    assert!(said.contains("glucose_readings_2026 (3 rows)"), "{said}");
+    assert!(
+        said.contains("csv_timestamp_distance_km_pace (3 rows)"),
+        "{said}"
+    );
     assert!(said.contains("duckgate serve --db"), "{said}");
 
     let typed = duckgate(
         &[
             "query",
             "SELECT any_value(typeof(\"Timestamp\")) AS t, \
-             any_value(typeof(\"Glucose Value (mg/dL)\")) AS g, any_value(typeof(Trend)) AS tr, \
-             max(\"Glucose Value (mg/dL)\") AS top, \
-             (SELECT comment FROM duckdb_tables() WHERE table_name = 'glucose_readings_2026') AS c \
-             FROM glucose_readings_2026",
+             any_value(typeof(\"Distance (km)\")) AS g, any_value(typeof(Pace)) AS tr, \
+             max(\"Distance (km)\") AS top, \
+             (SELECT comment FROM duckdb_tables() \
+              WHERE table_name = 'csv_timestamp_distance_km_pace') AS c \
+             FROM csv_timestamp_distance_km_pace",
         ],
         Some(&out),
         None,

@@ -267,12 +267,15 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
             "type": "sgv",
             "utcOffset": 0,
         }));
-        let local_seconds = seconds + 10 * 3600;
-        let local_day = local_seconds.div_euclid(86_400);
-        let (y, m, d) = civil(local_day);
+        // Ten hours later, on the same day or the next one.
+        let later = minute + 600;
+        let day_after = ["2026-06-02", "2026-06-03", "2026-06-04"][utc_days
+            .iter()
+            .position(|d| d == &day)
+            .unwrap()];
         local.push((
-            format!("{y:04}-{m:02}-{d:02}"),
-            (local_seconds.rem_euclid(86_400) / 60) as u32,
+            if later < 1440 { day.to_string() } else { day_after.to_string() },
+            later % 1440,
             value,
         ));
     }
@@ -334,19 +337,6 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
     );
     assert_no_personal_details(&client, dir.path(), &["iphone"]).await;
     client.close().await.unwrap();
-}
-
-/// The civil date of days since 1970-01-01.
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// A Guardian Connect export as CareLink writes it: its preamble, the notice line, a `Pump`
