@@ -22,8 +22,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use super::error::{ErrorKind, ImportError};
 use super::rows::{
-    BasalRate, CarbEntry, CgmReading, GlucoseCheck, InsulinBolus, LongActingDose, Method, Row,
-    When,
+    BasalRate, CarbEntry, CgmReading, GlucoseCheck, InsulinBolus, LongActingDose, Method, Row, When,
 };
 use super::time::{self, DateOrder, LocalTime};
 use super::values::{Glucose, Unit, number};
@@ -503,7 +502,11 @@ mod tests {
         );
         let parsed = AppleHealth.read(&mut text.as_bytes()).unwrap();
         assert_eq!(parsed.rows.cgm.len(), 1);
-        assert!(parsed.notes[0].contains("1 record tags longer than 64 KiB"), "{:?}", parsed.notes);
+        assert!(
+            parsed.notes[0].contains("1 record tags longer than 64 KiB"),
+            "{:?}",
+            parsed.notes
+        );
         let mut tags = Tags::new(text.as_bytes());
         while let Some(tag) = tags.next_tag().unwrap() {
             if let Scanned::Tag(kept) | Scanned::TooLong(kept, _) = tag {
@@ -514,9 +517,17 @@ mod tests {
 
     #[test]
     fn an_unclosed_doctype_ends_the_scan_without_storing_it() {
-        let text = format!("<?xml version=\"1.0\"?><!DOCTYPE HealthData [ {}", "<!ELEMENT x>".repeat(20_000));
+        let text = format!(
+            "<?xml version=\"1.0\"?><!DOCTYPE HealthData [ {}",
+            "<!ELEMENT x>".repeat(20_000)
+        );
         let mut tags = Tags::new(text.as_bytes());
-        assert_eq!(tags.next_tag().unwrap().map(|t| matches!(t, Scanned::Tag(_))), Some(true));
+        assert_eq!(
+            tags.next_tag()
+                .unwrap()
+                .map(|t| matches!(t, Scanned::Tag(_))),
+            Some(true)
+        );
         assert_eq!(tags.next_tag().unwrap(), None);
         let error = AppleHealth.read(&mut text.as_bytes()).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::NoRecords);

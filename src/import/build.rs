@@ -10,7 +10,9 @@ use super::detect::{Detected, detect};
 use super::error::{ErrorKind, ImportError};
 use super::files::{Input, special_error};
 use super::vendor::HEAD_BYTES;
-use super::{FileImport, FileOutcome, FileStatus, ImportReport, Mode, Options, Source, generic, store};
+use super::{
+    FileImport, FileOutcome, FileStatus, ImportReport, Mode, Options, Source, generic, store,
+};
 use crate::engine::{wal_path, write_beside_then_move};
 
 /// Import `files` into the database at `out`, as `options.mode` says. The output's missing
@@ -41,7 +43,10 @@ pub fn import(out: &Path, files: &[Input], options: &Options) -> Result<ImportRe
         if !generic::is_plain_name(table) || generic::reserved(table) {
             return Err(ImportError::new(
                 ErrorKind::TableName,
-                format!("--table {}: not a plain table name", super::text::shown(table)),
+                format!(
+                    "--table {}: not a plain table name",
+                    super::text::shown(table)
+                ),
             ));
         }
         if files.len() != 1 {
@@ -86,7 +91,10 @@ pub fn import(out: &Path, files: &[Input], options: &Options) -> Result<ImportRe
             report.files = outcomes;
             let Some(tables) = tables else {
                 nothing_imported = true;
-                return Err(ImportError::new(ErrorKind::NoRecords, "nothing was imported"));
+                return Err(ImportError::new(
+                    ErrorKind::NoRecords,
+                    "nothing was imported",
+                ));
             };
             report.tables = tables;
             // The old database's WAL, if it left one, belongs to the file being replaced (an
@@ -224,7 +232,8 @@ fn one_file(
         Detected::Vendor(vendor) => in_transaction(conn, || {
             let mut whole = head.as_slice().chain(&mut file);
             let parsed = vendor.read(&mut whole)?;
-            let (loads, mut notes) = store::load(conn, &parsed, vendor.label(), &options.time_zone)?;
+            let (loads, mut notes) =
+                store::load(conn, &parsed, vendor.label(), &options.time_zone)?;
             notes.extend(parsed.notes.iter().cloned());
             Ok(FileImport {
                 source: Source::Vendor(vendor.label()),
@@ -255,7 +264,10 @@ fn in_transaction(
     work: impl FnOnce() -> Result<FileImport, ImportError>,
 ) -> FileStatus {
     let failed = |what: &str, e: duckdb::Error| {
-        FileStatus::Failed(ImportError::new(ErrorKind::Database, format!("{what}: {e}")))
+        FileStatus::Failed(ImportError::new(
+            ErrorKind::Database,
+            format!("{what}: {e}"),
+        ))
     };
     if let Err(e) = conn.execute_batch("BEGIN TRANSACTION") {
         return failed("starting its transaction", e);

@@ -195,7 +195,9 @@ fn section_row(
                     None => parsed.unparsed(table, name, value),
                 }
             }
-            _ if name.starts_with("BG Reading (") || name.starts_with("Sensor Calibration BG (") => {
+            _ if name.starts_with("BG Reading (")
+                || name.starts_with("Sensor Calibration BG (") =>
+            {
                 parsed.unit.get_or_insert(unit);
                 let method = if name.starts_with("BG Reading") {
                     Method::Fingerstick
@@ -222,12 +224,14 @@ fn section_row(
                 };
                 let duration = duration_minutes(columns.get(record, "Bolus Duration (h:mm:ss)"))
                     .or_else(|| {
-                        duration_minutes(columns.get(record, "Programmed Bolus Duration (hh:mm:ss)"))
+                        duration_minutes(
+                            columns.get(record, "Programmed Bolus Duration (hh:mm:ss)"),
+                        )
                     });
                 let pump = Some(Delivery::Pump);
-                parsed
-                    .rows
-                    .push(InsulinBolus::of(ts, units, bolus_type, duration, pump, device));
+                parsed.rows.push(InsulinBolus::of(
+                    ts, units, bolus_type, duration, pump, device,
+                ));
             }
             "Basal Rate (U/h)" => match number(value) {
                 Some(rate) => parsed.rows.push(BasalRate::scheduled(ts, rate, device)),
@@ -240,8 +244,10 @@ fn section_row(
                 };
                 let temp_type = columns.get(record, "Temp Basal Type");
                 let percent = temp_type.to_lowercase().contains("percent");
-                let duration = duration_minutes(columns.get(record, "Temp Basal Duration (h:mm:ss)"))
-                    .or_else(|| duration_minutes(columns.get(record, "Temp Basal Duration (hh:mm:ss)")));
+                let duration =
+                    duration_minutes(columns.get(record, "Temp Basal Duration (h:mm:ss)")).or_else(
+                        || duration_minutes(columns.get(record, "Temp Basal Duration (hh:mm:ss)")),
+                    );
                 let mut basal_type = "temp".to_string();
                 if !temp_type.is_empty() {
                     basal_type.push(' ');

@@ -24,7 +24,7 @@ use super::rows::{
     Method, Row, When,
 };
 use super::time::{self, OrderVote};
-use super::values::{Glucose as Reading, Unit, duration_minutes, number};
+use super::values::{Glucose, Unit, duration_minutes, number};
 use super::vendor::{Head, Parsed, Vendor, each_record, read_text};
 use crate::clinical::DEXCOM;
 
@@ -33,37 +33,57 @@ pub struct Clarity;
 
 const LABEL: &str = "Dexcom Clarity CSV";
 
-/// The columns, in their order in every language (`Index` first, the transmitter's last).
-#[derive(Clone, Copy)]
-enum Col {
-    _Index,
-    Timestamp,
-    Event,
-    Subtype,
-    PatientInfo,
-    DeviceInfo,
-    SourceDevice,
-    Glucose,
-    Insulin,
-    Carbs,
-    Duration,
+/// A row's fields by position, the same in every language: `Index` first, then these, then
+/// the rate of change and the transmitter's time and ID, which are never read.
+struct Fields<'r> {
+    timestamp: &'r str,
+    event: &'r str,
+    subtype: &'r str,
+    patient_info: &'r str,
+    device_info: &'r str,
+    source_device: &'r str,
+    glucose: &'r str,
+    insulin: &'r str,
+    carbs: &'r str,
+    duration: &'r str,
 }
 
-use Col::*;
+impl<'r> Fields<'r> {
+    fn of(record: &'r Record<'_>) -> Fields<'r> {
+        Fields {
+            timestamp: record.get(1),
+            event: record.get(2),
+            subtype: record.get(3),
+            patient_info: record.get(4),
+            device_info: record.get(5),
+            source_device: record.get(6),
+            glucose: record.get(7),
+            insulin: record.get(8),
+            carbs: record.get(9),
+            duration: record.get(10),
+        }
+    }
+}
 
-/// `record`'s value in `column`.
-fn at<'r>(record: &'r Record<'_>, column: Col) -> &'r str {
-    record.get(column as usize)
+/// The header's names of the columns a message about a value names.
+struct Labels {
+    timestamp: String,
+    glucose: String,
+    insulin: String,
+    carbs: String,
 }
 
 fn is_header(record: &Record<'_>) -> bool {
     record.fields.len() >= 8
         && record.first().eq_ignore_ascii_case("index")
-        && at(record, Timestamp).to_ascii_lowercase().ends_with("hh:mm:ss)")
+        && Fields::of(record)
+            .timestamp
+            .to_ascii_lowercase()
+            .ends_with("hh:mm:ss)")
 }
 
 /// The rows that name the patient, whatever else they hold.
-fn is_personal(record: &Record<'_>) -> bool {
+fn is_personal(row: &Fields<'_>) -> bool {
     const PERSONAL: &[&str] = &[
         "firstname",
         "lastname",
@@ -74,8 +94,7 @@ fn is_personal(record: &Record<'_>) -> bool {
         "prénom",
         "nom",
     ];
-    !at(record, PatientInfo).is_empty()
-        || PERSONAL.contains(&at(record, Event).to_lowercase().as_str())
+    !row.patient_info.is_empty() || PERSONAL.contains(&row.event.to_lowercase().as_str())
 }
 
 /// A Dexcom device kind from what Clarity writes of it (`iOS G7`, `Android G6`, `iOS D1G7` for
@@ -134,41 +153,40 @@ impl Vendor for Clarity {
         let text = read_text(input)?;
         let delimiter = csv::sniff_delimiter(&text);
         // First pass: the header, the date order, the readings' event type, the device.
-        let mut header: Option<Vec<String>> = None;
+        let mut labels: Option<Labels> = None;
         let mut vote = OrderVote::default();
         let mut glucose_events: HashMap<String, u64> = HashMap::new();
         let mut file_device: Option<&'static str> = None;
         each_record(&text, delimiter, |record| {
-            if header.is_none() {
+            let row = Fields::of(record);
+            if labels.is_none() {
                 if is_header(record) {
-                    header = Some(record.fields.iter().map(|f| f.trim().to_string()).collect());
+                    labels = Some(Labels {
+                        timestamp: row.timestamp.into(),
+                        glucose: row.glucose.into(),
+                        insulin: row.insulin.into(),
+                        carbs: row.carbs.into(),
+                    });
                 }
                 return;
             }
-            if is_personal(record) {
+            if is_personal(&row) {
                 return;
             }
             if file_device.is_none() {
-                file_device = dexcom_device(at(record, DeviceInfo))
-                    .or_else(|| dexcom_device(at(record, SourceDevice)));
+                file_device =
+                    dexcom_device(row.device_info).or_else(|| dexcom_device(row.source_device));
             }
-            let ts = at(record, Timestamp);
-            if ts.is_empty() {
+            if row.timestamp.is_empty() {
                 return;
             }
-            vote.add(ts);
-            if !at(record, Glucose).is_empty()
-                && at(record, Insulin).is_empty()
-                && at(record, Carbs).is_empty()
-            {
-                *glucose_events
-                    .entry(at(record, Event).to_string())
-                    .or_default() += 1;
+            vote.add(row.timestamp);
+            if !row.glucose.is_empty() && row.insulin.is_empty() && row.carbs.is_empty() {
+                *glucose_events.entry(row.event.to_string()).or_default() += 1;
             }
         })?;
-        let header = header.ok_or_else(|| ImportError::missing_column(LABEL, "Timestamp"))?;
-        let column = |c: Col| header.get(c as usize).cloned().unwrap_or_default();
-        let unit = Unit::named_in(&column(Glucose)).unwrap_or(Unit::MgDl);
+        let labels = labels.ok_or_else(|| ImportError::missing_column(LABEL, "Timestamp"))?;
+        let unit = Unit::named_in(&labels.glucose).unwrap_or(Unit::MgDl);
         let order = vote.decide();
         let readings_event = glucose_events
             .iter()
@@ -191,20 +209,16 @@ impl Vendor for Clarity {
                 in_table = is_header(record);
                 return;
             }
-            let ts_text = at(record, Timestamp);
-            if ts_text.is_empty() || is_personal(record) {
+            let row = Fields::of(record);
+            let ts_text = row.timestamp;
+            if ts_text.is_empty() || is_personal(&row) {
                 return;
             }
-            let device = dexcom_device(at(record, SourceDevice))
+            let device = dexcom_device(row.source_device)
                 .or(file_device)
                 .unwrap_or("Dexcom");
-            let event = at(record, Event);
-            let subtype = at(record, Subtype);
-            let (glucose, insulin, carbs) = (
-                at(record, Glucose),
-                at(record, Insulin),
-                at(record, Carbs),
-            );
+            let (event, subtype) = (row.event, row.subtype);
+            let (glucose, insulin, carbs) = (row.glucose, row.insulin, row.carbs);
             let ts = time::parse(ts_text, order).map(When::Local);
             let table = if !insulin.is_empty() {
                 if is_long_acting(subtype) {
@@ -224,12 +238,12 @@ impl Vendor for Clarity {
                 DeviceEvent::TABLE
             };
             let Some(ts) = ts else {
-                parsed.unparsed(table, &column(Timestamp), ts_text);
+                parsed.unparsed(table, &labels.timestamp, ts_text);
                 return;
             };
             if !insulin.is_empty() {
                 let Some(units) = number(insulin) else {
-                    parsed.unparsed(table, &column(Insulin), insulin);
+                    parsed.unparsed(table, &labels.insulin, insulin);
                     return;
                 };
                 if is_long_acting(subtype) {
@@ -251,7 +265,7 @@ impl Vendor for Clarity {
                 }
             } else if !carbs.is_empty() {
                 let Some(grams) = number(carbs) else {
-                    parsed.unparsed(table, &column(Carbs), carbs);
+                    parsed.unparsed(table, &labels.carbs, carbs);
                     return;
                 };
                 parsed.rows.push(CarbEntry {
@@ -260,8 +274,8 @@ impl Vendor for Clarity {
                     device: device.into(),
                 });
             } else if !glucose.is_empty() {
-                let Some(value) = Reading::read(glucose, unit, DEXCOM) else {
-                    parsed.unparsed(table, &column(Glucose), glucose);
+                let Some(value) = Glucose::read(glucose, unit, DEXCOM) else {
+                    parsed.unparsed(table, &labels.glucose, glucose);
                     return;
                 };
                 if event == readings_event {
@@ -272,7 +286,9 @@ impl Vendor for Clarity {
                     } else {
                         Method::Fingerstick
                     };
-                    parsed.rows.push(GlucoseCheck::of(ts, value, method, device));
+                    parsed
+                        .rows
+                        .push(GlucoseCheck::of(ts, value, method, device));
                 }
             } else {
                 let what = if subtype.is_empty() {
@@ -280,7 +296,7 @@ impl Vendor for Clarity {
                 } else {
                     format!("{event}: {subtype}")
                 };
-                let lasted = duration_minutes(at(record, Duration));
+                let lasted = duration_minutes(row.duration);
                 parsed
                     .rows
                     .push(DeviceEvent::of(ts, what, None, lasted, device));

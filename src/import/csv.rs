@@ -128,10 +128,12 @@ impl<'a> Records<'a> {
             fields.push(field);
             match end {
                 End::Delimiter => continue,
-                End::Line | End::Text => return Ok(Record {
-                    line: start_line,
-                    fields,
-                }),
+                End::Line | End::Text => {
+                    return Ok(Record {
+                        line: start_line,
+                        fields,
+                    });
+                }
             }
         }
     }
@@ -301,7 +303,11 @@ mod tests {
                 (1, vec!["a".into(), "b".into(), "c".into()]),
                 (
                     2,
-                    vec!["1".into(), "Latte\r\nwith \"oat\" milk\n".into(), "3".into()]
+                    vec![
+                        "1".into(),
+                        "Latte\r\nwith \"oat\" milk\n".into(),
+                        "3".into()
+                    ]
                 ),
                 (5, vec!["".into()]),
                 (6, vec!["4".into(), "5".into(), "6".into()]),

@@ -34,18 +34,57 @@ impl std::fmt::Debug for Detected {
 /// languages the vendors export (lower case; a field containing one counts).
 const HEALTH_WORDS: &[&str] = &[
     // glucose
-    "glucose", "glukose", "glucosio", "glucosa", "glicose", "glycémie", "glycemie", "glykemi",
-    "glukoosi", "glukoza", "glucemia", "glicemia", "blutzucker", "blood sugar", "mg/dl",
-    "mmol/l", "sgv",
+    "glucose",
+    "glukose",
+    "glucosio",
+    "glucosa",
+    "glicose",
+    "glycémie",
+    "glycemie",
+    "glykemi",
+    "glukoosi",
+    "glukoza",
+    "glucemia",
+    "glicemia",
+    "blutzucker",
+    "blood sugar",
+    "mg/dl",
+    "mmol/l",
+    "sgv",
     // insulin
-    "insulin", "bolus", "basal",
+    "insulin",
+    "bolus",
+    "basal",
     // carbohydrates
-    "carb", "kohlenhydrat", "glucides", "koolhydrat", "kolhydrat", "kulhydrat", "hiilihydraat",
-    "węglowodan", "weglowodan",
+    "carb",
+    "kohlenhydrat",
+    "glucides",
+    "koolhydrat",
+    "kolhydrat",
+    "kulhydrat",
+    "hiilihydraat",
+    "węglowodan",
+    "weglowodan",
     // devices and apps
-    "dexcom", "libre", "carelink", "minimed", "medtronic", "guardian", "tandem", "t:slim",
-    "omnipod", "accu-chek", "contour", "eversense", "glooko", "diasend", "tidepool", "xdrip",
-    "nightscout", "healthkit", "hkquantitytype",
+    "dexcom",
+    "libre",
+    "carelink",
+    "minimed",
+    "medtronic",
+    "guardian",
+    "tandem",
+    "t:slim",
+    "omnipod",
+    "accu-chek",
+    "contour",
+    "eversense",
+    "glooko",
+    "diasend",
+    "tidepool",
+    "xdrip",
+    "nightscout",
+    "healthkit",
+    "hkquantitytype",
 ];
 
 /// Up to three fields of `head` that name a health word, as written (shortened).
@@ -87,7 +126,9 @@ pub fn detect(head_bytes: &[u8], extension: &str) -> (Detected, Vec<String>) {
     let head_bytes = head_bytes.get(..HEAD_BYTES).unwrap_or(head_bytes);
     if head_bytes.starts_with(b"PK\x03\x04") {
         return (
-            Detected::Skip("a ZIP archive: unzip it first (Apple Health's export.zip holds export.xml)"),
+            Detected::Skip(
+                "a ZIP archive: unzip it first (Apple Health's export.zip holds export.xml)",
+            ),
             Vec::new(),
         );
     }
@@ -143,15 +184,24 @@ mod tests {
         let carelink = "Last Name;First Name;Patient ID\nDoe;Jane;\n\n-------;MiniMed 780G;Pump;NG1;-------\nIndex;Date;Time;New Device Time;BG Source;BG Reading (mg/dL)\n";
         assert_eq!(what(carelink, "csv"), "Vendor(Medtronic CareLink CSV)");
         assert_eq!(
-            what("[{\"_id\":\"a\",\"sgv\":120,\"date\":1,\"type\":\"sgv\"}]", "json"),
+            what(
+                "[{\"_id\":\"a\",\"sgv\":120,\"date\":1,\"type\":\"sgv\"}]",
+                "json"
+            ),
             "Vendor(Nightscout entries JSON)"
         );
         assert_eq!(
-            what("[ {\"eventType\" : \"Meal Bolus\", \"insulin\": 2} ]", "json"),
+            what(
+                "[ {\"eventType\" : \"Meal Bolus\", \"insulin\": 2} ]",
+                "json"
+            ),
             "Vendor(Nightscout treatments JSON)"
         );
         assert_eq!(
-            what("<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">", "xml"),
+            what(
+                "<?xml version=\"1.0\"?>\n<HealthData locale=\"en_US\">",
+                "xml"
+            ),
             "Vendor(Apple Health export.xml)"
         );
     }
@@ -165,7 +215,10 @@ mod tests {
         assert_eq!(format!("{detected:?}"), "HealthLike");
         assert_eq!(words, vec!["Blutzucker (mg/dL)", "Omnipod Bolus"]);
         assert_eq!(what("date,steps\n2026-01-01,5000\n", "csv"), "Generic");
-        assert_eq!(what("a,b\n1,2\n", "txt"), "Skip(not a CSV, JSON or XML export)");
+        assert_eq!(
+            what("a,b\n1,2\n", "txt"),
+            "Skip(not a CSV, JSON or XML export)"
+        );
         assert_eq!(
             what("{\"readings\":[{\"glucose\":5.5}]}", "json"),
             "HealthLike"

@@ -178,7 +178,10 @@ impl ImportError {
 
     /// A vendor's CSV whose quoting is broken.
     pub fn broken_csv(error: super::csv::CsvError) -> ImportError {
-        ImportError::new(ErrorKind::BrokenCsv, format!("it is not valid CSV: {error}"))
+        ImportError::new(
+            ErrorKind::BrokenCsv,
+            format!("it is not valid CSV: {error}"),
+        )
     }
 
     /// A known export without the column `column`.

@@ -18,7 +18,11 @@ pub fn csv(data: &[u8]) {
         for record in Records::new(&text, delimiter) {
             match record {
                 Ok(record) => {
-                    assert!(record.line >= last && record.line <= lines, "line {}", record.line);
+                    assert!(
+                        record.line >= last && record.line <= lines,
+                        "line {}",
+                        record.line
+                    );
                     last = record.line;
                 }
                 Err(e) => assert!(e.line <= lines),
@@ -74,7 +78,14 @@ fn check_rows(vendor: &dyn Vendor, parsed: &Parsed) {
     }
     for (_, rows) in parsed.rows.tables() {
         for i in 0..rows.count() {
-            if let (When::Instant { utc_offset_minutes: Some(m), .. }, _) = rows.when_and_device(i) {
+            if let (
+                When::Instant {
+                    utc_offset_minutes: Some(m),
+                    ..
+                },
+                _,
+            ) = rows.when_and_device(i)
+            {
                 assert!(m.abs() <= 24 * 60);
             }
         }

@@ -21,13 +21,59 @@ use crate::sql_text::{quote_identifier, quote_literal};
 /// Words of a column name that make it an identifier (lower case; matched as whole words of
 /// the name, or as the whole name without separators).
 const IDENTIFIER_WORDS: &[&str] = &[
-    "id", "uuid", "guid", "serial", "sn", "seriennummer", "imei", "mac", "name", "names",
-    "vorname", "nachname", "firstname", "lastname", "fullname", "surname", "nom", "prénom",
-    "prenom", "nome", "cognome", "nombre", "apellido", "apellidos", "naam", "patient", "dob",
-    "birth", "birthday", "birthdate", "dateofbirth", "geburtsdatum", "email", "mail", "phone",
-    "telephone", "telefon", "mobile", "address", "adresse", "street", "zip", "postcode", "ssn",
-    "insurance", "mrn", "transmitter", "userid", "patientid", "deviceid", "serialnumber",
-    "username", "user",
+    "id",
+    "uuid",
+    "guid",
+    "serial",
+    "sn",
+    "seriennummer",
+    "imei",
+    "mac",
+    "name",
+    "names",
+    "vorname",
+    "nachname",
+    "firstname",
+    "lastname",
+    "fullname",
+    "surname",
+    "nom",
+    "prénom",
+    "prenom",
+    "nome",
+    "cognome",
+    "nombre",
+    "apellido",
+    "apellidos",
+    "naam",
+    "patient",
+    "dob",
+    "birth",
+    "birthday",
+    "birthdate",
+    "dateofbirth",
+    "geburtsdatum",
+    "email",
+    "mail",
+    "phone",
+    "telephone",
+    "telefon",
+    "mobile",
+    "address",
+    "adresse",
+    "street",
+    "zip",
+    "postcode",
+    "ssn",
+    "insurance",
+    "mrn",
+    "transmitter",
+    "userid",
+    "patientid",
+    "deviceid",
+    "serialnumber",
+    "username",
+    "user",
 ];
 
 /// Whether a column name looks like it holds an identifier.
@@ -239,8 +285,10 @@ mod tests {
         assert!(is_plain_name("walks_2026"));
         assert!(!is_plain_name("2026"));
         assert!(!is_plain_name("a-b"));
-        assert!(!descriptor_path(&std::fs::File::open("/proc/self/stat").unwrap())
-            .contains(['*', '?', '[']));
+        assert!(
+            !descriptor_path(&std::fs::File::open("/proc/self/stat").unwrap())
+                .contains(['*', '?', '['])
+        );
     }
 
     #[test]

@@ -79,8 +79,7 @@ fn is_header(record: &Record<'_>) -> bool {
 
 /// A data row: a record type code 0–7 and a time in any of the locales' orders.
 fn is_data_row(record: &Record<'_>) -> bool {
-    record
-        .get(RecordType)
+    at(record, RecordType)
         .parse::<u8>()
         .is_ok_and(|code| code <= 7)
         && [
@@ -137,7 +136,8 @@ impl Vendor for LibreView {
                 vote.add(at(record, Timestamp));
             }
         })?;
-        let header = header.ok_or_else(|| ImportError::missing_column(LABEL, "Device Timestamp"))?;
+        let header =
+            header.ok_or_else(|| ImportError::missing_column(LABEL, "Device Timestamp"))?;
         let column = |c: Col| header.get(c as usize).cloned().unwrap_or_default();
         let unit_of = |c: Col| Unit::named_in(&column(c)).unwrap_or(Unit::MgDl);
         let order = vote.decide();
@@ -276,9 +276,14 @@ fn row(
     };
     if let Some((units, kind)) = rapid {
         let pen = Some(Delivery::Pen);
-        parsed
-            .rows
-            .push(InsulinBolus::of(ts, units, Some(kind.into()), None, pen, device));
+        parsed.rows.push(InsulinBolus::of(
+            ts,
+            units,
+            Some(kind.into()),
+            None,
+            pen,
+            device,
+        ));
     }
     if let Some(units) = amount(parsed, Long, LongActingDose::TABLE) {
         parsed.rows.push(LongActingDose {
@@ -334,7 +339,10 @@ mod tests {
         let parsed = LibreView.read(&mut GERMAN.as_bytes()).unwrap();
         let mg: Vec<i32> = parsed.rows.cgm.iter().map(|r| r.glucose_mg_dl).collect();
         assert_eq!(mg, vec![104, 501]);
-        assert_eq!(parsed.rows.cgm[0].ts.to_string_for_test(), "2021-02-18 10:57:00");
+        assert_eq!(
+            parsed.rows.cgm[0].ts.to_string_for_test(),
+            "2021-02-18 10:57:00"
+        );
         assert_eq!(parsed.rows.boluses[0].units, 2.5);
         assert_eq!(
             parsed.rows.events[0].detail.as_deref(),

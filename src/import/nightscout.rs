@@ -241,7 +241,8 @@ fn each_record<T: for<'de> Deserialize<'de>>(
             }
         }
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        (&mut de).deserialize_seq(Array(&mut each, &mut skipped, std::marker::PhantomData))
+        (&mut de)
+            .deserialize_seq(Array(&mut each, &mut skipped, std::marker::PhantomData))
             .map_err(broken)?;
         de.end().map_err(broken)?;
     } else {
@@ -292,37 +293,24 @@ fn when(utc_ms: i64, offset: &Scalar) -> When {
 /// A Nightscout `device` as a device kind: the uploader's free text (`xDrip-DexcomG6`,
 /// `loop://Jane's iPhone`) can carry a person's name, so only a known sensor family is kept.
 pub fn device_kind(device: &str) -> &'static str {
+    if let Some(dexcom) = super::clarity::dexcom_device(device) {
+        return dexcom;
+    }
     let lower = device.to_lowercase();
     let has = |needle: &str| lower.contains(needle);
-    if has("d1g7") || has("one+") || has("oneplus") {
-        "Dexcom ONE+"
-    } else if has("stelo") {
-        "Dexcom Stelo"
-    } else if has("g7") {
-        "Dexcom G7"
-    } else if has("g6") {
-        "Dexcom G6"
-    } else if has("g5") {
-        "Dexcom G5"
-    } else if has("g4") {
-        "Dexcom G4"
-    } else if has("dexcom") || has("share") {
-        "Dexcom"
-    } else if has("libre3") || has("libre 3") {
-        "FreeStyle Libre 3"
-    } else if has("libre2") || has("libre 2") {
-        "FreeStyle Libre 2"
-    } else if has("libre") {
-        "FreeStyle Libre"
-    } else if has("medtronic") || has("minimed") || has("guardian") {
-        "Medtronic"
-    } else if has("tomato") {
-        "CGM (via Tomato)"
-    } else if has("loop") {
-        "CGM (via Loop)"
-    } else {
-        "CGM (via Nightscout)"
-    }
+    let families: [(&[&str], &'static str); 7] = [
+        (&["dexcom", "share"], "Dexcom"),
+        (&["libre3", "libre 3"], "FreeStyle Libre 3"),
+        (&["libre2", "libre 2"], "FreeStyle Libre 2"),
+        (&["libre"], "FreeStyle Libre"),
+        (&["medtronic", "minimed", "guardian"], "Medtronic"),
+        (&["tomato"], "CGM (via Tomato)"),
+        (&["loop"], "CGM (via Loop)"),
+    ];
+    families
+        .iter()
+        .find(|(needles, _)| needles.iter().any(|n| has(n)))
+        .map_or("CGM (via Nightscout)", |(_, kind)| kind)
 }
 
 fn looks_like(head: &Head<'_>, keys: &[&str]) -> bool {
@@ -337,9 +325,9 @@ fn looks_like(head: &Head<'_>, keys: &[&str]) -> bool {
 /// The file's rows, saying how many array elements were not records.
 fn finish(mut parsed: Parsed, skipped: u64, label: &str) -> Result<Parsed, ImportError> {
     if skipped > 0 {
-        parsed
-            .notes
-            .push(format!("{skipped} array elements that are not records were skipped"));
+        parsed.notes.push(format!(
+            "{skipped} array elements that are not records were skipped"
+        ));
     }
     parsed.or_no_records(label)
 }
@@ -467,7 +455,11 @@ impl Vendor for NightscoutTreatments {
                 } else {
                     DeviceEvent::TABLE
                 };
-                parsed.unparsed(table, "created_at", &t.created_at.text().unwrap_or_default());
+                parsed.unparsed(
+                    table,
+                    "created_at",
+                    &t.created_at.text().unwrap_or_default(),
+                );
                 return;
             };
             let ts = when(utc_ms, &t.utc_offset);
@@ -505,9 +497,12 @@ impl Vendor for NightscoutTreatments {
                     let text = t.glucose.text().unwrap_or_default();
                     if !text.is_empty() {
                         match Glucose::read(&text, unit, METER) {
-                            Some(g) => parsed
-                                .rows
-                                .push(GlucoseCheck::of(ts, g, Method::Fingerstick, device)),
+                            Some(g) => parsed.rows.push(GlucoseCheck::of(
+                                ts,
+                                g,
+                                Method::Fingerstick,
+                                device,
+                            )),
                             None => parsed.unparsed(GlucoseCheck::TABLE, "glucose", &text),
                         }
                     }

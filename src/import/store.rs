@@ -416,7 +416,10 @@ fn metric_columns() -> Vec<(String, String)> {
             "mean_mg_dl".into(),
             "Mean glucose (mg/dL); Low/High counted at 39/401 (501).".into(),
         ),
-        ("sd_mg_dl".into(), "Standard deviation of glucose (sample).".into()),
+        (
+            "sd_mg_dl".into(),
+            "Standard deviation of glucose (sample).".into(),
+        ),
         (
             "cv_pct".into(),
             format!(
@@ -433,15 +436,11 @@ fn metric_columns() -> Vec<(String, String)> {
         ),
         (
             format!("readings_below_{lo2}"),
-            format!(
-                "Readings below {lo2} mg/dL (level 2 hypoglycaemia), Low readings included."
-            ),
+            format!("Readings below {lo2} mg/dL (level 2 hypoglycaemia), Low readings included."),
         ),
         (
             format!("readings_above_{hi2}"),
-            format!(
-                "Readings above {hi2} mg/dL (level 2 hyperglycaemia), High readings included."
-            ),
+            format!("Readings above {hi2} mg/dL (level 2 hyperglycaemia), High readings included."),
         ),
         (
             format!("pct_below_{lo2}"),

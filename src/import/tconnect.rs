@@ -11,8 +11,10 @@ use std::io::Read;
 
 use super::csv::{self, Columns, Record};
 use super::error::ImportError;
-use super::rows::{BasalRate, CarbEntry, CgmReading, Delivery, GlucoseCheck, InsulinBolus, Method,
-    Row, Table, When};
+use super::rows::{
+    BasalRate, CarbEntry, CgmReading, Delivery, GlucoseCheck, InsulinBolus, Method, Row, Table,
+    When,
+};
 use super::time::{self, OrderVote};
 use super::values::{Glucose, Unit, number};
 use super::vendor::{Head, Parsed, Vendor, each_record, read_text};
@@ -126,6 +128,15 @@ impl Vendor for TConnect {
                 .unwrap_or("t:slim X2 Insulin Pump")
                 .to_string();
             let at = |name: &str| time::parse(columns.get(record, name), order).map(When::Local);
+            // The row's EventDateTime, or the row counted as not parsed in `table`.
+            let event_time = |parsed: &mut Parsed, table: Table| {
+                let ts = at("EventDateTime");
+                if ts.is_none() {
+                    let written = columns.get(record, "EventDateTime");
+                    parsed.unparsed(table, "EventDateTime", written);
+                }
+                ts
+            };
             match kind {
                 Section::InsulinOnBoard => iob_left_out = true,
                 Section::Readings => {
@@ -136,8 +147,7 @@ impl Vendor for TConnect {
                         "BG" => (GlucoseCheck::TABLE, Some(Method::Fingerstick)),
                         _ => return,
                     };
-                    let Some(ts) = at("EventDateTime") else {
-                        parsed.unparsed(table, "EventDateTime", columns.get(record, "EventDateTime"));
+                    let Some(ts) = event_time(&mut parsed, table) else {
                         return;
                     };
                     let reading = columns.get(record, "Readings (CGM / BGM)");
@@ -148,9 +158,9 @@ impl Vendor for TConnect {
                     };
                     match method {
                         None => parsed.rows.push(CgmReading::of(ts, value, &device)),
-                        Some(method) => {
-                            parsed.rows.push(GlucoseCheck::of(ts, value, method, &device))
-                        }
+                        Some(method) => parsed
+                            .rows
+                            .push(GlucoseCheck::of(ts, value, method, &device)),
                     }
                 }
                 Section::Boluses => {
@@ -177,7 +187,8 @@ impl Vendor for TConnect {
                     parsed
                         .rows
                         .push(InsulinBolus::of(ts, units, kind, lasted, pump, &device));
-                    if let Some(grams) = number(columns.get(record, "CarbSize")).filter(|g| *g > 0.0)
+                    if let Some(grams) =
+                        number(columns.get(record, "CarbSize")).filter(|g| *g > 0.0)
                         && let Some(asked) = at("RequestDateTime").or_else(|| at("EventDateTime"))
                     {
                         parsed.rows.push(CarbEntry {
@@ -193,8 +204,7 @@ impl Vendor for TConnect {
                         return;
                     }
                     let table: Table = BasalRate::TABLE;
-                    let Some(ts) = at("EventDateTime") else {
-                        parsed.unparsed(table, "EventDateTime", columns.get(record, "EventDateTime"));
+                    let Some(ts) = event_time(&mut parsed, table) else {
                         return;
                     };
                     let Some(rate_u_per_h) = number(rate) else {

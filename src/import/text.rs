@@ -114,13 +114,15 @@ mod tests {
 
     #[test]
     fn control_characters_and_bidi_marks_are_shown_escaped() {
-        assert_eq!(shown("plain name.csv"), "plain name.csv");
-        assert_eq!(
-            shown("\u{1b}[31mred\u{7}.csv"),
-            "\\u{1b}[31mred\\u{7}.csv"
-        );
-        assert_eq!(shown("a\nb\r\tc"), "a\\u{a}b\\u{d}\\u{9}c");
-        assert_eq!(shown("x\u{9b}y\u{202e}z"), "x\\u{9b}y\\u{202e}z");
-        assert_eq!(shown("Glukose-Werte äöü"), "Glukose-Werte äöü");
+        let cases = [
+            ("plain name.csv", "plain name.csv"),
+            ("\u{1b}[31mred\u{7}.csv", "\\u{1b}[31mred\\u{7}.csv"),
+            ("a\nb\r\tc", "a\\u{a}b\\u{d}\\u{9}c"),
+            ("x\u{9b}y\u{202e}z", "x\\u{9b}y\\u{202e}z"),
+            ("Glukose-Werte äöü", "Glukose-Werte äöü"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(shown(raw), want, "{raw:?}");
+        }
     }
 }

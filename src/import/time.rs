@@ -298,7 +298,10 @@ pub fn instant_ms(text: &str) -> Option<i64> {
                 return None;
             }
             let hours: i64 = digits.get(0..2)?.parse().ok()?;
-            let minutes: i64 = digits.get(2..).filter(|m| !m.is_empty()).map_or(Some(0), |m| m.parse().ok())?;
+            let minutes: i64 = digits
+                .get(2..)
+                .filter(|m| !m.is_empty())
+                .map_or(Some(0), |m| m.parse().ok())?;
             if hours > 18 || minutes > 59 {
                 return None;
             }
@@ -328,7 +331,11 @@ mod tests {
             ("1/02/06 15:04:05", MonthDayYear, "2006-01-02 15:04:05"),
             ("10/24/2026 8:15 PM", MonthDayYear, "2026-10-24 20:15:00"),
             ("10/24/2026 12:05 AM", MonthDayYear, "2026-10-24 00:05:00"),
-            ("2026-10-24 08:15:00.123", YearMonthDay, "2026-10-24 08:15:00"),
+            (
+                "2026-10-24 08:15:00.123",
+                YearMonthDay,
+                "2026-10-24 08:15:00",
+            ),
         ] {
             assert_eq!(at(text, order).as_deref(), Some(want), "{text}");
         }
@@ -362,7 +369,10 @@ mod tests {
     #[test]
     fn iso_instants_with_and_without_offsets() {
         let utc = instant_ms("2026-10-24T06:30:00.000Z").unwrap();
-        assert_eq!(utc, (days_from_civil(2026, 10, 24) * 86_400 + 6 * 3600 + 1800) * 1000);
+        assert_eq!(
+            utc,
+            (days_from_civil(2026, 10, 24) * 86_400 + 6 * 3600 + 1800) * 1000
+        );
         assert_eq!(instant_ms("2026-10-24T16:30:00+10:00"), Some(utc));
         assert_eq!(instant_ms("2026-10-24T16:30:00+1000"), Some(utc));
         assert_eq!(instant_ms("2026-10-24T04:30:00-02:00"), Some(utc));

@@ -15,7 +15,11 @@ pub fn number(text: &str) -> Option<f64> {
         return None;
     }
     let body = text.strip_prefix(['+', '-']).unwrap_or(text);
-    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit() || b == b',' || b == b'.') {
+    if body.is_empty()
+        || !body
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b',' || b == b'.')
+    {
         return None;
     }
     let value: f64 = text.replace(',', ".").parse().ok()?;
@@ -116,17 +120,16 @@ const HIGH_WORDS: &[&str] = &[
     "wysoki",
 ];
 
-/// A glucose value: whole mg/dL, and how the export wrote it.
+/// A glucose value: `mg_dl`, whole (mmol/L converted and rounded, Low/High one beyond the
+/// device's range); `out_of_range`, set for a reading the device gave only as below or above
+/// its range; `source_value`, the number as written in `unit` (`None` for Low/High); and the
+/// export's `unit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Glucose {
-    /// Whole mg/dL (mmol/L converted and rounded; Low/High one beyond the device's range).
-    pub mg_dl: i32,
-    /// Set for a reading the device gave only as below or above its range.
-    pub out_of_range: Option<OutOfRange>,
-    /// The number as written, in `unit`; `None` for Low/High.
-    pub source_value: Option<f64>,
-    /// The export's unit.
-    pub unit: Unit,
+    pub(crate) mg_dl: i32,
+    pub(crate) out_of_range: Option<OutOfRange>,
+    pub(crate) source_value: Option<f64>,
+    pub(crate) unit: Unit,
 }
 
 impl Glucose {
@@ -207,8 +210,14 @@ mod tests {
         assert_eq!((mmol.mg_dl, mmol.source_value), (180, Some(10.0)));
         assert_eq!(Glucose::read("???", Unit::MgDl, DEXCOM), None);
         assert_eq!(Glucose::read("0", Unit::MgDl, DEXCOM), None);
-        assert_eq!(Unit::named_in("Glukosewert-Verlauf mmol/L"), Some(Unit::MmolL));
-        assert_eq!(Unit::named_in("Historique de la glycémie mg/dL"), Some(Unit::MgDl));
+        assert_eq!(
+            Unit::named_in("Glukosewert-Verlauf mmol/L"),
+            Some(Unit::MmolL)
+        );
+        assert_eq!(
+            Unit::named_in("Historique de la glycémie mg/dL"),
+            Some(Unit::MgDl)
+        );
         assert_eq!(Unit::named_in("Notes"), None);
     }
 }

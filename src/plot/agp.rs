@@ -129,10 +129,7 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
 pub(crate) fn in_mg_dl(values: Vec<f64>) -> (Vec<f64>, bool) {
     let mmol = !values.is_empty() && values.iter().all(|v| *v < MMOL_L_ABOVE_NONE);
     if mmol {
-        (
-            values.into_iter().map(mg_dl_from_mmol_l).collect(),
-            true,
-        )
+        (values.into_iter().map(mg_dl_from_mmol_l).collect(), true)
     } else {
         (values, false)
     }

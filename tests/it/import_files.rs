@@ -18,8 +18,8 @@ use crate::support::{TempDir, exe, serve_whole};
 /// Everything the agent can read of a database, as one lower-case text.
 async fn everything(db: &Path) -> String {
     let client = serve_whole(db, &[]).await;
-    let mut all = serde_json::to_string(&client.call("list_tables", json!({})).await.unwrap())
-        .unwrap();
+    let mut all =
+        serde_json::to_string(&client.call("list_tables", json!({})).await.unwrap()).unwrap();
     let names = rows(
         &client,
         "SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() \
@@ -43,8 +43,16 @@ async fn names_with_glob_characters_are_the_files_they_name() {
     let dir = TempDir::new("import-literal");
     let exports = dir.path().join("exports");
     std::fs::create_dir(&exports).unwrap();
-    write(&exports, "secret.csv", "label,value\nsecret,SECRET-OUTSIDE-A\n");
-    let literal = write(&exports, "[s]ecret.csv", "label,value\nliteral,LITERAL-INSIDE\n");
+    write(
+        &exports,
+        "secret.csv",
+        "label,value\nsecret,SECRET-OUTSIDE-A\n",
+    );
+    let literal = write(
+        &exports,
+        "[s]ecret.csv",
+        "label,value\nliteral,LITERAL-INSIDE\n",
+    );
     let out = dir.path().join("literal.duckdb");
     let (code, said, err) = import(&out, &[], &[&literal]);
     assert_eq!(code, 0, "{said}{err}");
@@ -59,15 +67,26 @@ async fn names_with_glob_characters_are_the_files_they_name() {
     let nothing = dir.path().join("nothing.duckdb");
     let (code, said, err) = import(&nothing, &[], &[&missing]);
     assert_eq!(code, 2, "{said}{err}");
-    assert!(err.contains("cannot read") && err.contains("[t]est.csv"), "{err}");
+    assert!(
+        err.contains("cannot read") && err.contains("[t]est.csv"),
+        "{err}"
+    );
     assert!(!nothing.exists());
 
     let folder = dir.path().join("folder");
     std::fs::create_dir_all(folder.join("sub").join("deeper")).unwrap();
     write(&folder, "**", "label,value\nstars,STARS-INSIDE\n");
     write(&folder, "*.csv", "label,value\nstar,STAR-CSV-INSIDE\n");
-    write(&folder.join("sub"), "a.csv", "label,value\nsub,SUB-OUTSIDE\n");
-    write(&folder.join("sub").join("deeper"), "b.csv", "label,value\ndeep,DEEP-OUTSIDE\n");
+    write(
+        &folder.join("sub"),
+        "a.csv",
+        "label,value\nsub,SUB-OUTSIDE\n",
+    );
+    write(
+        &folder.join("sub").join("deeper"),
+        "b.csv",
+        "label,value\ndeep,DEEP-OUTSIDE\n",
+    );
     let stars = dir.path().join("stars.duckdb");
     let (code, said, err) = import(&stars, &[], &[&folder]);
     assert_eq!(code, 0, "{said}{err}");
@@ -124,13 +143,20 @@ async fn a_link_out_of_the_folder_and_a_fifo_are_never_read() {
     let dir = TempDir::new("import-links");
     let outside = dir.path().join("private-outside");
     std::fs::create_dir(&outside).unwrap();
-    let private = write(&outside, "private.csv", "label,value\nprivate,PRIVATE-OUTSIDE\n");
+    let private = write(
+        &outside,
+        "private.csv",
+        "label,value\nprivate,PRIVATE-OUTSIDE\n",
+    );
     let folder = dir.path().join("downloads");
     std::fs::create_dir(&folder).unwrap();
     write(&folder, "good.csv", "label,value\ngood,GOOD-INSIDE\n");
     std::os::unix::fs::symlink(&private, folder.join("link.csv")).unwrap();
-    std::os::unix::fs::symlink("../private-outside/private.csv", folder.join("relative.csv"))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        "../private-outside/private.csv",
+        folder.join("relative.csv"),
+    )
+    .unwrap();
     std::os::unix::fs::symlink(folder.join("good.csv"), folder.join("inner.csv")).unwrap();
     mkfifo(&folder.join("pipe.csv"));
     let out = dir.path().join("links.duckdb");
@@ -289,7 +315,9 @@ async fn an_apple_health_tag_of_120_mb_stays_within_the_memory_bound() {
     for (what, before, filler, after, imports) in cases {
         let file = dir.path().join("huge.xml");
         write_huge(&file, &before, filler, HUGE, &after);
-        let out = dir.path().join(format!("{}.duckdb", what.replace(' ', "-")));
+        let out = dir
+            .path()
+            .join(format!("{}.duckdb", what.replace(' ', "-")));
         let (code, said, peak) = import_measured(&out, &file);
         eprintln!("{what}: peak {peak} KiB");
         assert!(
@@ -318,7 +346,10 @@ async fn an_apple_health_tag_of_120_mb_stays_within_the_memory_bound() {
             client.close().await.unwrap();
         } else {
             assert_eq!(code, 1, "{what}: {said}");
-            assert!(said.contains("no blood glucose, insulin or carbohydrate records"), "{said}");
+            assert!(
+                said.contains("no blood glucose, insulin or carbohydrate records"),
+                "{said}"
+            );
         }
         std::fs::remove_file(&file).unwrap();
     }
@@ -367,4 +398,3 @@ fn the_import_report_escapes_control_characters() {
         assert!(said.contains(escaped), "{escaped:?} missing from:\n{said}");
     }
 }
-

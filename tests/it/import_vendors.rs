@@ -577,7 +577,11 @@ pub(crate) fn assert_stats(got: (i64, i64, i64, f64), want: Expected) {
 /// Every reply the agent can get about the database: no personal string of the fixtures, and
 /// no file path or name, in any of them. `dir` is the fixture's folder: its path (the user's
 /// home path, in real life) must not show either.
-pub(crate) async fn assert_no_personal_details(client: &McpClient, dir: &Path, forbidden_extra: &[&str]) {
+pub(crate) async fn assert_no_personal_details(
+    client: &McpClient,
+    dir: &Path,
+    forbidden_extra: &[&str],
+) {
     let folder = dir.to_string_lossy().into_owned();
     let check = |what: &str, reply: String| {
         let lower = reply.to_lowercase();
@@ -1252,7 +1256,10 @@ async fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder()
     // A LibreView export whose note opens a quote that never closes.
     let (libre, _, _) = libreview_csv(&["2026-10-24"], false);
     let mut broken: Vec<&str> = libre.lines().collect();
-    broken.insert(5, "FreeStyle Libre 2,90771234-ABCD,10-24-2026 01:07,6,,,,,,,,,,\"coffee,,,,,,");
+    broken.insert(
+        5,
+        "FreeStyle Libre 2,90771234-ABCD,10-24-2026 01:07,6,,,,,,,,,,\"coffee,,,,,,",
+    );
     write(&folder, "b_libre.csv", &(broken.join("\n") + "\n"));
     write(&folder, "c_notes.txt", "remember to order sensors");
     let out = dir.path().join("new").join("deeper").join("cgm.duckdb");
@@ -1268,7 +1275,13 @@ async fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder()
         ),
         "{said}"
     );
-    for noise in ["strict_mode", "ignore_errors", ".import-", "section-", "spreadsheet"] {
+    for noise in [
+        "strict_mode",
+        "ignore_errors",
+        ".import-",
+        "section-",
+        "spreadsheet",
+    ] {
         assert!(!said.contains(noise), "{noise}: {said}");
     }
     assert!(
@@ -1320,10 +1333,11 @@ async fn a_folder_with_one_bad_file_imports_the_rest_into_a_new_private_folder()
 #[ignore = "writes the fuzz seed corpus into the source tree"]
 fn write_import_fuzz_seeds() {
     use crate::import_corpus::{GERMAN_HEADER, guardian_connect, libreview_european};
-    let cut = |text: &str, lines: usize| -> String {
-        text.split_inclusive('\n').take(lines).collect()
-    };
-    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join("corpus");
+    let cut =
+        |text: &str, lines: usize| -> String { text.split_inclusive('\n').take(lines).collect() };
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz")
+        .join("corpus");
     let seed = |target: &str, name: &str, text: &str| {
         let dir = corpus.join(target);
         std::fs::create_dir_all(&dir).unwrap();
@@ -1331,7 +1345,11 @@ fn write_import_fuzz_seeds() {
     };
     let days = ["2026-10-24", "2026-10-25"];
     let (clarity, _) = clarity_csv(&days, 0);
-    seed("import_csv", "clarity", &(cut(&clarity, 30) + &clarity.lines().rev().take(6).collect::<Vec<_>>().join("\n")));
+    seed(
+        "import_csv",
+        "clarity",
+        &(cut(&clarity, 30) + &clarity.lines().rev().take(6).collect::<Vec<_>>().join("\n")),
+    );
     let (libre, _, _) = libreview_csv(&days, true);
     seed("import_csv", "libreview-mmol", &cut(&libre, 30));
     let german = libreview_european(
@@ -1342,19 +1360,44 @@ fn write_import_fuzz_seeds() {
         true,
         true,
     );
-    seed("import_csv", "libreview-german-crlf", &(cut(&german.text, 20) + &german.text.lines().rev().take(5).collect::<Vec<_>>().join("\r\n")));
+    seed(
+        "import_csv",
+        "libreview-german-crlf",
+        &(cut(&german.text, 20)
+            + &german
+                .text
+                .lines()
+                .rev()
+                .take(5)
+                .collect::<Vec<_>>()
+                .join("\r\n")),
+    );
     let t = tconnect_sections(&days);
     seed(
         "import_csv",
         "tconnect",
-        &format!("{}\n{}\n{}\n{}", t.header, cut(&t.readings, 12), t.basal, cut(&t.bolus, 3)),
+        &format!(
+            "{}\n{}\n{}\n{}",
+            t.header,
+            cut(&t.readings, 12),
+            t.basal,
+            cut(&t.bolus, 3)
+        ),
     );
     let (carelink, _) = carelink_csv(&days);
     seed("import_csv", "carelink-780g", &cut(&carelink, 16));
     let guardian = guardian_connect(&days);
     seed("import_csv", "carelink-guardian", &cut(&guardian.text, 24));
-    seed("import_csv", "generic", "date,steps,Device Serial Number\n2026-06-01,5000,X1\n2026-06-02,\"6,1\",X2\n");
-    seed("import_csv", "unknown-health", "Zeit;Blutzucker (mmol/L);Bolus (IE)\n01.06.2026 08:00;5,8;\n");
+    seed(
+        "import_csv",
+        "generic",
+        "date,steps,Device Serial Number\n2026-06-01,5000,X1\n2026-06-02,\"6,1\",X2\n",
+    );
+    seed(
+        "import_csv",
+        "unknown-health",
+        "Zeit;Blutzucker (mmol/L);Bolus (IE)\n01.06.2026 08:00;5,8;\n",
+    );
     let (entries, _) = nightscout_entries(&["2026-10-24"]);
     let entries: Vec<serde_json::Value> = serde_json::from_str(&entries).unwrap();
     seed(
