@@ -34,7 +34,7 @@ pub(crate) const GERMAN_HEADER: &str = "Gerät,Seriennummer,Gerätezeitstempel,A
     Kohlenhydrate (Portionen),Nicht numerisches Depotinsulin,Depotinsulin (Einheiten),Notizen,\
     Glukose-Teststreifen {unit},Keton mmol/L,Mahlzeiteninsulin (Einheiten),Korrekturinsulin \
     (Einheiten),Insulin-Änderung durch Anwender (Einheiten)";
-const FRENCH_HEADER: &str = "Appareil,Numéro de série,Horodatage de l'appareil,Type \
+pub(crate) const FRENCH_HEADER: &str = "Appareil,Numéro de série,Horodatage de l'appareil,Type \
     d'enregistrement,Historique de la glycémie {unit},Numérisation de la glycémie {unit},\
     Insuline à action rapide sans valeur numérique,Insuline à action rapide (unités),\
     Alimentation sans valeur numérique,Glucides (grammes),Glucides (portions),Insuline à action \
@@ -897,4 +897,86 @@ async fn a_plain_csv_named_after_a_person_never_shows_the_name() {
     .await;
     assert_eq!(got, vec![json!([20, 20])]);
     client.close().await.unwrap();
+}
+
+/// Every fixture of these tests and `import_vendors.rs`, full size, into one folder
+/// (`$CARGO_TARGET_TMPDIR/import-every-fixture`), for a folder import of all of them at once:
+/// `cargo test --release --test it import_corpus::write_every_fixture -- --ignored`, then
+/// `duckgate import --out all.duckdb <that folder>`.
+#[test]
+#[ignore = "writes fixtures for a manual folder import"]
+fn write_every_fixture() {
+    use crate::import_vendors::{
+        apple_health_xml, carelink_csv, libreview_csv, nightscout_entries, nightscout_treatments,
+        tconnect_sections,
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("import-every-fixture");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let days = ["2026-10-24", "2026-10-25", "2026-10-26"];
+    write(&dir, "clarity.csv", &clarity_csv(&days, 0).0);
+    write(&dir, "libreview-mg.csv", &libreview_csv(&days, false).0);
+    write(&dir, "libreview-mmol.csv", &libreview_csv(&days, true).0);
+    write(
+        &dir,
+        "libreview-german.csv",
+        &libreview_european(
+            "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum",
+            GERMAN_HEADER,
+            &days,
+            true,
+            true,
+            true,
+        )
+        .text,
+    );
+    write(
+        &dir,
+        "libreview-french.csv",
+        &libreview_european(
+            "Données de glycémie,Généré le,28-10-2026 09:15 UTC,Généré par,Zebulon Quattlebaum",
+            FRENCH_HEADER,
+            &days,
+            false,
+            false,
+            false,
+        )
+        .text,
+    );
+    let t = tconnect_sections(&days);
+    write(
+        &dir,
+        "tconnect.csv",
+        &format!(
+            "{}\n{}\n{}\n{}\n{}",
+            t.header, t.readings, t.iob, t.basal, t.bolus
+        ),
+    );
+    write(&dir, "carelink-780g.csv", &carelink_csv(&days).0);
+    write(&dir, "carelink-guardian.csv", &guardian_connect(&days).text);
+    write(
+        &dir,
+        "nightscout-entries.json",
+        &nightscout_entries(&days).0,
+    );
+    write(&dir, "nightscout-treatments.json", &nightscout_treatments());
+    write(&dir, "export.xml", &apple_health_xml().0);
+    write(
+        &dir,
+        "clarity-one-plus.csv",
+        &clarity_csv(&["2026-11-01"], 5)
+            .0
+            .replace("Android G6", "iOS D1G7"),
+    );
+    write(
+        &dir,
+        "Zebulon Quattlebaum steps.csv",
+        "date,steps,Device Serial Number\n2026-10-24,5120,8XQ7TZ-1\n2026-10-25,6001,8XQ7TZ-1\n",
+    );
+    write(
+        &dir,
+        "unknown-meter.csv",
+        "Zeit;Blutzucker (mmol/L);Bolus (IE)\n24.10.2026 08:00;5,8;\n",
+    );
+    eprintln!("wrote every fixture into {}", dir.display());
 }

@@ -237,9 +237,9 @@ pub(crate) fn libreview_csv(days: &[&str], mmol: bool) -> (String, Vec<i32>, Vec
 /// The sections of a t:connect export: readings (every row ends with a comma), insulin on
 /// board, basal, boluses; and its patient lines.
 pub(crate) struct TConnect {
-    header: String,
+    pub(crate) header: String,
     pub(crate) readings: String,
-    iob: String,
+    pub(crate) iob: String,
     pub(crate) basal: String,
     pub(crate) bolus: String,
     cgm: Vec<i32>,
