@@ -509,9 +509,8 @@ mod tests {
         );
         let mut tags = Tags::new(text.as_bytes());
         while let Some(tag) = tags.next_tag().unwrap() {
-            if let Scanned::Tag(kept) | Scanned::TooLong(kept, _) = tag {
-                assert!(kept.len() <= MAX_TAG_BYTES);
-            }
+            let (Scanned::Tag(kept) | Scanned::TooLong(kept, _)) = tag;
+            assert!(kept.len() <= MAX_TAG_BYTES);
         }
     }
 

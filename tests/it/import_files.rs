@@ -73,15 +73,16 @@ async fn names_with_glob_characters_are_the_files_they_name() {
     );
     assert!(!nothing.exists());
 
+    // A file named `**` holding a Clarity export (recognised by its content, not its name),
+    // beside subfolders holding other exports: only the `**` file's readings are imported.
     let folder = dir.path().join("folder");
     std::fs::create_dir_all(folder.join("sub").join("deeper")).unwrap();
-    write(&folder, "**", "label,value\nstars,STARS-INSIDE\n");
+    let (inside, readings) = clarity_csv(&["2026-06-01"], 0);
+    write(&folder, "**", &inside);
     write(&folder, "*.csv", "label,value\nstar,STAR-CSV-INSIDE\n");
-    write(
-        &folder.join("sub"),
-        "a.csv",
-        "label,value\nsub,SUB-OUTSIDE\n",
-    );
+    let (outside, _) = clarity_csv(&["2026-07-01"], 9);
+    write(&folder.join("sub"), "a.csv", &outside);
+    write(&folder.join("sub"), "**", &outside);
     write(
         &folder.join("sub").join("deeper"),
         "b.csv",
@@ -90,14 +91,19 @@ async fn names_with_glob_characters_are_the_files_they_name() {
     let stars = dir.path().join("stars.duckdb");
     let (code, said, err) = import(&stars, &[], &[&folder]);
     assert_eq!(code, 0, "{said}{err}");
+    assert!(said.contains("**: Dexcom Clarity CSV"), "{said}");
     let all = everything(&stars).await;
-    for inside in ["stars-inside", "star-csv-inside"] {
-        assert!(all.contains(inside), "{inside}: {all}");
-    }
-    for outside in ["sub-outside", "deep-outside"] {
-        assert!(!all.contains(outside), "{outside}: {all}");
-        assert!(!said.to_lowercase().contains(outside), "{said}");
-    }
+    assert!(all.contains("star-csv-inside"), "{all}");
+    assert!(!all.contains("deep-outside"), "{all}");
+    assert!(!said.to_lowercase().contains("deep-outside"), "{said}");
+    let client = serve_whole(&stars, &[]).await;
+    let days = rows(
+        &client,
+        "SELECT list(DISTINCT ts::DATE::VARCHAR), count(*) FROM cgm_readings",
+    )
+    .await;
+    assert_eq!(days, vec![json!([["2026-06-01"], readings.len()])]);
+    client.close().await.unwrap();
 }
 
 /// Run a command, killing it if it has not ended within `limit` (a FIFO opened would block
@@ -207,7 +213,7 @@ fn apple_export(extra_after_healthdata: &str) -> (String, Vec<i32>) {
          <HealthData locale=\"en_US\">\n",
     );
     text.push_str(extra_after_healthdata);
-    let mut values = Vec::new();
+    let mut values: Vec<i32> = Vec::new();
     for i in 0..288 {
         let v = 80 + (i * 7) % 150;
         text.push_str(&format!(
@@ -217,7 +223,7 @@ fn apple_export(extra_after_healthdata: &str) -> (String, Vec<i32>) {
             i / 12,
             i % 12 * 5
         ));
-        values.push(v as i32);
+        values.push(v);
     }
     text.push_str("</HealthData>\n");
     (text, values)
