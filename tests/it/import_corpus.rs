@@ -382,6 +382,8 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
 /// `Meal: 60,00grams`), some twice at the same second.
 pub(crate) struct Guardian {
     pub(crate) text: String,
+    first: String,
+    last: String,
     cgm: Vec<i32>,
     doses: Vec<f64>,
     meals: Vec<f64>,
@@ -406,6 +408,8 @@ pub(crate) fn guardian_connect(days: &[&str]) -> Guardian {
     let mut body: Vec<(String, Vec<(usize, String)>)> = Vec::new();
     let mut g = Guardian {
         text: String::new(),
+        first: String::new(),
+        last: String::new(),
         cgm: Vec::new(),
         doses: Vec::new(),
         meals: Vec::new(),
@@ -418,6 +422,10 @@ pub(crate) fn guardian_connect(days: &[&str]) -> Guardian {
             format!("{}{time}", t.day),
             vec![(1, slash(&t.day)), (2, time.clone()), (31, v.to_string())],
         ));
+        if g.first.is_empty() {
+            g.first = format!("{} {time}", t.day);
+        }
+        g.last = format!("{} {time}", t.day);
         g.cgm.push(v);
     }
     for (d, day) in days.iter().enumerate() {
@@ -515,6 +523,12 @@ async fn guardian_connect_event_markers_become_pen_doses_and_carbs() {
         cgm_stats(&client, None).await,
         Expected::of(g.cgm.iter().copied()),
     );
+    let span = rows(
+        &client,
+        "SELECT min(ts)::VARCHAR, max(ts)::VARCHAR FROM cgm_readings",
+    )
+    .await;
+    assert_eq!(span, vec![json!([g.first, g.last])]);
     let got = rows(
         &client,
         "SELECT (SELECT count(*) FROM insulin_boluses), (SELECT sum(units) FROM insulin_boluses), \
@@ -638,6 +652,7 @@ async fn paradigm_carelink_temp_basals_become_basal_rows() {
         add(cells, &mut text);
         cgm.push(v);
     }
+    let last_reading = local_times(&["2026-10-26"], 5).pop().unwrap();
     let file = write(dir.path(), "CareLink-Export-1161046540891.csv", &text);
     let out = dir.path().join("paradigm.duckdb");
     let (code, said, err) = import(&out, &[], &[&file]);
@@ -654,7 +669,7 @@ async fn paradigm_carelink_temp_basals_become_basal_rows() {
         "SELECT (SELECT list(ts::VARCHAR || ' ' || coalesce(rate_u_per_h::VARCHAR, '-') || ' ' \
          || coalesce(duration_minutes::VARCHAR, '-') || ' ' || basal_type ORDER BY ts) FROM basal), \
          (SELECT list(units) FROM insulin_boluses), (SELECT sum(grams) FROM carbs), \
-         (SELECT min(ts)::VARCHAR FROM cgm_readings)",
+         (SELECT min(ts)::VARCHAR || ' ' || max(ts)::VARCHAR FROM cgm_readings)",
     )
     .await;
     assert_eq!(
@@ -667,7 +682,7 @@ async fn paradigm_carelink_temp_basals_become_basal_rows() {
             ],
             [4.2],
             40.0,
-            "2026-10-24 00:00:00"
+            format!("2026-10-24 00:00:00 {}", stamp(&last_reading))
         ])]
     );
     assert_no_personal_details(&client, dir.path(), &["zq7723", "1161046540891"]).await;
@@ -731,6 +746,22 @@ async fn sensor_wear_divides_by_the_local_days_real_length() {
     );
     assert_eq!(wear("2026-03-29", 1380.0), 100.0);
     assert_eq!(wear("2026-10-25", 1500.0), 92.0);
+    let kept_readings: Vec<&(Local, G)> = readings.iter().filter(|(t, _)| !gap(t)).collect();
+    assert_stats(
+        cgm_stats(&client, None).await,
+        Expected::of(kept_readings.iter().map(|(_, g)| g.stored())),
+    );
+    let span = rows(
+        &client,
+        "SELECT min(ts)::VARCHAR, max(ts)::VARCHAR, (SELECT sum(units) FROM insulin_boluses), \
+         (SELECT sum(grams) FROM carbs) FROM cgm_readings",
+    )
+    .await;
+    let (first, last) = (
+        &kept_readings[0].0,
+        &kept_readings[kept_readings.len() - 1].0,
+    );
+    assert_eq!(span, vec![json!([stamp(first), stamp(last), 4.5, 45.0])]);
     client.close().await.unwrap();
 }
 
@@ -761,6 +792,14 @@ async fn a_dexcom_one_plus_is_named_from_the_device() {
     )
     .await;
     assert_eq!(got, vec![json!([["Dexcom ONE+"], true])]);
+    let span = rows(
+        &client,
+        "SELECT min(ts)::VARCHAR, max(ts)::VARCHAR, (SELECT sum(units) FROM insulin_boluses), \
+         (SELECT sum(grams) FROM carbs) FROM cgm_readings",
+    )
+    .await;
+    let (first, last) = (&readings[0].0, &readings[readings.len() - 1].0);
+    assert_eq!(span, vec![json!([stamp(first), stamp(last), 4.5, 45.0])]);
     client.close().await.unwrap();
 }
 
