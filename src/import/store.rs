@@ -106,8 +106,8 @@ pub(super) fn load(
                  utcOffset)"
             ),
             (with, 0) => format!(
-                "times placed in {zone} with its daylight-saving rules; the utcOffset of all \
-                 {with} records that have one agrees"
+                "times placed in {zone} with its daylight-saving rules; the utcOffset of the \
+                 {with} records that have one agrees with it"
             ),
             (with, off) => format!(
                 "times placed in {zone} with its daylight-saving rules; the utcOffset of {off} \

@@ -955,14 +955,18 @@ fn write_every_fixture() {
     let days = ["2026-10-24", "2026-10-25", "2026-10-26"];
     write(&dir, "clarity.csv", &clarity_csv(&days, 0).0);
     write(&dir, "libreview-mg.csv", &libreview_csv(&days, false).0);
-    write(&dir, "libreview-mmol.csv", &libreview_csv(&days, true).0);
+    // Each LibreView fixture on days of its own: the same device at the same times would be
+    // the same readings, which an import adds once.
+    let later = ["2026-10-27", "2026-10-28"];
+    let latest = ["2026-10-29", "2026-10-30"];
+    write(&dir, "libreview-mmol.csv", &libreview_csv(&later, true).0);
     write(
         &dir,
         "libreview-german.csv",
         &libreview_european(
             "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum",
             GERMAN_HEADER,
-            &days,
+            &later,
             true,
             true,
             true,
@@ -975,7 +979,7 @@ fn write_every_fixture() {
         &libreview_european(
             "Données de glycémie,Généré le,28-10-2026 09:15 UTC,Généré par,Zebulon Quattlebaum",
             FRENCH_HEADER,
-            &days,
+            &latest,
             false,
             false,
             false,
