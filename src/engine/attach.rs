@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::errors::{attach_error, not_found, worker_error};
-use super::{Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string};
+use super::run::Prepared;
+use super::{
+    Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string, statement,
+};
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
@@ -184,32 +187,56 @@ impl Engine {
         self.privacy = (!policy.is_empty()).then(|| policy.clone());
     }
 
-    /// Refuse `sql` unless DuckDB's own plan for it reads only the attached database, through
-    /// allowed table functions and known operators, and, under privacy rules, no hidden table,
-    /// no hidden column and no catalog listing (kind `policy_blocked`); see `plan_check`.
-    /// Call after the attach.
-    pub fn check_plan(&mut self, sql: &str) -> Result<(), Failure> {
+    /// Judge every statement prepared from now on by DuckDB's plan for it (`plan_check`): only
+    /// the attached database's tables, allowed table functions, functions, types and operators,
+    /// and, under privacy rules, no hidden table, no hidden column and no catalog listing (kind
+    /// `policy_blocked`). First, what must be refused before DuckDB binds anything: a function
+    /// the binder would evaluate while binding, and a relation named like a file that is no
+    /// relation of the database (binding would read the file). Call after the attach; the
+    /// judgement itself happens in every [`Engine::prepare`].
+    pub fn start_plan_check(&mut self, sql: &str) -> Result<(), Failure> {
         self.ensure_lock_held()?;
-        let alias = self.alias.as_deref().ok_or_else(|| {
+        let alias = self.alias.clone().ok_or_else(|| {
             worker_error(
                 ErrorKind::InternalError,
-                "check_plan() called before attach()",
+                "start_plan_check() called before attach()",
             )
         })?;
         let started = Instant::now();
+        let privacy = self.privacy.is_some();
         // What the checker thread's walk found of this very SQL, when it checked it (not under
         // the test bypass): parsing it again would cost as much as the attach it ran beside.
+        // Without it, this check asks DuckDB's parser itself, so it holds on its own.
         let facts = match self.checked.take() {
-            Some((checked, facts)) if checked == sql => Some(facts),
-            _ => None,
+            Some((checked, facts)) if checked == sql => facts,
+            _ => {
+                let query = statement::checked_query(sql);
+                let tree = statement::parse_single_select(&self.conn, &query)?;
+                plan_check::refuse_written_functions(&tree)
+                    .map_err(|refused| refused.into_error(privacy))?;
+                crate::validate::tree::facts(&tree)
+            }
         };
-        let rules = plan_check::PlanRules {
+        if let Some(written) = plan_check::first_file_outside(&self.conn, &alias, &facts.file_like)?
+        {
+            let refused = crate::validate::refusals::file_relation(&written);
+            return Err(plan_check::Refused::Because(refused.into()).into_error(privacy));
+        }
+        self.expected_shows = facts.shows_by_name;
+        self.judge.serve(plan_check::PlanRules {
             alias,
-            privacy: self.privacy.as_ref(),
-        };
-        let verdict = plan_check::check(&self.conn, &rules, sql, facts);
+            privacy: self.privacy.clone(),
+        });
         self.pending_attach_ms += started.elapsed().as_secs_f64() * 1e3;
-        verdict
+        Ok(())
+    }
+
+    /// [`Engine::start_plan_check`], then DuckDB's plan for `sql` prepared and judged, without
+    /// running it: the verdict a request's statement would get.
+    pub fn check_plan(&mut self, sql: &str) -> Result<(), Failure> {
+        self.start_plan_check(sql)?;
+        let query = statement::checked_query(sql);
+        self.prepare(&query, Prepared::Agent).map(drop)
     }
 
     /// The catalog name the database is attached as, once attached.

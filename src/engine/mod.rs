@@ -26,6 +26,7 @@ mod local_time;
 mod partial_file;
 pub(crate) use partial_file::write_beside_then_move;
 mod plan_check;
+mod plan_policy;
 mod plot_data;
 mod run;
 mod settings;
@@ -34,7 +35,10 @@ mod statement;
 
 use std::path::{Path, PathBuf};
 
-use duckdb::{Config, Connection};
+use std::sync::Arc;
+
+use duckdb::Connection;
+use duckgate_plan_reader::ArmedConnection;
 
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
@@ -81,6 +85,14 @@ const WARM_UP_DATABASE: &str = "duckgate_warm_up";
 /// A worker's DuckDB instance.
 pub struct Engine {
     conn: Connection,
+    /// The judge of every plan DuckDB prepares on `conn` (`plan_check`): it allows the
+    /// engine's own statements until a request's rules are given to it, then judges every plan.
+    judge: Arc<plan_check::PlanJudge>,
+    /// `conn` armed with `judge`, and how many plans it judged.
+    armed: ArmedConnection,
+    /// How many `SHOW <name>` the request's SQL holds, which its plan must show as `SHOW <table>`
+    /// scans (see `TreeFacts::shows_by_name`).
+    expected_shows: u32,
     /// DuckDB's parser on a second connection and thread, so the statement check runs while
     /// the database is being attached (each takes about a millisecond). `None` only inside a
     /// [`Template`], which must stay single-threaded; every request path asks for it through
@@ -283,42 +295,38 @@ impl Engine {
     /// [`Template::into_worker`]: the temporary directory, the thread count, the allowed paths
     /// and external access.
     pub fn template(cfg: &EngineConfig) -> Result<Template, Failure> {
-        let internal = |e: duckdb::Error| {
-            worker_error(
-                ErrorKind::InternalError,
-                format!("Could not configure DuckDB: {e}"),
-            )
-        };
-        let mut config = Config::default()
-            .with("memory_limit", format!("{}B", cfg.memory_limit_bytes))
-            .map_err(internal)?
-            .with("threads", "1")
-            .map_err(internal)?
-            .with("async_threads", "0")
-            .map_err(internal)?
+        let memory_limit = format!("{}B", cfg.memory_limit_bytes);
+        let mut settings: Vec<(&str, &str)> = vec![
+            ("memory_limit", &memory_limit),
+            ("threads", "1"),
+            ("async_threads", "0"),
             // No spilling until the worker's own directory is set (`into_worker`).
-            .with("temp_directory", "")
-            .map_err(internal)?
-            .with("max_temp_directory_size", "0B")
-            .map_err(internal)?
+            ("temp_directory", ""),
+            ("max_temp_directory_size", "0B"),
             // Persistent secrets would make DuckDB look in the home directory.
-            .with("allow_persistent_secrets", "false")
-            .map_err(internal)?;
+            ("allow_persistent_secrets", "false"),
+        ];
         if cfg.harden {
             // Extension policy is fixed at startup: some of these cannot be changed later.
-            for (key, value) in [
+            settings.extend([
                 ("autoinstall_known_extensions", "false"),
                 ("autoload_known_extensions", "false"),
                 ("allow_community_extensions", "false"),
                 ("allow_unsigned_extensions", "false"),
-            ] {
-                config = config.with(key, value).map_err(internal)?;
-            }
+            ]);
         }
-        let conn = Connection::open_in_memory_with_flags(config).map_err(|e| {
+        // The plan reader is installed as the database opens, before any statement.
+        let (conn, database) = duckgate_plan_reader::open_in_memory(&settings).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
                 format!("Could not start DuckDB: {e}"),
+            )
+        })?;
+        let judge = Arc::new(plan_check::PlanJudge::default());
+        let armed = duckgate_plan_reader::arm(&conn, database, judge.clone()).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not arm DuckDB's plan check: {e}"),
             )
         })?;
         // Global, so the checker's connection (opened later) has them too, and set before any
@@ -347,6 +355,9 @@ impl Engine {
             })?;
         let mut engine = Engine {
             conn,
+            judge,
+            armed,
+            expected_shows: 0,
             checker: None,
             threads: cfg.threads,
             harden: cfg.harden,

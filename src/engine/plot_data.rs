@@ -32,7 +32,9 @@ impl Engine {
         self.ensure_lock_held()?;
         let memory = self.memory;
         let failed = |e: &duckdb::Error| memory.explain(query_error(e));
-        let mut stmt = self.conn.prepare(sql).map_err(|e| failed(&e))?;
+        let mut stmt = self
+            .prepare(sql, super::run::Prepared::Agent)
+            .map_err(|e| memory.explain(e))?;
         // Streaming execution, as in `run_query`: names and types are known once it has
         // started, and rows are produced as they are read.
         drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);

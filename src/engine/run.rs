@@ -8,12 +8,23 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
-use super::Engine;
+use super::{Engine, plan_check};
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
 use crate::error::ErrorKind;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
+use crate::validate::{functions, refusals};
+use duckgate_plan_reader::Phase;
+
+/// Whose statement [`Engine::prepare`] prepares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Prepared {
+    /// The request's own statement, as the agent wrote it.
+    Agent,
+    /// A statement the worker built around it (rendering, `DESCRIBE` for type names).
+    Derived,
+}
 
 impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
@@ -23,6 +34,58 @@ impl Engine {
         let pending = checker.submit(sql, &self.tree_rules())?;
         let facts = checker.collect(pending)?;
         self.refuse_files_named(&facts)
+    }
+
+    /// The one place the worker prepares a statement for a request: DuckDB binds and plans it,
+    /// and once [`Engine::start_plan_check`] has given the plan check this request's rules, the
+    /// check judges both of DuckDB's plans for it before the statement exists (`plan_check`).
+    /// A refused plan is answered with the check's reason, never DuckDB's message about the
+    /// refusal. It fails closed when DuckDB prepared the statement without showing the check
+    /// its plans (a statement with parameters, which DuckDB plans only once they are bound, or
+    /// an optimizer switched off).
+    ///
+    /// `purpose` says whether this is the request's own statement or one the worker derived
+    /// from it: only the former must show a `SHOW <table>` scan for each `SHOW <name>` the
+    /// walk found (a `SHOW threads` reads a setting, answered by the binder as a constant).
+    pub(super) fn prepare(
+        &self,
+        sql: &str,
+        purpose: Prepared,
+    ) -> Result<duckdb::Statement<'_>, Failure> {
+        self.judge.begin_statement();
+        let judged = |phase| self.armed.plans_judged(phase);
+        let before = (judged(Phase::Bound), judged(Phase::Optimized));
+        let prepared = self.conn.prepare(sql);
+        let verdict = self.judge.statement_verdict();
+        let stmt = match (prepared, verdict.refused) {
+            (Err(_), Some(refused)) | (Ok(_), Some(refused)) => {
+                return Err(refused.into_error(verdict.privacy));
+            }
+            (Err(e), None) => return Err(query_error(&e)),
+            (Ok(stmt), None) => stmt,
+        };
+        if !self.judge.serving() {
+            return Ok(stmt);
+        }
+        let unseen = |what: &str| {
+            plan_check::Refused::Unknown(what.to_owned()).into_error(verdict.privacy)
+        };
+        if stmt.parameter_count() > 0 {
+            return Err(worker_error(
+                ErrorKind::InvalidArgument,
+                "The query has parameters ($1, ?), which duckgate cannot bind: write the values \
+                 into the query instead.",
+            ));
+        }
+        let after = (judged(Phase::Bound), judged(Phase::Optimized));
+        if after.0 == before.0 || after.1 == before.1 {
+            return Err(unseen("a statement DuckDB prepared without showing its plan"));
+        }
+        if purpose == Prepared::Agent && verdict.shown_tables < self.expected_shows {
+            let refused = refusals::denied("SHOW <setting>", functions::READS_SETTINGS);
+            return Err(plan_check::Refused::Because(refused.into()).into_error(verdict.privacy));
+        }
+        Ok(stmt)
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.
@@ -40,7 +103,7 @@ impl Engine {
         let memory = self.memory;
         let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
         let started = Instant::now();
-        let mut stmt = self.conn.prepare(sql).map_err(|e| query_error(&e))?;
+        let mut stmt = self.prepare(sql, Prepared::Agent).map_err(|e| memory.explain(e))?;
         let declared: Vec<ColumnType> = (0..stmt.column_count())
             .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
             .collect();
@@ -51,9 +114,8 @@ impl Engine {
             drop(stmt);
             let rendered = self.rendered_query(sql, &declared, &twins)?;
             stmt = self
-                .conn
-                .prepare(&rendered.sql)
-                .map_err(|e| query_error(&e))?;
+                .prepare(&rendered.sql, Prepared::Derived)
+                .map_err(|e| memory.explain(e))?;
             Some(rendered)
         } else {
             None
@@ -206,8 +268,6 @@ impl Engine {
             select.join(", "),
             aliases.join(", ")
         );
-        self.check_plan(&rendered_sql)
-            .map_err(|e| cannot_render(e.message.lines().next().unwrap_or_default()))?;
         Ok(RenderedQuery {
             sql: rendered_sql,
             columns,
@@ -217,10 +277,7 @@ impl Engine {
     /// The result columns of `query` as DuckDB describes them: names and DuckDB's type names.
     /// DuckDB binds the query to describe it; nothing runs.
     fn described_columns(&self, query: &str) -> Result<Vec<ColumnMeta>, Failure> {
-        let mut stmt = self
-            .conn
-            .prepare(&format!("DESCRIBE {query}"))
-            .map_err(|e| query_error(&e))?;
+        let mut stmt = self.prepare(&format!("DESCRIBE {query}"), Prepared::Derived)?;
         let rows = stmt
             .query_map([], |row| {
                 Ok(ColumnMeta {

@@ -9,9 +9,10 @@
 //! 5. Read exactly one `Request` frame (size-capped).
 //! 6. Attach the database read-only while, on a second thread, DuckDB's parser checks the SQL
 //!    and the worker walks DuckDB's syntax tree with the validator's policy
-//!    ([`crate::validate::tree`]); then check DuckDB's bound plan for it
-//!    ([`crate::engine::Engine::check_plan`]: only the attached database's tables, allowed table
-//!    functions, known operators; under the operator's privacy rules nothing hidden); run the
+//!    ([`crate::validate::tree`]); then give DuckDB's plan check this request's rules
+//!    ([`crate::engine::Engine::start_plan_check`]: from then on every plan DuckDB prepares is
+//!    judged before it can run: only the attached database's tables, allowed table functions,
+//!    known operators; under the operator's privacy rules nothing hidden); run the
 //!    request; give up the database's file lock
 //!    ([`crate::engine::Engine::release_file_lock`]); write exactly
 //!    one `Response` frame, exit 0.
@@ -397,7 +398,7 @@ fn checked_attach(
     }
     engine.attach_checking(&args.db, walk)?;
     if !bypass.is_off(Layer::PlanCheck) {
-        engine.check_plan(sql)?;
+        engine.start_plan_check(sql)?;
     }
     Ok(())
 }

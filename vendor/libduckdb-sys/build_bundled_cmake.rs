@@ -204,6 +204,9 @@ pub fn main(out_dir: &str) {
     linked_extensions.push("core_functions");
     linked_extensions.extend(enabled_extensions.iter().copied());
     build_static_extension_loader(source_dir, out_dir, &linked_extensions);
+    // duckgate: the reader of DuckDB's bound plans (duckgate/plan_reader.cpp), before DuckDB's
+    // own libraries so a single-pass linker resolves its references to them.
+    build_plan_reader(source_dir, out_dir);
     for capability in capabilities {
         link_static_library(&lib_dir, &cmake_build_type, &format!("duckdb_{capability}"));
     }
@@ -500,6 +503,34 @@ fn build_static_extension_loader(source_dir: &Path, out_dir: &str, extensions: &
     println!("cargo:rustc-link-search=native={out_dir}");
     // Nothing references the autoregister object, so keep the linker from dropping its static initializer.
     println!("cargo:rustc-link-lib=static:+whole-archive={lib_name}");
+}
+
+/// duckgate: compile duckgate's plan reader (`duckgate/plan_reader.cpp`, an optimizer extension
+/// that hands duckgate every plan DuckDB prepares) against this DuckDB's headers, with the flags
+/// DuckDB's own CMake build compiles its sources with (release, C++17, `DUCKDB`), so the classes
+/// it reads have the layout DuckDB's objects give them. `-Werror=switch`: every `switch` over a
+/// DuckDB enumeration lists each value, so a DuckDB upgrade that adds one fails to compile here
+/// until the reader decides how to read it.
+fn build_plan_reader(source_dir: &Path, out_dir: &str) {
+    let reader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("duckgate");
+    println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.h").display());
+    let lib_name = "duckgate_plan_reader";
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .file(reader_dir.join("plan_reader.cpp"))
+        .include(&reader_dir)
+        .include(source_dir.join("src/include"))
+        .define("DUCKDB", None)
+        .define("NDEBUG", None)
+        .opt_level(3)
+        .flag("-Werror=switch")
+        .cargo_metadata(false)
+        .compile(lib_name);
+    println!("cargo:rustc-link-search=native={out_dir}");
+    println!("cargo:rustc-link-lib=static={lib_name}");
+    println!("cargo:plan_reader_include={}", reader_dir.display());
 }
 
 fn link_static_library(lib_dir: &Path, cmake_build_type: &str, name: &str) {

@@ -210,6 +210,14 @@ pub const DUCKDB_GRAMMAR: &[&str] = &[
     // `CALL` of a table function.
     "CALL range(10)",
     "CALL pragma_table_info('readings')",
+    // Method calls: `x.f(args)` is `f(x, args)`, on a column, a qualified column, a literal or
+    // a chain.
+    "SELECT model.upper() FROM devices",
+    "SELECT d.model.upper() FROM devices d",
+    "SELECT devices.model.lower().length() FROM devices",
+    "SELECT 'Hello'.lower() AS s",
+    "SELECT [1, 2, 3].list_transform(x -> x + 1) AS s",
+    "SELECT r.trend.replace('up', 'rising') FROM readings r",
 ];
 
 /// Valid DuckDB (against [`SCHEMA_SQL`]) that sqlparser cannot parse: accepted as

@@ -9,7 +9,7 @@ use sqlparser::ast::{
 use super::{Walk, Walker, lower, push_unique};
 use crate::validate::Refusal;
 use crate::validate::functions;
-use crate::validate::refusals::{denied, other_catalog, unsupported};
+use crate::validate::refusals::{denied, unsupported};
 
 impl Walker<'_> {
     /// The called name (last part, lower case), refusing names built from function calls.
@@ -26,14 +26,11 @@ impl Walker<'_> {
                 }
             }
         }
-        // `catalog.schema.name`: a built-in (`system`) or the database's own macro; a function
-        // of any other catalog is nothing an agent may call.
-        if let [ObjectNamePart::Identifier(catalog), _, _] = name.0.as_slice()
-            && !catalog.value.eq_ignore_ascii_case("system")
-            && !catalog.value.eq_ignore_ascii_case(&self.catalog.database)
-        {
-            return Err(other_catalog(&name.to_string()));
-        }
+        // `a.b.name(…)` is a catalog-qualified function only when `a` is a catalog; otherwise
+        // DuckDB reads it as a method call on the column `a.b` (`d.model.upper()` is
+        // `upper(d.model)`), so the qualification is no evidence of another catalog. The name
+        // called is the last part either way, and the policy decides it; DuckDB's parse tree
+        // and plan decide the rest.
         match last {
             Some(ident) => Ok(lower(ident)),
             None => Err(unsupported(

@@ -1,0 +1,294 @@
+//! The C side (`vendor/libduckdb-sys/duckgate/plan_reader.h`): its declarations, and the
+//! conversion of the facts it hands over into owned Rust values. Every `unsafe` of the crate is
+//! in this file.
+
+use std::ffi::{CStr, CString, c_char};
+use std::ptr;
+
+use duckdb::ffi as duckdb_c;
+
+use crate::enums::{Enumeration, ExpressionClass, LogicalOperatorType, LogicalTypeId};
+use crate::facts::{
+    Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
+};
+
+/// `duckgate_text`.
+#[repr(C)]
+struct Text {
+    data: *const c_char,
+    size: usize,
+}
+
+/// `duckgate_plan_fact`.
+#[repr(C)]
+pub(crate) struct RawFact {
+    kind: u32,
+    code: u32,
+    detail: u64,
+    label: Text,
+    path: *const Text,
+    path_len: usize,
+    operator_ordinal: u32,
+}
+
+/// `duckgate_plan_judge`.
+pub(crate) type RawJudge = extern "C" fn(
+    database_token: u64,
+    connection_id: u64,
+    phase: u32,
+    facts: *const RawFact,
+    fact_count: usize,
+) -> u32;
+
+unsafe extern "C" {
+    fn duckgate_plan_reader_install(
+        database: duckdb_c::duckdb_database,
+        judge: RawJudge,
+        database_token: u64,
+        error: *mut *mut c_char,
+    ) -> i32;
+    fn duckgate_plan_enum_name(enumeration: u32, code: u32, name: *mut *mut c_char) -> i32;
+}
+
+// `duckgate_fact_kind`.
+const FACT_OPERATOR: u32 = 1;
+const FACT_EXPRESSION: u32 = 2;
+const FACT_SCALAR_FUNCTION: u32 = 3;
+const FACT_AGGREGATE_FUNCTION: u32 = 4;
+const FACT_WINDOW_FUNCTION: u32 = 5;
+const FACT_TABLE_FUNCTION: u32 = 6;
+const FACT_TABLE_SCAN: u32 = 7;
+const FACT_SCAN_COLUMN: u32 = 8;
+const FACT_TYPE: u32 = 9;
+const FACT_FILE: u32 = 10;
+const FACT_UNKNOWN: u32 = 11;
+
+/// `AggregateStateExportMode::STATE_EXPORT`.
+const STATE_EXPORT: u32 = 2;
+
+/// Take ownership of a string DuckDB allocated (`duckdb_malloc`) and free it.
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string from `duckdb_malloc` that nothing else frees.
+unsafe fn take_duckdb_string(text: *mut c_char) -> Option<String> {
+    if text.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and NUL-terminated per this function's contract.
+    let owned = unsafe { CStr::from_ptr(text) }
+        .to_string_lossy()
+        .into_owned();
+    // SAFETY: allocated by `duckdb_malloc`, freed once, here.
+    unsafe { duckdb_c::duckdb_free(text.cast()) };
+    Some(owned)
+}
+
+/// Install the reader on `database` (see `duckgate_plan_reader_install`).
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext`.
+pub(crate) unsafe fn install(
+    database: duckdb_c::duckdb_database,
+    judge: RawJudge,
+    token: u64,
+) -> Result<(), String> {
+    let mut error: *mut c_char = ptr::null_mut();
+    // SAFETY: `database` is open per this function's contract; `error` is a valid out pointer.
+    let status = unsafe { duckgate_plan_reader_install(database, judge, token, &mut error) };
+    // SAFETY: the C side sets `error` only to a `duckdb_malloc`ed string, or leaves it null.
+    let message = unsafe { take_duckdb_string(error) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(message.unwrap_or_else(|| "the plan reader could not be installed".into()))
+    }
+}
+
+/// DuckDB's name of `code` in `enumeration`.
+pub(crate) fn enum_name(enumeration: Enumeration, code: u32) -> Option<String> {
+    let mut name: *mut c_char = ptr::null_mut();
+    // SAFETY: plain values and a valid out pointer; the function only reads DuckDB's tables.
+    let status = unsafe { duckgate_plan_enum_name(enumeration as u32, code, &mut name) };
+    // SAFETY: set only to a `duckdb_malloc`ed string, or left null.
+    let name = unsafe { take_duckdb_string(name) };
+    if status == 0 { name } else { None }
+}
+
+/// Open an in-memory database through the C API with `settings` as its configuration.
+pub(crate) fn open_in_memory_raw(
+    settings: &[(&str, &str)],
+) -> Result<duckdb_c::duckdb_database, String> {
+    let mut config: duckdb_c::duckdb_config = ptr::null_mut();
+    // SAFETY: a valid out pointer; on success the config is destroyed below on every path.
+    if unsafe { duckdb_c::duckdb_create_config(&mut config) } != duckdb_c::DuckDBSuccess {
+        return Err("DuckDB could not create a configuration".into());
+    }
+    let configured = settings.iter().try_for_each(|(key, value)| {
+        let c_key = CString::new(*key).map_err(|_| format!("setting {key:?} holds a NUL"))?;
+        let c_value = CString::new(*value).map_err(|_| format!("value of {key} holds a NUL"))?;
+        // SAFETY: `config` is live; both strings are NUL-terminated and outlive the call.
+        match unsafe { duckdb_c::duckdb_set_config(config, c_key.as_ptr(), c_value.as_ptr()) } {
+            duckdb_c::DuckDBSuccess => Ok(()),
+            _ => Err(format!("DuckDB refused the setting {key} = {value}")),
+        }
+    });
+    let mut database: duckdb_c::duckdb_database = ptr::null_mut();
+    let mut error: *mut c_char = ptr::null_mut();
+    let opened = configured.and_then(|()| {
+        let path = c":memory:";
+        // SAFETY: valid path, out pointers and a live config.
+        let status = unsafe {
+            duckdb_c::duckdb_open_ext(path.as_ptr(), &mut database, config, &mut error)
+        };
+        // SAFETY: `error` is null or a `duckdb_malloc`ed message owned by us.
+        let message = unsafe { take_duckdb_string(error) };
+        match status {
+            duckdb_c::DuckDBSuccess => Ok(database),
+            _ => Err(message.unwrap_or_else(|| "DuckDB could not open a database".into())),
+        }
+    });
+    // SAFETY: created above and not used after this.
+    unsafe { duckdb_c::duckdb_destroy_config(&mut config) };
+    opened
+}
+
+/// The text of a C `duckgate_text`.
+///
+/// # Safety
+/// `text.data` points to `text.size` readable bytes (or is null with size 0) for this call.
+unsafe fn text(text: &Text) -> String {
+    if text.data.is_null() || text.size == 0 {
+        return String::new();
+    }
+    // SAFETY: readable for `size` bytes per this function's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(text.data.cast::<u8>(), text.size) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The facts of one plan, copied out of the C side's arrays.
+///
+/// # Safety
+/// `facts` points to `count` facts whose texts and paths stay valid during this call, as the C
+/// side's judge call guarantees.
+pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFacts {
+    let raw: &[RawFact] = if facts.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: `count` facts at `facts`, valid for this call.
+        unsafe { std::slice::from_raw_parts(facts, count) }
+    };
+    let mut plan = PlanFacts::default();
+    // The scan the current operator's table, column and file facts belong to.
+    let mut scan_of: Option<(u32, usize)> = None;
+    for fact in raw {
+        // SAFETY: valid per this function's contract.
+        let label = unsafe { text(&fact.label) };
+        let path: Vec<String> = if fact.path.is_null() || fact.path_len == 0 {
+            Vec::new()
+        } else {
+            // SAFETY: `path_len` texts at `path`, valid for this call.
+            unsafe { std::slice::from_raw_parts(fact.path, fact.path_len) }
+                .iter()
+                // SAFETY: each text is valid for this call.
+                .map(|part| unsafe { text(part) })
+                .collect()
+        };
+        let function = |kind| {
+            Fact::Function(FunctionFact {
+                kind,
+                path: path.clone(),
+                name: label.clone(),
+            })
+        };
+        let current_scan = |plan: &mut PlanFacts| -> Option<usize> {
+            match scan_of {
+                Some((ordinal, index)) if ordinal == fact.operator_ordinal => Some(index),
+                _ => {
+                    plan.facts.push(Fact::Unknown(format!(
+                        "a scan's detail ({label}) outside its scan"
+                    )));
+                    None
+                }
+            }
+        };
+        match fact.kind {
+            FACT_OPERATOR => plan.facts.push(Fact::Operator(code(
+                LogicalOperatorType::from_code(fact.code),
+                fact.code,
+                &label,
+            ))),
+            FACT_EXPRESSION => plan.facts.push(Fact::Expression(code(
+                ExpressionClass::from_code(fact.code),
+                fact.code,
+                &label,
+            ))),
+            FACT_SCALAR_FUNCTION => plan.facts.push(function(if fact.code == 1 {
+                FunctionKind::Cast
+            } else {
+                FunctionKind::Scalar
+            })),
+            FACT_AGGREGATE_FUNCTION => plan.facts.push(function(FunctionKind::Aggregate {
+                exports_state: fact.code == STATE_EXPORT,
+            })),
+            FACT_WINDOW_FUNCTION => plan.facts.push(function(FunctionKind::Window)),
+            FACT_TABLE_FUNCTION => {
+                plan.facts.push(function(FunctionKind::Table));
+                plan.scans.push(ScanFacts {
+                    function: path.clone(),
+                    table: None,
+                    columns: Vec::new(),
+                    files: Vec::new(),
+                });
+                scan_of = Some((fact.operator_ordinal, plan.scans.len() - 1));
+            }
+            FACT_TABLE_SCAN => {
+                if let Some(index) = current_scan(&mut plan) {
+                    plan.scans[index].table = Some(path.clone());
+                }
+            }
+            FACT_SCAN_COLUMN => {
+                let kind = match fact.code {
+                    0 => Some(ColumnKind::Own),
+                    1 => Some(ColumnKind::RowId),
+                    2 => Some(ColumnKind::Virtual),
+                    _ => None,
+                };
+                match (kind, current_scan(&mut plan)) {
+                    (Some(kind), Some(index)) => plan.scans[index].columns.push(ScanColumn {
+                        kind,
+                        index: fact.detail,
+                        name: label.clone(),
+                    }),
+                    (None, _) => plan
+                        .facts
+                        .push(Fact::Unknown(format!("a scan column of kind {}", fact.code))),
+                    (Some(_), None) => {}
+                }
+            }
+            FACT_TYPE => plan.facts.push(Fact::Type {
+                id: code(LogicalTypeId::from_code(fact.code), fact.code, &label),
+                aggregate_state: fact.detail == 1,
+            }),
+            FACT_FILE => {
+                if let Some(index) = current_scan(&mut plan) {
+                    plan.scans[index].files.push(label.clone());
+                }
+            }
+            FACT_UNKNOWN => plan.facts.push(Fact::Unknown(label.clone())),
+            other => plan
+                .facts
+                .push(Fact::Unknown(format!("a fact of kind {other}"))),
+        }
+    }
+    plan
+}
+
+fn code<T>(known: Option<T>, code: u32, label: &str) -> Code<T> {
+    match known {
+        Some(value) => Code::Known(value),
+        None => Code::Unrecognised {
+            code,
+            label: label.to_owned(),
+        },
+    }
+}

@@ -1,0 +1,49 @@
+//! Every plan DuckDB prepares on a connection, read as typed facts and judged before it can run.
+//!
+//! # Why
+//!
+//! duckgate decides what a query may do from what DuckDB bound, not from its text. This crate
+//! reads DuckDB's own structures: the `LogicalOperator` tree of each statement, with every bound
+//! expression, function, type, scanned table and column and bound file, walked by a small C++
+//! visitor compiled with DuckDB (`vendor/libduckdb-sys/duckgate/plan_reader.cpp`). Nothing is
+//! serialised or parsed on the way: the facts are DuckDB's enumeration values and names.
+//!
+//! # How
+//!
+//! 1. [`open_in_memory`] opens an in-memory DuckDB through the C API and installs the reader on
+//!    it as an optimizer extension. DuckDB then calls it with every plan it prepares on that
+//!    database, twice: as bound ([`Phase::Bound`], before any optimizer ran, so every object the
+//!    statement references is there and nothing has been evaluated) and optimized
+//!    ([`Phase::Optimized`], what execution will read).
+//! 2. [`arm`] gives one connection a [`Judge`]. From then on, every plan DuckDB prepares on that
+//!    connection is walked and handed to the judge; a refusal makes DuckDB's prepare fail, so the
+//!    plan never runs. This includes a plan DuckDB prepares again at execution (a rebind), and
+//!    every statement the caller derives from the agent's (its own wrappers): whatever is
+//!    prepared on an armed connection is judged. Plans of other connections are not walked.
+//! 3. [`ArmedConnection::plans_judged`] counts the plans judged per phase, so the caller can
+//!    fail closed when DuckDB prepared a statement without calling the reader (for example, with
+//!    its optimizer switched off).
+//!
+//! An operator or expression class the visitor does not know comes as [`Fact::Unknown`], and a
+//! code this crate's enumerations do not know as [`Code::Unrecognised`]: the judge refuses both.
+//! The enumerations are DuckDB 2.0's, checked against DuckDB itself by this crate's tests.
+
+mod enums;
+mod facts;
+mod ffi;
+mod registry;
+
+pub use enums::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
+pub use facts::{
+    Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
+};
+pub use registry::{ArmedConnection, DatabaseToken, Judge, Phase, Verdict, arm, open_in_memory};
+
+/// DuckDB's name for value `code` of one of the enumerations facts carry, as DuckDB's
+/// `EnumUtil` spells it; `None` when DuckDB has no such value. For tests that this crate's
+/// enumerations agree with DuckDB's.
+pub fn duckdb_enum_name(enumeration: enums::Enumeration, code: u32) -> Option<String> {
+    ffi::enum_name(enumeration, code)
+}
+
+pub use enums::Enumeration;
