@@ -231,12 +231,17 @@ impl Engine {
         Ok(())
     }
 
-    /// [`Engine::start_plan_check`], then DuckDB's plan for `sql` prepared and judged, without
-    /// running it: the verdict a request's statement would get.
+    /// [`Engine::start_plan_check`], then DuckDB's plan for `sql` judged as a request's statement
+    /// would be, without reading any row: prepared, and, where DuckDB binds the statement only
+    /// when it runs it (`SHOW TABLES`, `SELECT now()`), its execution started and dropped before
+    /// the first row.
     pub fn check_plan(&mut self, sql: &str) -> Result<(), Failure> {
         self.start_plan_check(sql)?;
-        let query = statement::checked_query(sql);
-        self.prepare(&query, Prepared::Agent).map(drop)
+        let judge = self.judge.clone();
+        let mut stmt = self.prepare(sql, Prepared::Agent)?;
+        drop(stmt.stream_arrow([]).map_err(|e| judge.error_for(&e))?);
+        drop(stmt);
+        self.ensure_plan_judged()
     }
 
     /// The catalog name the database is attached as, once attached.

@@ -93,6 +93,9 @@ pub struct Engine {
     /// How many `SHOW <name>` the request's SQL holds, which its plan must show as `SHOW <table>`
     /// scans (see `TreeFacts::shows_by_name`).
     expected_shows: u32,
+    /// The plan counts when the last [`Engine::prepare`] began (see
+    /// [`Engine::ensure_plan_judged`]).
+    prepared_since: std::cell::Cell<(u64, u64)>,
     /// DuckDB's parser on a second connection and thread, so the statement check runs while
     /// the database is being attached (each takes about a millisecond). `None` only inside a
     /// [`Template`], which must stay single-threaded; every request path asks for it through
@@ -358,6 +361,7 @@ impl Engine {
             judge,
             armed,
             expected_shows: 0,
+            prepared_since: std::cell::Cell::new((0, 0)),
             checker: None,
             threads: cfg.threads,
             harden: cfg.harden,

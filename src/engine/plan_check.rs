@@ -201,6 +201,18 @@ impl PlanJudge {
     }
 }
 
+impl PlanJudge {
+    /// The error for a statement DuckDB failed to run: the judge's reason when a plan DuckDB
+    /// bound anew while running it was refused, else DuckDB's own error.
+    pub(crate) fn error_for(&self, error: &duckdb::Error) -> Failure {
+        let verdict = self.statement_verdict();
+        match verdict.refused {
+            Some(refused) => refused.into_error(verdict.privacy),
+            None => query_error(error),
+        }
+    }
+}
+
 impl Judge for PlanJudge {
     fn judge(&self, phase: Phase, facts: &PlanFacts) -> Verdict {
         let Some(rules) = self.state().rules.clone() else {
@@ -225,10 +237,23 @@ impl Judge for PlanJudge {
 
 /// The bound plan: everything the statement references.
 fn check_bound(rules: &PlanRules, facts: &PlanFacts, shown: &mut u32) -> Result<(), Refused> {
+    // The walk meets the root first.
+    let mut root = true;
     for fact in &facts.facts {
+        let at_root = match fact {
+            Fact::Operator(_) => std::mem::replace(&mut root, false),
+            _ => false,
+        };
         match fact {
             Fact::Operator(Code::Known(operator)) => match plan_policy::operator_use(*operator) {
                 OperatorUse::Rows | OperatorUse::Scan => {}
+                OperatorUse::RootWrapper if at_root => {}
+                OperatorUse::RootWrapper => {
+                    return Err(Refused::Unknown(format!(
+                        "the operator {} (it is a statement of its own)",
+                        operator.duckdb_name()
+                    )));
+                }
                 OperatorUse::Refused(why) => {
                     return Err(Refused::Unknown(format!(
                         "the operator {} ({why})",

@@ -14,6 +14,8 @@ pub(super) enum OperatorUse {
     Rows,
     /// A table scan or a table function: the scan's own checks decide.
     Scan,
+    /// DuckDB's own wrapper of the statement: allowed as a plan's root only.
+    RootWrapper,
     /// Refused, and why.
     Refused(&'static str),
 }
@@ -85,10 +87,13 @@ pub(super) fn operator_use(operator: LogicalOperatorType) -> OperatorUse {
         | Op::Reset
         | Op::UpdateExtensions
         | Op::CreateSecret => OperatorUse::Refused(WRITES),
+        // DuckDB's C API prepares each statement as `PREPARE <generated name> AS <statement>`,
+        // and runs it as `EXECUTE <that name>`: at the root these are DuckDB's own, their
+        // statement judged as the child, or when prepared and whenever bound again. Anywhere
+        // else the query wrote them.
+        Op::Prepare | Op::Execute => OperatorUse::RootWrapper,
         Op::Pragma
         | Op::Transaction
-        | Op::Prepare
-        | Op::Execute
         | Op::Connect
         | Op::Disconnect
         | Op::ExternalResource

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use duckdb::types::Value;
 
 use super::convert::ZoneOffsets;
-use super::errors::{query_error, worker_error};
+use super::errors::worker_error;
 use super::local_time::LocalTime;
 use super::{Engine, sql_identifier};
 use crate::error::ErrorKind;
@@ -31,13 +31,15 @@ impl Engine {
     ) -> Result<PlotData, Failure> {
         self.ensure_lock_held()?;
         let memory = self.memory;
-        let failed = |e: &duckdb::Error| memory.explain(query_error(e));
+        let judge = self.judge.clone();
+        let failed = |e: &duckdb::Error| memory.explain(judge.error_for(e));
         let mut stmt = self
             .prepare(sql, super::run::Prepared::Agent)
             .map_err(|e| memory.explain(e))?;
         // Streaming execution, as in `run_query`: names and types are known once it has
         // started, and rows are produced as they are read.
         drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);
+        self.ensure_plan_judged()?;
         let names: Vec<String> = (0..stmt.column_count())
             .map(|i| stmt.column_name(i).cloned().unwrap_or_default())
             .collect();

@@ -67,9 +67,6 @@ impl Engine {
         if !self.judge.serving() {
             return Ok(stmt);
         }
-        let unseen = |what: &str| {
-            plan_check::Refused::Unknown(what.to_owned()).into_error(verdict.privacy)
-        };
         if stmt.parameter_count() > 0 {
             return Err(worker_error(
                 ErrorKind::InvalidArgument,
@@ -77,15 +74,37 @@ impl Engine {
                  into the query instead.",
             ));
         }
-        let after = (judged(Phase::Bound), judged(Phase::Optimized));
-        if after.0 == before.0 || after.1 == before.1 {
-            return Err(unseen("a statement DuckDB prepared without showing its plan"));
-        }
+        // DuckDB plans a statement that reads no data source but must see the time or other
+        // volatile state (`SELECT now()`) only when it runs it: then the plan is judged at the
+        // start of execution instead, which [`Engine::ensure_plan_judged`] confirms.
+        self.prepared_since.set(before);
         if purpose == Prepared::Agent && verdict.shown_tables < self.expected_shows {
             let refused = refusals::denied("SHOW <setting>", functions::READS_SETTINGS);
             return Err(plan_check::Refused::Because(refused.into()).into_error(verdict.privacy));
         }
         Ok(stmt)
+    }
+
+    /// Fail closed unless, since the last [`Engine::prepare`] began, DuckDB showed the plan check
+    /// both its plans for the statement: when it prepared it, or when it bound it again to start
+    /// running it. Call once execution has started and before any row is read: a statement
+    /// whose plan nobody judged (DuckDB's optimizer switched off, which the locked configuration
+    /// and every check of the SQL keep from happening) is stopped there.
+    pub(super) fn ensure_plan_judged(&self) -> Result<(), Failure> {
+        if !self.judge.serving() {
+            return Ok(());
+        }
+        let (bound, optimized) = self.prepared_since.get();
+        if self.armed.plans_judged(Phase::Bound) > bound
+            && self.armed.plans_judged(Phase::Optimized) > optimized
+        {
+            return Ok(());
+        }
+        let privacy = self.privacy.is_some();
+        Err(plan_check::Refused::Unknown(
+            "a statement DuckDB ran without showing its plan".to_owned(),
+        )
+        .into_error(privacy))
     }
 
     /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.
@@ -101,7 +120,8 @@ impl Engine {
     ) -> Result<QueryResult, Failure> {
         self.ensure_lock_held()?;
         let memory = self.memory;
-        let query_error = |e: &duckdb::Error| memory.explain(query_error(e));
+        let judge = self.judge.clone();
+        let query_error = |e: &duckdb::Error| memory.explain(judge.error_for(e));
         let started = Instant::now();
         let mut stmt = self.prepare(sql, Prepared::Agent).map_err(|e| memory.explain(e))?;
         let declared: Vec<ColumnType> = (0..stmt.column_count())
@@ -134,6 +154,7 @@ impl Engine {
         // Streaming execution: DuckDB produces chunks as we fetch them, so stopping early stops
         // the work (a plain `query` would materialise the whole result first).
         drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
+        self.ensure_plan_judged()?;
 
         let column_count = stmt.column_count();
         let mut types = Vec::with_capacity(column_count);

@@ -202,7 +202,7 @@ fn statements_that_are_not_queries_come_as_what_the_walk_cannot_read() {
         bound
             .facts
             .iter()
-            .any(|f| matches!(f, Fact::Unknown(what) if what.contains("LOGICAL_CREATE_TABLE"))),
+            .any(|f| matches!(f, Fact::Unknown(what) if what.contains("CREATE_TABLE"))),
         "{bound:?}"
     );
 }
@@ -215,4 +215,22 @@ fn a_connection_that_is_not_armed_is_not_judged() {
     assert!(recorder.take().is_empty());
     conn.prepare("SELECT 1").expect("prepare");
     assert_eq!(recorder.take().len(), 2);
+}
+
+#[test]
+fn print_what_prepare_and_execute_show() {
+    let (conn, recorder) = setup();
+    let mut stmt = conn.prepare("SELECT glucose FROM readings").expect("prepare");
+    for (phase, facts) in recorder.take() {
+        eprintln!("PREPARE {phase:?}: {:?}", operators(&facts));
+    }
+    let rows: Vec<i32> = stmt.query_map([], |r| r.get(0)).unwrap().map(|r| r.unwrap()).collect();
+    eprintln!("rows {rows:?}");
+    for (phase, facts) in recorder.take() {
+        eprintln!("EXECUTE {phase:?}: {:?} {:?}", operators(&facts), facts.facts.iter().filter(|f| matches!(f, Fact::Unknown(_))).collect::<Vec<_>>());
+    }
+    let _: i64 = conn.query_row("SELECT 42", [], |r| r.get(0)).unwrap();
+    for (phase, facts) in recorder.take() {
+        eprintln!("CONST {phase:?}: {:?}", operators(&facts));
+    }
 }

@@ -312,6 +312,14 @@ private:
 		case LogicalOperatorType::LOGICAL_EXPLAIN:
 			// All they hold is in their expressions and children.
 			break;
+		case LogicalOperatorType::LOGICAL_PREPARE:
+			// DuckDB's C API prepares every statement as `PREPARE <generated name> AS <statement>`:
+			// the statement's plan is this operator's child. The judge allows it only at the root.
+			break;
+		case LogicalOperatorType::LOGICAL_EXECUTE:
+			// Runs a statement prepared before, whose plan was judged then, and is judged again
+			// whenever DuckDB binds it anew. The judge allows it only at the root.
+			break;
 		case LogicalOperatorType::LOGICAL_COPY_TO_FILE:
 		case LogicalOperatorType::LOGICAL_COPY_DATABASE:
 		case LogicalOperatorType::LOGICAL_INSERT:
@@ -333,8 +341,6 @@ private:
 		case LogicalOperatorType::LOGICAL_ATTACH:
 		case LogicalOperatorType::LOGICAL_DETACH:
 		case LogicalOperatorType::LOGICAL_CREATE_TRIGGER:
-		case LogicalOperatorType::LOGICAL_PREPARE:
-		case LogicalOperatorType::LOGICAL_EXECUTE:
 		case LogicalOperatorType::LOGICAL_EXPORT:
 		case LogicalOperatorType::LOGICAL_VACUUM:
 		case LogicalOperatorType::LOGICAL_SET:
