@@ -37,6 +37,8 @@ enum Job {
     },
     /// Statements that change global settings only.
     Configure(String),
+    /// One SELECT as DuckDB writes its syntax tree back out (`statement::render_select`).
+    Render(String),
 }
 
 /// The checker thread's end of the conversation: jobs in, one answer per job out, on a
@@ -45,6 +47,7 @@ pub(super) struct Checker {
     jobs: Sender<Job>,
     verdicts: Receiver<Result<TreeFacts, Failure>>,
     configured: Receiver<Result<(), Failure>>,
+    rendered: Receiver<Result<String, Failure>>,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -72,6 +75,7 @@ impl Checker {
         let (jobs, incoming) = mpsc::channel::<Job>();
         let (verdict_out, verdicts) = mpsc::channel();
         let (configured_out, configured) = mpsc::channel();
+        let (rendered_out, rendered) = mpsc::channel();
         std::thread::Builder::new()
             .name("duckgate-check".into())
             .stack_size(STACK_BYTES)
@@ -91,6 +95,9 @@ impl Checker {
                                 .send(statement::check(&own, &sql, &rules))
                                 .is_ok()
                         }
+                        Job::Render(sql) => rendered_out
+                            .send(statement::render_select(&own, &sql))
+                            .is_ok(),
                         Job::Configure(sql) => configured_out
                             .send(own.execute_batch(&sql).map_err(|e| {
                                 worker_error(
@@ -115,6 +122,7 @@ impl Checker {
             jobs,
             verdicts,
             configured,
+            rendered,
         })
     }
 
@@ -156,6 +164,15 @@ impl Checker {
             .send(Job::Configure(sql))
             .map_err(|_| checker_gone())?;
         Ok(PendingConfigure { _private: () })
+    }
+
+    /// `sql` (exactly one SELECT) as DuckDB writes its syntax tree back out, made on the
+    /// checker's connection, where no request's plan check judges the statements that do it.
+    pub(super) fn render_select(&self, sql: &str) -> Result<String, Failure> {
+        self.jobs
+            .send(Job::Render(sql.to_owned()))
+            .map_err(|_| checker_gone())?;
+        self.rendered.recv().map_err(|_| checker_gone())?
     }
 
     /// Wait until submitted settings are in force. A checker that died gives an error.

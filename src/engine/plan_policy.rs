@@ -217,8 +217,10 @@ pub(super) fn type_allowed(id: LogicalTypeId) -> Result<(), &'static str> {
         // and the internal values some aggregates' states and bindings carry: data of the query's
         // own rows, never a route to anything else.
         T::LegacyAggregateState | T::Pointer | T::Validity => Ok(()),
+        // A subquery's rows handed to a table-in-out function (`summary((SELECT …))`): the
+        // subquery is planned as the function's child and judged like any other plan.
+        T::Table => Ok(()),
         T::Type => Err("it is a type built from text at run time"),
         T::Unbound | T::Template => Err("it exists only while DuckDB binds"),
-        T::Table => Err("it is a table as a value, which only table-in functions take"),
     }
 }

@@ -314,7 +314,10 @@ impl Engine {
     /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
     /// [`Engine::run_query`] applies to multi-statement text.
     pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, Failure> {
-        let explain = format!("EXPLAIN (FORMAT JSON) {sql}");
+        // Built from DuckDB's syntax tree of the one SELECT, never by prefixing the agent's text:
+        // what follows `EXPLAIN (FORMAT JSON)` is exactly the statement DuckDB parsed.
+        let select = self.checker()?.render_select(sql)?;
+        let explain = format!("EXPLAIN (FORMAT JSON) {select}");
         let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
         let mut plans = serde_json::Map::new();
         for row in &result.rows {

@@ -92,6 +92,16 @@ fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     }
 }
 
+/// `sql`, which must be exactly one `SELECT` to DuckDB's parser, as DuckDB writes that syntax
+/// tree back out (`json_deserialize_sql`): the one statement DuckDB parsed, with nothing before
+/// or after it, so a statement built around it (`EXPLAIN (FORMAT JSON) …`) holds exactly it.
+pub(crate) fn render_select(conn: &Connection, sql: &str) -> Result<String, Failure> {
+    let tree = parse_single_select(conn, sql)?;
+    conn.prepare_cached("SELECT json_deserialize_sql(?::JSON)")
+        .and_then(|mut stmt| stmt.query_row([tree.to_string()], |row| row.get(0)))
+        .map_err(|e| query_error(&e))
+}
+
 /// DuckDB's syntax tree of `sql` (`json_serialize_sql`), which must be exactly one `SELECT`.
 pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, Failure> {
     // The SQL travels as a bound parameter: it is data to the serializer, never executed.

@@ -83,6 +83,19 @@ const CLASSES: &[(&str, &str)] = &[
     ("interval_range", "INTERVAL across its whole range"),
     ("json_null", "JSON null against SQL NULL"),
     ("unnamed_tuples", "unnamed tuples, by position"),
+    (
+        "aggregate_states",
+        "aggregate states: EXPORT_STATE, finalize and combine",
+    ),
+    ("bit_bignum", "BIT and BIGNUM values and constants"),
+    (
+        "ctes_and_lateral",
+        "materialized CTEs and lateral joins",
+    ),
+    (
+        "method_calls",
+        "method calls x.f(…), on columns, literals and chains",
+    ),
 ];
 
 /// Why PIVOT without IN stays refused (SECURITY.md, "PIVOT without an IN list"): DuckDB runs it as

@@ -71,13 +71,14 @@ fn every_locked_crate_comes_from_crates_io() {
         [
             "duckdb-oracle",
             "duckgate",
+            "duckgate-plan-reader",
             "duckgate-test-kit",
             "duckgate-validate",
             "libduckdb-sys",
             "zygote-fork"
         ],
         "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
-         (crates/zygote-fork), its test kit (crates/duckgate-test-kit) and test-only oracle \
+         (crates/zygote-fork), its plan reader (crates/plan-reader), its test kit (crates/duckgate-test-kit) and test-only oracle \
          (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
          path packages"
     );

@@ -1505,3 +1505,197 @@ SELECT row('x') AS t;
 -- name: tuple_without_an_alias
 -- category: unnamed_tuples
 SELECT (1, 2);
+
+-------------------------------------------------------------------------------------------------
+-- What a plan read through json_serialize_plan refused: aggregate states, BIT and BIGNUM
+-- constants, USING KEY with aggregates, materialized and lateral CTEs; and method calls
+-------------------------------------------------------------------------------------------------
+
+-- name: aggregate_state_finalized_per_patient
+-- category: aggregate_states
+-- ordered: yes
+SELECT patient_id, finalize(avg(glucose) EXPORT_STATE) AS mean FROM readings GROUP BY patient_id ORDER BY patient_id;
+
+-- name: aggregate_state_combined_across_years
+-- category: aggregate_states
+SELECT finalize(combine(a.s, b.s)) AS lowest FROM (SELECT min(glucose) EXPORT_STATE AS s FROM readings WHERE year = 2022) a, (SELECT min(glucose) EXPORT_STATE AS s FROM readings WHERE year = 2024) b;
+
+-- name: aggregate_state_type_name
+-- category: aggregate_states
+SELECT typeof(sum(glucose) EXPORT_STATE) AS t FROM readings;
+
+-- name: aggregate_state_count_finalized
+-- category: aggregate_states
+SELECT finalize(count(*) EXPORT_STATE) AS n FROM readings;
+
+-- name: aggregate_state_quantile
+-- category: aggregate_states
+SELECT finalize(approx_quantile(glucose, 0.5) EXPORT_STATE) AS median FROM readings;
+
+-- name: aggregate_state_grouped_combine
+-- category: aggregate_states
+SELECT finalize(combine(s, s)) AS doubled FROM (SELECT sum(glucose) EXPORT_STATE AS s FROM readings WHERE patient_id = 1);
+
+-- name: aggregate_state_value_returned
+-- category: aggregate_states
+SELECT sum(glucose) EXPORT_STATE AS s FROM readings;
+
+-- name: aggregate_state_list
+-- category: aggregate_states
+-- ordered: yes
+SELECT finalize(list(patient_id ORDER BY patient_id) EXPORT_STATE) AS ids FROM patients;
+
+-- name: aggregate_state_string_agg
+-- category: aggregate_states
+-- ordered: yes
+SELECT finalize(string_agg(name, ',' ORDER BY name) EXPORT_STATE) AS names FROM patients;
+
+-- name: aggregate_state_stddev
+-- category: aggregate_states
+SELECT round(finalize(stddev_samp(glucose) EXPORT_STATE), 6) AS sd FROM readings;
+
+-- name: bit_constant
+-- category: bit_bignum
+SELECT '101010'::BIT AS b;
+
+-- name: bit_functions
+-- category: bit_bignum
+SELECT bit_count('1101'::BIT) AS ones, get_bit('0110'::BIT, 1) AS second, bit_length('1011'::BIT) AS len;
+
+-- name: bit_padded
+-- category: bit_bignum
+SELECT bitstring('1010', 8) AS padded;
+
+-- name: bit_operators
+-- category: bit_bignum
+SELECT ('1100'::BIT & '1010'::BIT) AS a, ('1100'::BIT | '1010'::BIT) AS o, xor('1100'::BIT, '1010'::BIT) AS x;
+
+-- name: bit_from_integer
+-- category: bit_bignum
+SELECT 5::BIT AS five;
+
+-- name: bignum_literal
+-- category: bit_bignum
+SELECT 4832904823908104981209840981240981277::BIGNUM AS n;
+
+-- name: bignum_type_of_a_huge_literal
+-- category: bit_bignum
+SELECT typeof(4832904823908104981209840981240981277480948309480934809348) AS t;
+
+-- name: bignum_arithmetic
+-- category: bit_bignum
+SELECT 99999999999999999999999999999999999999999::BIGNUM + 1 AS n;
+
+-- name: bignum_comparison
+-- category: bit_bignum
+SELECT 12345678901234567890123456789012345678901::BIGNUM > 1::BIGNUM AS bigger;
+
+-- name: bignum_in_a_list
+-- category: bit_bignum
+SELECT [1::BIGNUM, 100000000000000000000000000000000000000000::BIGNUM] AS l;
+
+-- name: using_key_with_aggregates
+-- category: using_key
+WITH RECURSIVE t(k, v) USING KEY (k, max(v)) AS (SELECT 1, 1 UNION SELECT k, v + 1 FROM t WHERE v < 5) SELECT * FROM t;
+
+-- name: table_in_out_summary
+-- category: table_functions
+-- ordered: yes
+SELECT * FROM summary((SELECT glucose FROM readings WHERE patient_id = 1 ORDER BY glucose LIMIT 3));
+
+-- name: cte_materialized_per_patient
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT * FROM (WITH m AS MATERIALIZED (SELECT patient_id, avg(glucose) AS mean FROM readings GROUP BY patient_id) SELECT * FROM m) ORDER BY patient_id;
+
+-- name: cte_materialized_twice
+-- category: ctes_and_lateral
+-- ordered: yes
+WITH m AS MATERIALIZED (SELECT patient_id, count(*) AS n FROM readings GROUP BY patient_id) SELECT a.patient_id, a.n + b.n AS twice FROM m a JOIN m b USING (patient_id) ORDER BY 1;
+
+-- name: cte_not_materialized
+-- category: ctes_and_lateral
+-- ordered: yes
+WITH m AS NOT MATERIALIZED (SELECT patient_id, max(glucose) AS top FROM readings GROUP BY patient_id) SELECT * FROM m WHERE top > 200 ORDER BY 1;
+
+-- name: cte_materialized_in_a_subquery
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT patient_id FROM patients WHERE patient_id IN (WITH m AS MATERIALIZED (SELECT DISTINCT patient_id FROM readings WHERE year = 2023) SELECT * FROM m) ORDER BY 1;
+
+-- name: cte_materialized_nested
+-- category: ctes_and_lateral
+-- ordered: yes
+WITH a AS MATERIALIZED (SELECT patient_id, glucose FROM readings), b AS MATERIALIZED (SELECT patient_id, min(glucose) AS low FROM a GROUP BY 1) SELECT * FROM b ORDER BY 1;
+
+-- name: lateral_join_count
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT p.patient_id, l.n FROM patients p, LATERAL (SELECT count(*) AS n FROM readings r WHERE r.patient_id = p.patient_id) l ORDER BY 1;
+
+-- name: lateral_unnest_list
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT p.name, u.x FROM patients p, LATERAL unnest([p.patient_id, p.patient_id * 10]) u(x) ORDER BY 1, 2;
+
+-- name: lateral_top_reading
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT p.name, t.glucose FROM patients p, LATERAL (SELECT glucose FROM readings r WHERE r.patient_id = p.patient_id ORDER BY glucose DESC LIMIT 1) t ORDER BY 1;
+
+-- name: lateral_left_join
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT p.name, t.reason FROM patients p LEFT JOIN LATERAL (SELECT reason FROM clinic.visits v WHERE v.patient_id = p.patient_id ORDER BY visit_id LIMIT 1) t ON true ORDER BY 1;
+
+-- name: lateral_range
+-- category: ctes_and_lateral
+-- ordered: yes
+SELECT p.patient_id, g.i FROM patients p, LATERAL range(p.patient_id) g(i) ORDER BY 1, 2;
+
+-- name: method_call_on_a_column
+-- category: method_calls
+-- ordered: yes
+SELECT name.upper() AS n FROM patients ORDER BY 1;
+
+-- name: method_call_on_a_qualified_column
+-- category: method_calls
+-- ordered: yes
+SELECT p.name.lower() AS n FROM patients p ORDER BY 1;
+
+-- name: method_call_chain
+-- category: method_calls
+-- ordered: yes
+SELECT p.name.lower().length() AS n FROM patients p ORDER BY 1;
+
+-- name: method_call_on_a_literal
+-- category: method_calls
+SELECT 'duck'.upper() AS s;
+
+-- name: method_call_on_a_list
+-- category: method_calls
+SELECT [1, 2, 3].list_transform(x -> x * 2) AS l;
+
+-- name: method_call_with_arguments
+-- category: method_calls
+-- ordered: yes
+SELECT name.replace('a', 'o') AS n FROM patients ORDER BY 1;
+
+-- name: method_call_on_a_date
+-- category: method_calls
+-- ordered: yes
+SELECT born.year() AS y FROM patients ORDER BY 1;
+
+-- name: method_call_in_a_where
+-- category: method_calls
+-- ordered: yes
+SELECT patient_id FROM patients WHERE name.lower().starts_with('b') ORDER BY 1;
+
+-- name: method_call_then_another
+-- category: method_calls
+-- ordered: yes
+SELECT name.left(1).lower() AS n FROM patients ORDER BY 1;
+
+-- name: method_call_on_an_aggregate
+-- category: method_calls
+SELECT sum(glucose).abs() AS s FROM readings;

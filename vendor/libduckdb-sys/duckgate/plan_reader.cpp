@@ -458,19 +458,19 @@ private:
 		}
 		case ExpressionClass::BOUND_WINDOW: {
 			auto &window = expression.Cast<BoundWindowExpression>();
-			if (window.WindowFunction()) {
+			if (window.AggregateFunction()) {
+				// An aggregate over a window: DuckDB binds it as the aggregate inside a window function
+				// named after its expression type (WINDOW_AGGREGATE); the aggregate is what computes.
+				facts.Add(DUCKGATE_FACT_AGGREGATE_FUNCTION, static_cast<uint32_t>(AggregateStateExportMode::NONE), 0,
+				          window.AggregateFunction()->GetName().GetIdentifierName(),
+				          PathOf(window.AggregateFunction()->GetQualifiedName()));
+			} else if (window.WindowFunction()) {
 				facts.Add(DUCKGATE_FACT_WINDOW_FUNCTION, static_cast<uint32_t>(window.GetExpressionType()), 0,
 				          window.WindowFunction()->GetName().GetIdentifierName(),
 				          PathOf(window.WindowFunction()->GetQualifiedName()));
 			} else {
 				facts.Add(DUCKGATE_FACT_WINDOW_FUNCTION, static_cast<uint32_t>(window.GetExpressionType()), 0,
 				          ExpressionTypeToString(window.GetExpressionType()));
-			}
-			if (window.AggregateFunction()) {
-				facts.Add(DUCKGATE_FACT_AGGREGATE_FUNCTION,
-				          static_cast<uint32_t>(AggregateStateExportMode::NONE), 0,
-				          window.AggregateFunction()->GetName().GetIdentifierName(),
-				          PathOf(window.AggregateFunction()->GetQualifiedName()));
 			}
 			break;
 		}

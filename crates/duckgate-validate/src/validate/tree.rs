@@ -315,18 +315,21 @@ impl Walk<'_, '_> {
             Some("SHOW_REF") => self.show(map)?,
             _ => {}
         }
-        // A function or type named with a catalog must be DuckDB's built-in one (`system`) or
-        // the attached database's: any other catalog (the private one under privacy rules,
-        // `temp`, `memory`) holds nothing an agent may reach.
-        if let (Some("FUNCTION" | "TYPE"), Some(Json::String(catalog))) =
+        // A type named with a catalog must be DuckDB's built-in one (`system`) or the attached
+        // database's: any other catalog (the private one under privacy rules, `temp`,
+        // `memory`) holds nothing an agent may reach. A function's qualification is no such
+        // evidence: DuckDB's parser leaves `d.model.upper()` as `upper` qualified by `d.model`,
+        // and its binder reads that as a method call on the column `d.model` when `d` is no
+        // catalog. The plan check holds every bound function to DuckDB's built-ins (catalog
+        // `system`) and reads a stored macro's expanded body.
+        if let (Some("TYPE"), Some(Json::String(catalog))) =
             (map.get("class").and_then(Json::as_str), map.get("catalog"))
             && !catalog.is_empty()
             && !catalog.eq_ignore_ascii_case("system")
             && !catalog.eq_ignore_ascii_case(self.rules.database)
         {
             let name = map
-                .get("function_name")
-                .or_else(|| map.get("type_name"))
+                .get("type_name")
                 .and_then(Json::as_str)
                 .unwrap_or_default();
             return Err(other_catalog(&format!("{catalog}.{name}")));
