@@ -60,8 +60,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use duckdb::Connection;
 use duckgate_plan_reader::{
-    Code, ColumnKind, Fact, FunctionFact, FunctionKind, Judge, Phase, PlanFacts, ScanFacts,
-    Verdict,
+    Code, ColumnKind, Fact, FunctionFact, FunctionKind, Judge, Phase, PlanFacts, ScanFacts, Verdict,
 };
 use serde_json::Value as Json;
 
@@ -788,7 +787,10 @@ mod tests {
             Fact::Expression(Code::Known(ExpressionClass::BoundSubquery)),
             Fact::Unknown("the contents of LOGICAL_PRAGMA".into()),
         ] {
-            assert!(!judge(vec![projection.clone(), refused.clone()], vec![]), "{refused:?}");
+            assert!(
+                !judge(vec![projection.clone(), refused.clone()], vec![]),
+                "{refused:?}"
+            );
         }
         let scan = |catalog: &str, files: Vec<String>| ScanFacts {
             function: vec!["system".into(), "main".into(), "seq_scan".into()],

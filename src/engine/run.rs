@@ -8,10 +8,10 @@ use std::time::Instant;
 
 use serde_json::Value as Json;
 
-use super::{Engine, plan_check};
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
+use super::{Engine, plan_check, statement};
 use crate::error::ErrorKind;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
 use crate::validate::{functions, refusals};
@@ -123,7 +123,9 @@ impl Engine {
         let judge = self.judge.clone();
         let query_error = |e: &duckdb::Error| memory.explain(judge.error_for(e));
         let started = Instant::now();
-        let mut stmt = self.prepare(sql, Prepared::Agent).map_err(|e| memory.explain(e))?;
+        let mut stmt = self
+            .prepare(sql, Prepared::Agent)
+            .map_err(|e| memory.explain(e))?;
         let declared: Vec<ColumnType> = (0..stmt.column_count())
             .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
             .collect();
@@ -315,8 +317,11 @@ impl Engine {
     /// [`Engine::run_query`] applies to multi-statement text.
     pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, Failure> {
         // Built from DuckDB's syntax tree of the one SELECT, never by prefixing the agent's text:
-        // what follows `EXPLAIN (FORMAT JSON)` is exactly the statement DuckDB parsed.
-        let select = self.checker()?.render_select(sql)?;
+        // what follows `EXPLAIN (FORMAT JSON)` is exactly the statement DuckDB parsed. The query
+        // the checks read (`statement::checked_query`) is what is explained: the explained
+        // query of an `EXPLAIN`, the `SELECT` a `CALL` binds as.
+        let query = statement::checked_query(sql);
+        let select = self.checker()?.render_select(&query)?;
         let explain = format!("EXPLAIN (FORMAT JSON) {select}");
         let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
         let mut plans = serde_json::Map::new();

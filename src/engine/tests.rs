@@ -569,3 +569,20 @@ fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
         assert!(err.message.contains("released its lock"), "{}", err.message);
     }
 }
+
+/// A STRUCT's fields keep DuckDB's order in the JSON text of the row (DuckDB's own rendering
+/// lists them as declared), nested structs too; sorted keys would answer a different value.
+#[test]
+fn struct_fields_keep_duckdbs_order_in_the_reply_text() {
+    let dir = TempDir::new("struct-order");
+    let db = small_db(&dir);
+    let mut engine = attached(&db, "256MB");
+    let (_, row) = one_row(
+        &mut engine,
+        "SELECT {'zeta': 1, 'alpha': {'y': 2, 'b': 3}, 'mid': 'x'} AS s",
+    );
+    assert_eq!(
+        serde_json::to_string(&row).unwrap(),
+        r#"[{"zeta":1,"alpha":{"y":2,"b":3},"mid":"x"}]"#
+    );
+}

@@ -88,10 +88,7 @@ const CLASSES: &[(&str, &str)] = &[
         "aggregate states: EXPORT_STATE, finalize and combine",
     ),
     ("bit_bignum", "BIT and BIGNUM values and constants"),
-    (
-        "ctes_and_lateral",
-        "materialized CTEs and lateral joins",
-    ),
+    ("ctes_and_lateral", "materialized CTEs and lateral joins"),
     (
         "method_calls",
         "method calls x.f(…), on columns, literals and chains",

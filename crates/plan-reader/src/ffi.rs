@@ -137,9 +137,8 @@ pub(crate) fn open_in_memory_raw(
     let opened = configured.and_then(|()| {
         let path = c":memory:";
         // SAFETY: valid path, out pointers and a live config.
-        let status = unsafe {
-            duckdb_c::duckdb_open_ext(path.as_ptr(), &mut database, config, &mut error)
-        };
+        let status =
+            unsafe { duckdb_c::duckdb_open_ext(path.as_ptr(), &mut database, config, &mut error) };
         // SAFETY: `error` is null or a `duckdb_malloc`ed message owned by us.
         let message = unsafe { take_duckdb_string(error) };
         match status {
@@ -259,9 +258,10 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                         index: fact.detail,
                         name: label.clone(),
                     }),
-                    (None, _) => plan
-                        .facts
-                        .push(Fact::Unknown(format!("a scan column of kind {}", fact.code))),
+                    (None, _) => plan.facts.push(Fact::Unknown(format!(
+                        "a scan column of kind {}",
+                        fact.code
+                    ))),
                     (Some(_), None) => {}
                 }
             }

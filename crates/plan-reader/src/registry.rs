@@ -63,7 +63,9 @@ static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 fn armed() -> MutexGuard<'static, Option<HashMap<(u64, u64), Armed>>> {
     // A judge never runs under this lock, so a poisoned lock only means a panic elsewhere
     // between a get and an insert: the map is still whole.
-    ARMED.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    ARMED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Open an in-memory DuckDB with `settings` (DuckDB's configuration options, applied at open)

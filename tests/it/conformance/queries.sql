@@ -1542,12 +1542,10 @@ SELECT sum(glucose) EXPORT_STATE AS s FROM readings;
 
 -- name: aggregate_state_list
 -- category: aggregate_states
--- ordered: yes
 SELECT finalize(list(patient_id ORDER BY patient_id) EXPORT_STATE) AS ids FROM patients;
 
 -- name: aggregate_state_string_agg
 -- category: aggregate_states
--- ordered: yes
 SELECT finalize(string_agg(name, ',' ORDER BY name) EXPORT_STATE) AS names FROM patients;
 
 -- name: aggregate_state_stddev
@@ -1600,7 +1598,6 @@ WITH RECURSIVE t(k, v) USING KEY (k, max(v)) AS (SELECT 1, 1 UNION SELECT k, v +
 
 -- name: table_in_out_summary
 -- category: table_functions
--- ordered: yes
 SELECT * FROM summary((SELECT glucose FROM readings WHERE patient_id = 1 ORDER BY glucose LIMIT 3));
 
 -- name: cte_materialized_per_patient

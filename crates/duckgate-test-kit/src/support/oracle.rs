@@ -122,6 +122,8 @@ impl OracleType {
                     LogicalTypeId::Interval
                         | LogicalTypeId::TimeTZ
                         | LogicalTypeId::TimeNs
+                        | LogicalTypeId::Bit
+                        | LogicalTypeId::Bignum
                         | LogicalTypeId::Variant
                         | LogicalTypeId::SqlNull
                 )
@@ -161,9 +163,12 @@ impl OracleType {
             return "VARCHAR".into();
         };
         match id {
-            LogicalTypeId::Interval | LogicalTypeId::TimeTZ | LogicalTypeId::TimeNs => {
-                "VARCHAR".into()
-            }
+            // BIT and BIGNUM reach the crate as their storage bytes; DuckDB's text is the value.
+            LogicalTypeId::Interval
+            | LogicalTypeId::TimeTZ
+            | LogicalTypeId::TimeNs
+            | LogicalTypeId::Bit
+            | LogicalTypeId::Bignum => "VARCHAR".into(),
             LogicalTypeId::Variant => "JSON".into(),
             LogicalTypeId::SqlNull => "INTEGER".into(),
             LogicalTypeId::List | LogicalTypeId::Array => {
@@ -193,8 +198,6 @@ impl OracleType {
             LogicalTypeId::Float => "FLOAT".into(),
             LogicalTypeId::Double => "DOUBLE".into(),
             LogicalTypeId::Blob => "BLOB".into(),
-            LogicalTypeId::Bit => "BIT".into(),
-            LogicalTypeId::Bignum => "BIGNUM".into(),
             LogicalTypeId::Uuid => "UUID".into(),
             LogicalTypeId::Date => "DATE".into(),
             LogicalTypeId::Time => "TIME".into(),
@@ -366,7 +369,7 @@ impl Oracle {
 /// exactly (else text), DECIMAL as exact text, dates and times in ISO 8601 (TIMESTAMPTZ and TIMESTAMPTZ_NS
 /// as local time with its offset, from DuckDB's own text), INTERVAL as an ISO 8601 duration with a sign per component, JSON by `json`, LIST
 /// as arrays, STRUCT as objects (a tuple as an array, by position), MAP as `[{"key", "value"}]`,
-/// BLOB and GEOMETRY (WKB) as base64; TIME WITH TIME ZONE, TIME_NS and TIMESTAMPTZ_NS as
+/// BLOB and GEOMETRY (WKB) as base64; BIT, BIGNUM, TIME WITH TIME ZONE, TIME_NS and TIMESTAMPTZ_NS as
 /// DuckDB's own text, VARIANT as its JSON value.
 pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Json {
     let id = ty.and_then(|t| t.id);
