@@ -147,6 +147,8 @@ struct JudgeState {
     refused: Option<Refused>,
     /// `SHOW <table>` scans (`pragma_show`) in the bound plans since then.
     shown_tables: u32,
+    /// DuckDB's names of the last optimized plan's result types since then.
+    result_types: Option<Vec<String>>,
 }
 
 /// What the judge found for one statement's prepare.
@@ -184,6 +186,13 @@ impl PlanJudge {
         let mut state = self.state();
         state.refused = None;
         state.shown_tables = 0;
+        state.result_types = None;
+    }
+
+    /// DuckDB's names of the result column types of the last optimized plan judged since
+    /// [`PlanJudge::begin_statement`], when DuckDB had resolved them.
+    pub(crate) fn result_types(&self) -> Option<Vec<String>> {
+        self.state().result_types.clone()
     }
 
     /// What the judge found since [`PlanJudge::begin_statement`].
@@ -214,6 +223,9 @@ impl PlanJudge {
 
 impl Judge for PlanJudge {
     fn judge(&self, phase: Phase, facts: &PlanFacts) -> Verdict {
+        if phase == Phase::Optimized && !facts.result_types.is_empty() {
+            self.state().result_types = Some(facts.result_types.clone());
+        }
         let Some(rules) = self.state().rules.clone() else {
             return Verdict::Allow;
         };
@@ -749,7 +761,12 @@ mod tests {
             privacy: None,
         };
         let judge = |facts: Vec<Fact>, scans: Vec<ScanFacts>| {
-            check_bound(&rules, &PlanFacts { facts, scans }, &mut 0).is_ok()
+            let plan = PlanFacts {
+                facts,
+                scans,
+                result_types: Vec::new(),
+            };
+            check_bound(&rules, &plan, &mut 0).is_ok()
         };
         let scalar = |path: &[&str]| {
             Fact::Function(FunctionFact {

@@ -129,6 +129,13 @@ impl Engine {
         let declared: Vec<ColumnType> = (0..stmt.column_count())
             .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
             .collect();
+        // DuckDB's own names of the result's types (`ENUM('a', 'b')`, `STRUCT("inner" INTEGER)`),
+        // from the optimized plan the judge was shown, when DuckDB planned the statement as it
+        // prepared it (one that reads no table is planned when it runs: see below).
+        let duckdb_types = |types: Option<Vec<String>>| {
+            types.filter(|types: &Vec<String>| types.len() == declared.len())
+        };
+        let prepared_types = duckdb_types(self.judge.result_types());
         let twins: Vec<Option<ColumnType>> = declared.iter().map(ColumnType::decodable).collect();
         // Columns the client library cannot decode faithfully are rendered by DuckDB itself: the
         // statement runs inside one that casts those columns (see `RenderedQuery`).
@@ -146,7 +153,9 @@ impl Engine {
         // `"year"`); its own spelling of such a column's type is taken from DESCRIBE, before the
         // result opens (a connection with an open result prepares nothing else).
         let described = match &rendered {
-            None if declared.iter().any(ColumnType::has_named_members) => {
+            None if prepared_types.is_none()
+                && declared.iter().any(ColumnType::has_named_members) =>
+            {
                 crate::validate::without_terminator(sql)
                     .and_then(|body| self.described_columns(body).ok())
                     .filter(|described| described.len() == declared.len())
@@ -157,6 +166,11 @@ impl Engine {
         // the work (a plain `query` would materialise the whole result first).
         drop(stmt.stream_arrow([]).map_err(|e| query_error(&e))?);
         self.ensure_plan_judged()?;
+        // The types of the plan that runs: planned at prepare, or now that it has started.
+        let duckdb_types = match &rendered {
+            Some(_) => None,
+            None => prepared_types.or_else(|| duckdb_types(self.judge.result_types())),
+        };
 
         let column_count = stmt.column_count();
         let mut types = Vec::with_capacity(column_count);
@@ -175,10 +189,17 @@ impl Engine {
                     }),
                 None => ColumnMeta {
                     name: stmt.column_name(i).cloned().unwrap_or_default(),
-                    data_type: described
+                    data_type: duckdb_types
                         .as_ref()
-                        .and_then(|d| d.get(i))
-                        .map_or_else(|| ty.type_name(), |d| d.data_type.clone()),
+                        .and_then(|types| types.get(i))
+                        .or_else(|| {
+                            described
+                                .as_ref()
+                                .and_then(|d| d.get(i))
+                                .map(|d| &d.data_type)
+                        })
+                        .cloned()
+                        .unwrap_or_else(|| ty.type_name()),
                 },
             };
             columns.push(meta);
@@ -269,6 +290,8 @@ impl Engine {
         };
         let body = crate::validate::without_terminator(sql)
             .ok_or_else(|| cannot_render("its text holds an escape string"))?;
+        // Names and DuckDB's type names of the original columns (the crate gives names only once
+        // a statement has run).
         let columns = self
             .described_columns(body)
             .map_err(|e| cannot_render(e.message.lines().next().unwrap_or_default()))?;

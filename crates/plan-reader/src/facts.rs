@@ -112,4 +112,7 @@ pub struct PlanFacts {
     pub facts: Vec<Fact>,
     /// Each LOGICAL_GET, with its table, columns and files.
     pub scans: Vec<ScanFacts>,
+    /// Only for an optimized plan: DuckDB's name of each result column's type, in order
+    /// (`ENUM('a', 'b')`), for naming types in a reply; empty when DuckDB had not resolved them.
+    pub result_types: Vec<String>,
 }

@@ -62,6 +62,7 @@ const FACT_SCAN_COLUMN: u32 = 8;
 const FACT_TYPE: u32 = 9;
 const FACT_FILE: u32 = 10;
 const FACT_UNKNOWN: u32 = 11;
+const FACT_RESULT_TYPE: u32 = 12;
 
 /// `AggregateStateExportMode::STATE_EXPORT`.
 const STATE_EXPORT: u32 = 2;
@@ -275,6 +276,7 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                 }
             }
             FACT_UNKNOWN => plan.facts.push(Fact::Unknown(label.clone())),
+            FACT_RESULT_TYPE => plan.result_types.push(label.clone()),
             other => plan
                 .facts
                 .push(Fact::Unknown(format!("a fact of kind {other}"))),

@@ -535,10 +535,36 @@ private:
 	PlanFacts &facts;
 };
 
+//! The result column types of an optimized plan, by DuckDB's own names. The statement's result is
+//! the root's, or under the C API's LOGICAL_PREPARE root its child's. Types are resolved here as
+//! DuckDB's physical planner resolves them next; a plan whose types cannot be resolved yet gives
+//! none (the names are for the reply, never for a verdict).
+void AddResultTypes(PlanFacts &facts, LogicalOperator &root) {
+	LogicalOperator *result = &root;
+	if (root.type == LogicalOperatorType::LOGICAL_PREPARE) {
+		if (root.children.size() != 1) {
+			return;
+		}
+		result = root.children[0].get();
+	}
+	try {
+		result->ResolveOperatorTypes();
+	} catch (std::exception &) {
+		return;
+	}
+	facts.current_operator = 0;
+	for (idx_t i = 0; i < result->types.size(); i++) {
+		facts.Add(DUCKGATE_FACT_RESULT_TYPE, 0, i, result->types[i].ToString());
+	}
+}
+
 uint32_t Judge(OptimizerExtensionInput &input, duckgate_plan_phase phase, LogicalOperator &plan) {
 	auto &info = static_cast<PlanReaderInfo &>(*input.info);
 	PlanFacts facts;
 	PlanWalk(facts).Walk(plan);
+	if (phase == DUCKGATE_PLAN_OPTIMIZED) {
+		AddResultTypes(facts, plan);
+	}
 	auto &handed = facts.Finish();
 	return info.judge(info.token, input.context.GetConnectionId(), static_cast<uint32_t>(phase), handed.data(),
 	                  handed.size());

@@ -59,6 +59,11 @@ typedef enum duckgate_fact_kind {
 	DUCKGATE_FACT_FILE = 10,
 	/* Something the walk does not know how to read. label: what it was. */
 	DUCKGATE_FACT_UNKNOWN = 11,
+	/* Only in an optimized plan: the type of one result column of the statement (the plan's root,
+	 * or under a LOGICAL_PREPARE root its child; a LOGICAL_EXECUTE's own). detail: the column's
+	 * position; label: DuckDB's name for the type (`ENUM('a', 'b')`, `STRUCT("inner" INTEGER)`). For
+	 * what a reply names a column's type, not for judging. */
+	DUCKGATE_FACT_RESULT_TYPE = 12,
 } duckgate_fact_kind;
 
 /* One piece of text. */
