@@ -20,7 +20,7 @@ async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox
         "within the target range 70–180",
         "── 6. plot {\"kind\":\"tir\"",
         "Time in ranges over",
-        "── 7. plot {\"bins\":40,\"kind\":\"histogram\"",
+        "── 7. plot {\"kind\":\"histogram\"",
         "── 8. plot {\"kind\":\"bar\"",
         "── 9. plot {\"kind\":\"scatter\"",
         "── 10. query {\"sql\":\"DELETE FROM cgm_readings WHERE 1 = 1\"}",

@@ -99,10 +99,7 @@ fn every_prepare_on_an_armed_connection_shows_the_judge_its_bound_and_optimized_
     ] {
         assert!(ops.contains(&op), "{op:?} in {ops:?}");
     }
-    assert_eq!(
-        functions(bound, FunctionKind::Scalar).contains(&"upper".to_owned()),
-        true
-    );
+    assert!(functions(bound, FunctionKind::Scalar).contains(&"upper".to_owned()));
     assert!(
         functions(
             bound,
@@ -156,10 +153,9 @@ fn the_optimized_plan_reads_only_the_view_columns_a_query_uses() {
 fn a_refusal_stops_the_prepare_and_nothing_runs() {
     let (conn, recorder) = setup();
     *recorder.refuse.lock().unwrap() = true;
-    let error = conn
-        .prepare("SELECT count(*) FROM readings")
-        .err()
-        .expect("refused");
+    let Err(error) = conn.prepare("SELECT count(*) FROM readings") else {
+        panic!("the prepare of a refused plan succeeded");
+    };
     assert!(error.to_string().contains("duckgate refused"), "{error}");
     // The bound plan was judged; the optimizer never ran.
     let phases: Vec<Phase> = recorder.take().iter().map(|(p, _)| *p).collect();
