@@ -141,6 +141,68 @@ impl PrivacyPolicy {
     }
 }
 
+/// What DuckDB's plan of a view's column reads from one stored table (see
+/// `engine::lineage`): a column, or the table's rows alone (`count(*)` reads only row ids).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReadColumn {
+    /// The table's schema (a nested schema's path joined by dots).
+    pub schema: String,
+    /// The table.
+    pub table: String,
+    /// The column; `None` when the plan reads only the table's rows.
+    pub column: Option<String>,
+}
+
+/// What a view's column reads, as a worker under privacy rules traced it for the parent's
+/// catalog (`engine::lineage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ViewColumnReads {
+    /// DuckDB's plan of it could not be read: it may read anything.
+    Unknown,
+    /// What its plan reads.
+    Reads(Vec<ReadColumn>),
+}
+
+impl ViewColumnReads {
+    /// As [`PrivacyPolicy::view_column_hidden`] takes it.
+    pub fn reads(&self) -> Option<&[ReadColumn]> {
+        match self {
+            ViewColumnReads::Unknown => None,
+            ViewColumnReads::Reads(reads) => Some(reads),
+        }
+    }
+}
+
+impl PrivacyPolicy {
+    /// Whether a view's column is hidden, given what DuckDB's plan of it reads (`None`: it
+    /// could not be read, so it may read anything) and `hidden_of(schema, table)`, the hidden
+    /// columns of each stored table ([`PrivacyPolicy::hidden_columns`], generated ones
+    /// included). A view column computed from hidden data, or filtered by it, is hidden data.
+    pub fn view_column_hidden<'h>(
+        &self,
+        reads: Option<&[ReadColumn]>,
+        hidden_of: impl Fn(&str, &str) -> Option<&'h [String]>,
+    ) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let Some(reads) = reads else {
+            return true;
+        };
+        reads.iter().any(|read| {
+            if self.hides_table(&read.schema, &read.table) {
+                return true;
+            }
+            let Some(column) = &read.column else {
+                return false;
+            };
+            self.hides_column(&read.schema, &read.table, column)
+                || hidden_of(&read.schema, &read.table)
+                    .is_some_and(|hidden| hidden.iter().any(|h| h.eq_ignore_ascii_case(column)))
+        })
+    }
+}
+
 /// Case-insensitive glob match of the whole `text`: `*` is any run (dots included), `?` one
 /// character. Iterative with one backtrack point, so no pattern can make it exponential.
 pub fn glob_matches(pattern: &str, text: &str) -> bool {

@@ -47,7 +47,13 @@ pub enum Request {
         privacy: PrivacyPolicy,
     },
     /// Read the catalog: tables, views, columns, constraints, indexes.
-    Catalog,
+    Catalog {
+        /// The operator's privacy rules: under them the worker traces what each view column
+        /// reads (`ColumnInfo::view_reads`) with the data-dependent optimizers off; the parent
+        /// filters.
+        #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
+        privacy: PrivacyPolicy,
+    },
     /// Report the sandbox posture actually in force.
     Posture,
     /// Test-only: try forbidden things from inside the confined worker and report what happened.
@@ -205,6 +211,11 @@ pub struct CatalogSnapshot {
     pub tables: Vec<TableInfo>,
     /// Foreign keys across the database.
     pub foreign_keys: Vec<ForeignKey>,
+    /// The table macros stored in the database, by name (the validator refuses any other table
+    /// function that is not built in). Under privacy rules none: the worker's shadow catalog
+    /// has no copy of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub table_macros: Vec<String>,
 }
 
 /// Whether a relation is a table or a view.
@@ -273,6 +284,11 @@ pub struct ColumnInfo {
     /// tool shows it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_reads: Option<Vec<String>>,
+    /// A view's column, read by a worker under privacy rules: what DuckDB's plan of it reads
+    /// (`engine::lineage`), for the parent's privacy filter (a view column computed from
+    /// hidden data is hidden), which then empties it: no tool shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub view_reads: Option<crate::privacy::ViewColumnReads>,
 }
 
 /// The column a foreign key points at.

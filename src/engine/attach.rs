@@ -84,6 +84,7 @@ impl Engine {
                 private: shadow::private_alias()?,
                 public: alias.clone(),
                 visible: Default::default(),
+                view_reads: Default::default(),
             }),
             None => None,
         };
@@ -103,11 +104,19 @@ impl Engine {
         let mut hardening = String::new();
         if self.privacy.is_some() {
             // The plan the privacy check reads must not depend on the data (see
-            // `plan_check`); set before the lock, and for the query as well as the check.
-            hardening.push_str(&format!(
-                "SET disabled_optimizers = {};",
-                sql_string(plan_check::DATA_DEPENDENT_OPTIMIZERS)
-            ));
+            // `plan_check`), nor the plans the shadow traces its views' columns by (`lineage`):
+            // set here, before the shadow is built, and kept for the query.
+            self.conn
+                .execute_batch(&format!(
+                    "SET disabled_optimizers = {};",
+                    sql_string(plan_check::DATA_DEPENDENT_OPTIMIZERS)
+                ))
+                .map_err(|e| {
+                    worker_error(
+                        ErrorKind::InternalError,
+                        format!("Could not configure DuckDB for privacy rules: {e}"),
+                    )
+                })?;
         }
         if self.harden {
             // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
@@ -133,7 +142,7 @@ impl Engine {
             Some(self.checker()?.submit_configure(hardening)?)
         };
         let selected = match (&mut shadow, &self.privacy) {
-            (Some(shadow), Some(policy)) => shadow.build(&self.conn, policy),
+            (Some(shadow), Some(policy)) => shadow.build(&self.conn, &self.judge, policy),
             _ => self
                 .conn
                 .execute_batch(&format!("USE {};", sql_identifier(&alias)))

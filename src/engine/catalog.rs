@@ -8,6 +8,7 @@ use serde_json::Value as Json;
 use super::Engine;
 use super::errors::{query_error, worker_error};
 use crate::error::ErrorKind;
+use crate::privacy::ViewColumnReads;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,
     TableInfo,
@@ -20,7 +21,24 @@ impl Engine {
         let alias = self.alias.clone().ok_or_else(|| {
             worker_error(ErrorKind::InternalError, "catalog() called before attach()")
         })?;
-        snapshot(&self.conn, &alias)
+        let mut snapshot = snapshot(&self.conn, &alias)?;
+        // Under privacy rules, what each view column reads, as the shadow traced it; a view
+        // the shadow did not trace (a nested schema's) may read anything.
+        if let Some(shadow) = &self.shadow {
+            for table in &mut snapshot.tables {
+                if table.kind != RelationKind::View {
+                    continue;
+                }
+                for column in &mut table.columns {
+                    let key = (table.schema.clone(), table.name.clone(), column.name.clone());
+                    column.view_reads = Some(match shadow.view_reads.get(&key) {
+                        Some(Some(reads)) => ViewColumnReads::Reads(reads.clone()),
+                        Some(None) | None => ViewColumnReads::Unknown,
+                    });
+                }
+            }
+        }
+        Ok(snapshot)
     }
 }
 
@@ -104,6 +122,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
                 references: None,
                 comment: row.get(6)?,
                 default_reads: Some(Vec::new()),
+                view_reads: None,
             };
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, column))
         },
@@ -152,9 +171,18 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         })
         .collect();
 
+    let table_macros = rows_for(
+        conn,
+        alias,
+        "SELECT DISTINCT function_name FROM duckdb_functions() \
+         WHERE database_name = ? AND function_type = 'table_macro' ORDER BY function_name",
+        |row| row.get(0),
+    )?;
+
     Ok(CatalogSnapshot {
         tables,
         foreign_keys,
+        table_macros,
     })
 }
 

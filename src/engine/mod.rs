@@ -18,6 +18,7 @@ mod attach;
 mod catalog;
 mod checker;
 mod convert;
+mod lineage;
 pub use convert::VALUE_ENCODING;
 pub(crate) use run::json_size;
 pub mod demo_data;

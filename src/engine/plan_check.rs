@@ -149,6 +149,19 @@ struct JudgeState {
     shown_tables: u32,
     /// DuckDB's names of the last optimized plan's result types since then.
     result_types: Option<Vec<String>>,
+    /// The scans of every plan prepared while [`PlanJudge::trace_scans`] runs.
+    trace: Option<TracedScans>,
+}
+
+/// The scans of the plans DuckDB prepared during one [`PlanJudge::trace_scans`], by phase.
+#[derive(Debug, Default)]
+pub(crate) struct TracedScans {
+    /// Scans of the plans as bound: every table and column the statement references.
+    pub(crate) bound: Vec<ScanFacts>,
+    /// Scans of the optimized plans: what execution would read.
+    pub(crate) optimized: Vec<ScanFacts>,
+    /// How many plans were traced in each phase.
+    pub(crate) plans: (u32, u32),
 }
 
 /// What the judge found for one statement's prepare.
@@ -179,6 +192,15 @@ impl PlanJudge {
     /// Whether the judge has a request's rules.
     pub(crate) fn serving(&self) -> bool {
         self.state().rules.is_some()
+    }
+
+    /// Run `work` (the worker's own statements, before any request's rules) and return the
+    /// scans of every plan DuckDB prepared meanwhile, as bound and optimized.
+    pub(crate) fn trace_scans<T>(&self, work: impl FnOnce() -> T) -> (T, TracedScans) {
+        self.state().trace = Some(TracedScans::default());
+        let result = work();
+        let traced = self.state().trace.take().unwrap_or_default();
+        (result, traced)
     }
 
     /// Forget what the previous statement's plans left.
@@ -223,10 +245,22 @@ impl PlanJudge {
 
 impl Judge for PlanJudge {
     fn judge(&self, phase: Phase, facts: &PlanFacts) -> Verdict {
-        if phase == Phase::Optimized && !facts.result_types.is_empty() {
-            self.state().result_types = Some(facts.result_types.clone());
-        }
-        let Some(rules) = self.state().rules.clone() else {
+        let rules = {
+            let mut state = self.state();
+            if phase == Phase::Optimized && !facts.result_types.is_empty() {
+                state.result_types = Some(facts.result_types.clone());
+            }
+            if let Some(trace) = state.trace.as_mut() {
+                let (scans, count) = match phase {
+                    Phase::Bound => (&mut trace.bound, &mut trace.plans.0),
+                    Phase::Optimized => (&mut trace.optimized, &mut trace.plans.1),
+                };
+                scans.extend(facts.scans.iter().cloned());
+                *count += 1;
+            }
+            state.rules.clone()
+        };
+        let Some(rules) = rules else {
             return Verdict::Allow;
         };
         let mut shown_tables = 0;
@@ -357,6 +391,40 @@ fn scanned_table<'s>(
     Ok(Some((schema_path.join("."), table.as_str())))
 }
 
+/// What `scans` read from the stored tables of the catalog attached as `alias`: each column of
+/// the table's own, or only its rows (row ids and virtual columns). Scans of anything else
+/// (table functions) read no stored table.
+pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privacy::ReadColumn> {
+    let mut reads = Vec::new();
+    for scan in scans {
+        let Some(path) = &scan.table else {
+            continue;
+        };
+        let [catalog, schema_path @ .., table] = path.as_slice() else {
+            continue;
+        };
+        if !catalog.eq_ignore_ascii_case(alias) {
+            continue;
+        }
+        let schema = schema_path.join(".");
+        let read = |column: Option<&str>| crate::privacy::ReadColumn {
+            schema: schema.clone(),
+            table: table.clone(),
+            column: column.map(str::to_owned),
+        };
+        reads.push(read(None));
+        for column in &scan.columns {
+            match column.kind {
+                ColumnKind::Own => reads.push(read(Some(&column.name))),
+                ColumnKind::RowId | ColumnKind::Virtual => {}
+            }
+        }
+    }
+    reads.sort_by(|a, b| (&a.schema, &a.table, &a.column).cmp(&(&b.schema, &b.table, &b.column)));
+    reads.dedup();
+    reads
+}
+
 /// One LOGICAL_GET of the bound plan.
 fn check_scan(rules: &PlanRules, scan: &ScanFacts) -> Result<(), Refused> {
     if let Some(file) = scan.files.first() {
@@ -413,6 +481,11 @@ fn check_function(
     if class == Class::ListsCatalog && rules.privacy.is_some() {
         return Err(Refused::Because(
             refusals::catalog_listing(&format!("{name}()")).into(),
+        ));
+    }
+    if class == Class::CountsStatements && rules.privacy.is_some() {
+        return Err(Refused::Because(
+            refusals::statement_counter(&format!("{name}()")).into(),
         ));
     }
     if name == "pragma_show" && !in_expression {
@@ -522,6 +595,12 @@ mod tests {
         CREATE VIEW payload_view AS SELECT * FROM raw_payloads;
         CREATE SCHEMA other;
         CREATE TABLE other.raw_payloads (id INTEGER);
+        CREATE TABLE device_meta (device_id INTEGER, tier ENUM('PLANTED_GOLD', 'PLANTED_PLATINUM'));
+        INSERT INTO device_meta VALUES (1, 'PLANTED_GOLD');
+        CREATE VIEW device_tiers AS SELECT device_id, tier FROM device_meta;
+        CREATE VIEW folded_tiers AS
+            SELECT device_id, CASE WHEN false THEN tier END AS folded FROM device_meta;
+        CREATE VIEW all_devices AS SELECT * FROM devices;
     "#;
 
     fn policy() -> PrivacyPolicy {
@@ -531,6 +610,7 @@ mod tests {
                 "*.serial_number".into(),
                 "readings.secret_note".into(),
                 "readings.payload".into(),
+                "device_meta.tier".into(),
             ],
         }
     }
@@ -562,6 +642,17 @@ mod tests {
             "SELECT typeof(serial_number) FROM devices LIMIT 1",
             "WITH RECURSIVE raw_payloads AS (SELECT * FROM raw_payloads) SELECT * FROM raw_payloads LIMIT 0",
             "EXPLAIN SELECT serial_number FROM devices",
+            // A view's column computed from a hidden one is hidden with it, and a view whose
+            // every column is hidden does not exist.
+            "SELECT label FROM device_labels",
+            "SELECT count(*) FROM device_labels WHERE label LIKE 'SN%'",
+            "SELECT * FROM payload_view",
+            "SELECT * FROM payload_view LIMIT 0",
+            "SELECT count(*) FROM payload_view",
+            "SELECT tier FROM device_tiers",
+            "DESCRIBE SELECT tier FROM device_tiers",
+            "SELECT folded FROM folded_tiers",
+            "SELECT serial_number FROM all_devices",
         ];
         for sql in unknown {
             let error = engine.check_plan(sql).expect_err(sql);
@@ -570,11 +661,6 @@ mod tests {
         // What reads hidden data through a view stored in the database, and catalog listings,
         // are refused by the plan, with one sentence that names nothing.
         let refused = [
-            "SELECT label FROM device_labels",
-            "SELECT count(*) FROM device_labels WHERE label LIKE 'SN%'",
-            "SELECT * FROM payload_view",
-            "SELECT * FROM payload_view LIMIT 0",
-            "SELECT count(*) FROM payload_view",
             "SHOW TABLES",
             "SELECT * FROM duckdb_columns()",
             "SELECT column_name FROM information_schema.columns",
@@ -608,9 +694,29 @@ mod tests {
             // A view's visible columns: the optimized plan reads no hidden column.
             "SELECT device_id FROM device_labels",
             "SELECT count(*) FROM device_labels",
+            "SELECT device_id FROM device_tiers",
+            "SELECT device_id FROM folded_tiers",
+            "SELECT * FROM all_devices",
+            "DESCRIBE device_tiers",
+            "SUMMARIZE device_tiers",
         ];
         for sql in allowed {
             assert_eq!(engine.check_plan(sql), Ok(()), "{sql}");
+        }
+        // What describes a view shows its visible columns only: no hidden name, no ENUM label.
+        for sql in [
+            "DESCRIBE device_tiers",
+            "DESCRIBE folded_tiers",
+            "DESCRIBE all_devices",
+            "SUMMARIZE device_tiers",
+            "SELECT * FROM all_devices",
+            "SELECT t FROM device_tiers t",
+        ] {
+            let rows = engine.run_query(sql, 100, 1 << 20).unwrap();
+            let text = serde_json::to_string(&rows).unwrap().to_lowercase();
+            for hidden in ["planted", "tier\"", "folded", "serial_number", "label"] {
+                assert!(!text.contains(hidden), "{sql} shows {hidden}: {text}");
+            }
         }
         // The checked plan is the plan that runs, and a whole row is the visible columns.
         let rows = engine
@@ -742,12 +848,14 @@ mod tests {
             ] {
                 assert_eq!(engine.check_plan(&sql), Ok(()), "{sql}");
             }
-            // A view's visible column is answered whatever the words; its hidden one is refused.
+            // A view's visible column is answered whatever the words; its hidden one does not
+            // exist.
             let sql =
                 format!("SELECT device_id FROM device_labels WHERE device_id::VARCHAR = '{word}'");
             assert_eq!(engine.check_plan(&sql), Ok(()), "{sql}");
             let sql = format!("SELECT device_id FROM device_labels WHERE label = '{word}'");
-            assert_eq!(engine.check_plan(&sql), Err(privacy_refusal()), "{sql}");
+            let error = engine.check_plan(&sql).unwrap_err();
+            assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
         }
     }
 

@@ -25,6 +25,7 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
+use super::plan_check::PlanJudge;
 use super::sql_identifier;
 use crate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
@@ -48,12 +49,9 @@ fn visible_names(
     names
 }
 
-/// Each table of `rows` (in column order, grouped by table) with its visible columns.
-fn visible_tables<'r>(
-    rows: &'r [ShadowColumn],
-    policy: &PrivacyPolicy,
-) -> Vec<(&'r str, &'r str, Vec<&'r ShadowColumn>)> {
-    let mut tables = Vec::new();
+/// The rows of `rows` (in column order, grouped by relation), one slice per relation.
+fn relations(rows: &[ShadowColumn]) -> Vec<&[ShadowColumn]> {
+    let mut relations = Vec::new();
     let mut at = 0;
     while at < rows.len() {
         let (schema, table) = (&rows[at].schema, &rows[at].table);
@@ -61,19 +59,63 @@ fn visible_tables<'r>(
             .iter()
             .position(|row| &row.schema != schema || &row.table != table)
             .map_or(rows.len(), |n| at + n);
-        let columns: Vec<(&str, Option<&[String]>)> = rows[at..end]
-            .iter()
-            .map(|row| (row.column.as_str(), row.reads.as_deref()))
-            .collect();
-        let hidden = policy.hidden_columns(schema, table, &columns);
-        let visible = rows[at..end]
-            .iter()
-            .filter(|row| !hidden.contains(&row.column))
-            .collect();
-        tables.push((schema.as_str(), table.as_str(), visible));
+        relations.push(&rows[at..end]);
         at = end;
     }
-    tables
+    relations
+}
+
+/// The hidden columns of each stored table of `rows`, by lower-case `(schema, table)`: those
+/// the rules name and those computed from them ([`PrivacyPolicy::hidden_columns`]).
+fn hidden_table_columns(
+    rows: &[ShadowColumn],
+    policy: &PrivacyPolicy,
+) -> std::collections::HashMap<(String, String), Vec<String>> {
+    relations(rows)
+        .into_iter()
+        .filter(|relation| relation[0].view_reads.is_none())
+        .map(|relation| {
+            let (schema, table) = (&relation[0].schema, &relation[0].table);
+            let columns: Vec<(&str, Option<&[String]>)> = relation
+                .iter()
+                .map(|row| (row.column.as_str(), row.reads.as_deref()))
+                .collect();
+            let hidden = policy.hidden_columns(schema, table, &columns);
+            ((schema.to_lowercase(), table.to_lowercase()), hidden)
+        })
+        .collect()
+}
+
+/// Each table and view of `rows` with its visible columns. A view's column is hidden when the
+/// rules name it, or when what DuckDB's plan of it reads is hidden (`lineage`).
+fn visible_tables<'r>(
+    rows: &'r [ShadowColumn],
+    policy: &PrivacyPolicy,
+) -> Vec<(&'r str, &'r str, Vec<&'r ShadowColumn>)> {
+    let hidden_tables = hidden_table_columns(rows, policy);
+    let hidden_of = |schema: &str, table: &str| {
+        hidden_tables
+            .get(&(schema.to_lowercase(), table.to_lowercase()))
+            .map(Vec::as_slice)
+    };
+    relations(rows)
+        .into_iter()
+        .map(|relation| {
+            let (schema, table) = (&relation[0].schema, &relation[0].table);
+            let visible = relation
+                .iter()
+                .filter(|row| match &row.view_reads {
+                    None => hidden_of(schema, table)
+                        .is_none_or(|hidden| !hidden.contains(&row.column)),
+                    Some(reads) => {
+                        !policy.hides_column(schema, table, &row.column)
+                            && !policy.view_column_hidden(reads.as_deref(), hidden_of)
+                    }
+                })
+                .collect();
+            (schema.as_str(), table.as_str(), visible)
+        })
+        .collect()
 }
 
 /// One column of the attached database, as the shadow catalog is built from it.
@@ -84,6 +126,9 @@ struct ShadowColumn {
     column: String,
     /// What its default or generated expression reads (`catalog::columns_read`).
     reads: Option<Vec<String>>,
+    /// For a view's column, what DuckDB's plan of it reads (`lineage::view_column_reads`;
+    /// `Some(None)`: unknown); `None` for a stored table's column.
+    view_reads: Option<Option<Vec<crate::privacy::ReadColumn>>>,
 }
 
 /// The two names of a database attached under privacy rules.
@@ -96,7 +141,14 @@ pub(crate) struct Shadow {
     /// Every name the shadow catalog shows (schemas, tables, views, visible columns), lower
     /// case: what an error may quote besides what the query wrote ([`Shadow::quotes_only`]).
     pub(crate) visible: std::collections::HashSet<String>,
+    /// What each view column reads, by (schema, view, column), as the shadow decided it
+    /// (`lineage`): the catalog a worker reads for the parent carries it.
+    pub(crate) view_reads: ViewReads,
 }
+
+/// What each view column reads, by (schema, view, column); `None`: unknown.
+pub(crate) type ViewReads =
+    std::collections::HashMap<(String, String, String), Option<Vec<crate::privacy::ReadColumn>>>;
 
 /// A catalog name nobody can guess, different in every request: 128 bits drawn from the kernel
 /// (`getrandom(2)`, which the sandbox allows; `/dev/urandom` is not readable there) by the
@@ -114,6 +166,7 @@ impl Shadow {
     pub(crate) fn build(
         &mut self,
         conn: &Connection,
+        judge: &PlanJudge,
         policy: &PrivacyPolicy,
     ) -> Result<(), Failure> {
         // Tables of nested schemas (DuckDB 2.0's `a.b.t`) get no view: the shadow's views are
@@ -121,23 +174,26 @@ impl Shadow {
         // privacy rules they do not exist, and both walks refuse names of that shape.
         let mut columns = conn
             .prepare(
-                "SELECT schema_name, table_name, column_name, column_default FROM duckdb_columns() \
+                "SELECT schema_name, table_name, column_name, column_default, \
+                     table_oid IN (SELECT view_oid FROM duckdb_views() WHERE database_name = $1) \
+                 FROM duckdb_columns() \
                  WHERE database_name = $1 AND schema_oid IN (SELECT oid FROM duckdb_schemas() \
                      WHERE database_name = $1 AND parent_schema_oid IS NULL) \
                  ORDER BY schema_name, table_name, column_index",
             )
             .map_err(|e| query_error(&e))?;
-        let rows: Vec<(String, String, String, Option<String>)> = columns
+        let rows: Vec<(String, String, String, Option<String>, bool)> = columns
             .query_map([&self.private], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| query_error(&e))?;
         // A generated column computed from a hidden one is hidden too (`PrivacyPolicy::
         // hidden_columns`), so what each default reads comes from DuckDB's parser.
-        let rows: Vec<ShadowColumn> = rows
+        drop(columns);
+        let mut rows: Vec<ShadowColumn> = rows
             .into_iter()
-            .map(|(schema, table, column, default)| {
+            .map(|(schema, table, column, default, is_view)| {
                 let reads = match &default {
                     Some(expression) => super::catalog::columns_read(conn, expression),
                     None => Some(Vec::new()),
@@ -147,7 +203,17 @@ impl Shadow {
                     table,
                     column,
                     reads,
+                    view_reads: is_view.then_some(None),
                 }
+            })
+            .collect();
+        self.trace_views(conn, judge, policy, &mut rows);
+        self.view_reads = rows
+            .iter()
+            .filter_map(|row| {
+                let reads = row.view_reads.clone()?;
+                let key = (row.schema.clone(), row.table.clone(), row.column.clone());
+                Some((key, reads))
             })
             .collect();
         let script = self.script(&rows, policy);
@@ -161,6 +227,43 @@ impl Shadow {
                 ),
             )
         })
+    }
+
+    /// What each view column of `rows` reads, from DuckDB's plans of it (`lineage`).
+    fn trace_views(
+        &self,
+        conn: &Connection,
+        judge: &PlanJudge,
+        policy: &PrivacyPolicy,
+        rows: &mut [ShadowColumn],
+    ) {
+        let hidden_tables = hidden_table_columns(rows, policy);
+        let hidden_of = |schema: &str, table: &str| {
+            hidden_tables
+                .get(&(schema.to_lowercase(), table.to_lowercase()))
+                .map(Vec::as_slice)
+        };
+        let mut at = 0;
+        while at < rows.len() {
+            let len = relations(&rows[at..])[0].len();
+            let relation = &mut rows[at..at + len];
+            at += len;
+            if relation[0].view_reads.is_none() {
+                continue;
+            }
+            let names: Vec<&str> = relation.iter().map(|row| row.column.as_str()).collect();
+            let reads = super::lineage::view_column_reads(
+                conn,
+                judge,
+                &self.private,
+                (relation[0].schema.as_str(), relation[0].table.as_str()),
+                &names,
+                |reads| policy.view_column_hidden(Some(reads), hidden_of),
+            );
+            for (row, reads) in relation.iter_mut().zip(reads) {
+                row.view_reads = Some(reads);
+            }
+        }
     }
 
     /// The statements that build the shadow catalog from `(schema, table, column)` rows in
@@ -275,6 +378,7 @@ mod tests {
             private: "duckgate_private_0123".into(),
             public: "health".into(),
             visible: Default::default(),
+            view_reads: Default::default(),
         }
     }
 
@@ -284,6 +388,7 @@ mod tests {
             table: table.into(),
             column: column.into(),
             reads: Some(Vec::new()),
+            view_reads: None,
         }
     }
 
@@ -391,6 +496,7 @@ mod tests {
             private: a.clone(),
             public: "health".into(),
             visible: Default::default(),
+            view_reads: Default::default(),
         };
         let mut plan = serde_json::json!([{ "extra_info": { "Table": format!("{a}.main.t") },
                                             "children": [format!("x {a} y")] }]);

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::{Failure, Gateway, unexpected};
 use crate::engine::wal_path;
 use crate::privacy::PrivacyPolicy;
-use crate::protocol::{CatalogSnapshot, ColumnReference, Request, Response};
+use crate::privacy::ViewColumnReads;
+use crate::protocol::{CatalogSnapshot, ColumnReference, RelationKind, Request, Response};
 use crate::validate;
 
 /// The database file's identity: the cached catalog is good while it is unchanged.
@@ -65,7 +66,9 @@ impl Gateway {
         }
         let response = self
             .run(
-                &Request::Catalog,
+                &Request::Catalog {
+                    privacy: self.inner.config.privacy.clone(),
+                },
                 &CancellationToken::new(),
                 MAX_CATALOG_REPLY_BYTES,
             )
@@ -104,6 +107,7 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
             .collect(),
         restricted: false,
         database: String::new(),
+        table_macros: Some(snapshot.table_macros.clone()),
     }
 }
 
@@ -118,6 +122,10 @@ pub fn without_hidden(
     policy: &PrivacyPolicy,
 ) -> (CatalogSnapshot, HiddenColumns) {
     let mut hidden = HiddenColumns::new();
+    if !policy.is_empty() {
+        // The worker's shadow catalog has no copy of them: under rules they do not exist.
+        snapshot.table_macros.clear();
+    }
     if policy.is_empty() {
         forget_default_reads(&mut snapshot);
         return (snapshot, hidden);
@@ -168,6 +176,28 @@ pub fn without_hidden(
             }
         }
     }
+    // The hidden columns of each stored table first: a view's column is hidden when what
+    // DuckDB's plan of it reads is (`ColumnInfo::view_reads`).
+    let table_hidden_columns: HiddenColumns = snapshot
+        .tables
+        .iter()
+        .filter(|t| t.kind == RelationKind::Table)
+        .map(|t| {
+            let columns: Vec<(&str, Option<&[String]>)> = t
+                .columns
+                .iter()
+                .map(|c| (c.name.as_str(), c.default_reads.as_deref()))
+                .collect();
+            let hidden = policy.hidden_columns(&t.schema, &t.name, &columns);
+            ((t.schema.to_lowercase(), t.name.to_lowercase()), hidden)
+        })
+        .collect();
+    let hidden_of = |schema: &str, table: &str| {
+        table_hidden_columns
+            .get(&(schema.to_lowercase(), table.to_lowercase()))
+            .map(Vec::as_slice)
+    };
+    let mut emptied = Vec::new();
     for table in &mut snapshot.tables {
         let (schema, name) = (table.schema.clone(), table.name.clone());
         let columns: Vec<(&str, Option<&[String]>)> = table
@@ -175,11 +205,25 @@ pub fn without_hidden(
             .iter()
             .map(|c| (c.name.as_str(), c.default_reads.as_deref()))
             .collect();
-        let hidden_here = policy.hidden_columns(&schema, &name, &columns);
+        let mut hidden_here = policy.hidden_columns(&schema, &name, &columns);
+        if table.kind == RelationKind::View {
+            for column in &table.columns {
+                let reads = column.view_reads.as_ref().and_then(ViewColumnReads::reads);
+                if !hidden_here.contains(&column.name)
+                    && policy.view_column_hidden(reads, hidden_of)
+                {
+                    hidden_here.push(column.name.clone());
+                }
+            }
+        }
         if hidden_here.is_empty() {
             continue;
         }
         table.columns.retain(|c| !hidden_here.contains(&c.name));
+        // A relation whose every column is hidden does not exist, as in the worker's shadow.
+        if table.columns.is_empty() {
+            emptied.push((schema.clone(), name.clone()));
+        }
         // An index definition names its columns; drop any that names a hidden one.
         table.indexes.retain(|index| {
             let sql = index.sql.as_deref().unwrap_or("").to_lowercase();
@@ -197,6 +241,9 @@ pub fn without_hidden(
             }
         }
     }
+    snapshot
+        .tables
+        .retain(|t| !emptied.contains(&(t.schema.clone(), t.name.clone())));
     snapshot.foreign_keys = foreign_keys;
     forget_default_reads(&mut snapshot);
     (snapshot, hidden)
@@ -210,6 +257,7 @@ fn forget_default_reads(snapshot: &mut CatalogSnapshot) {
         .flat_map(|t| t.columns.iter_mut())
     {
         column.default_reads = None;
+        column.view_reads = None;
     }
 }
 
@@ -228,6 +276,7 @@ mod tests {
             unique: false,
             references,
             default_reads: Some(Vec::new()),
+            view_reads: None,
             comment: None,
         }
     }
@@ -271,6 +320,7 @@ mod tests {
                 ),
             ],
             foreign_keys: vec![],
+            table_macros: vec![],
         };
         let wire = serde_json::to_string(&sent).unwrap();
         serde_json::from_str(&wire).unwrap()
@@ -345,6 +395,7 @@ mod tests {
                 ],
             )],
             foreign_keys: vec![],
+            table_macros: vec![],
         };
         let wire = serde_json::to_string(&sent).unwrap();
         let read: CatalogSnapshot = serde_json::from_str(&wire).unwrap();
@@ -377,5 +428,81 @@ mod tests {
                 .unwrap()
                 .contains("default_reads")
         );
+    }
+    /// A view's column is hidden when what DuckDB's plan of it reads is hidden (as the worker
+    /// traced it), directly or through a generated column; the view's other columns stay; a
+    /// view whose plan could not be read, or whose every column is hidden, is gone; and what a
+    /// view column reads is never passed on.
+    #[test]
+    fn a_view_column_that_reads_hidden_data_is_hidden_and_its_neighbours_stay() {
+        use crate::privacy::{ReadColumn, ViewColumnReads};
+        let read = |table: &str, column: Option<&str>| ReadColumn {
+            schema: "main".into(),
+            table: table.into(),
+            column: column.map(str::to_owned),
+        };
+        let view_column = |name: &str, reads: ViewColumnReads| ColumnInfo {
+            view_reads: Some(reads),
+            ..column(name, None)
+        };
+        let view = |name: &str, columns: Vec<ColumnInfo>| TableInfo {
+            kind: RelationKind::View,
+            ..table(name, columns)
+        };
+        let mut generated = column("serial_length", None);
+        generated.default_reads = Some(vec!["serial_number".into()]);
+        let sent = CatalogSnapshot {
+            tables: vec![
+                table(
+                    "devices",
+                    vec![column("id", None), column("serial_number", None), generated],
+                ),
+                view(
+                    "device_tiers",
+                    vec![
+                        view_column(
+                            "id",
+                            ViewColumnReads::Reads(vec![read("devices", None), read("devices", Some("id"))]),
+                        ),
+                        view_column(
+                            "tier",
+                            ViewColumnReads::Reads(vec![read("devices", Some("SERIAL_NUMBER"))]),
+                        ),
+                        view_column(
+                            "length",
+                            ViewColumnReads::Reads(vec![read("devices", Some("serial_length"))]),
+                        ),
+                        view_column(
+                            "counted",
+                            ViewColumnReads::Reads(vec![read("raw_payloads", None)]),
+                        ),
+                    ],
+                ),
+                view("broken", vec![view_column("x", ViewColumnReads::Unknown)]),
+            ],
+            foreign_keys: vec![],
+            table_macros: vec![],
+        };
+        let wire: CatalogSnapshot =
+            serde_json::from_str(&serde_json::to_string(&sent).unwrap()).unwrap();
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["raw_payloads".into()],
+            hide_columns: vec!["*.serial_number".into()],
+        };
+        let (visible, _) = without_hidden(wire.clone(), &policy);
+        let names: Vec<&str> = visible.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["devices", "device_tiers"]);
+        let columns: Vec<&str> = visible.tables[1]
+            .columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(columns, ["id"]);
+        let shown = serde_json::to_string(&visible).unwrap();
+        assert!(!shown.contains("view_reads"), "{shown}");
+        // Without rules nothing is hidden, and still nothing shows what a view column reads.
+        let (all, _) = without_hidden(wire, &PrivacyPolicy::default());
+        assert_eq!(all.tables.len(), 3);
+        assert!(!serde_json::to_string(&all).unwrap().contains("view_reads"));
     }
 }

@@ -178,12 +178,14 @@ impl SchemaMatch<'_> {
         let mut line = match self.column {
             Some(column) => format!(
                 "column {}.{} {}",
-                self.table.name, column.name, column.data_type
+                render::inline(&self.table.name),
+                render::inline(&column.name),
+                render::inline(&column.data_type)
             ),
             None => format!(
                 "table {}.{} ({})",
-                self.table.schema,
-                self.table.name,
+                render::inline(&self.table.schema),
+                render::inline(&self.table.name),
                 self.table.kind.as_str()
             ),
         };

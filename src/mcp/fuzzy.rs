@@ -359,6 +359,7 @@ mod tests {
             references: None,
             comment: None,
             default_reads: None,
+            view_reads: None,
         }
     }
 
@@ -375,6 +376,7 @@ mod tests {
                 indexes: vec![],
             }],
             foreign_keys: vec![],
+            table_macros: vec![],
         }
     }
 

@@ -30,6 +30,33 @@ fn cell_text(value: &Value) -> Cow<'_, str> {
     }
 }
 
+/// Whether `c` could end a line of text in some reader, or is otherwise a control character: the
+/// line terminators of Unicode (`\n`, `\r`, vertical tab, form feed, NEL, U+2028, U+2029) and
+/// every C0 and C1 control. Text from the data (names, comments, cells) must never hold one
+/// where the server's own lines (`Next:`, `Hint:`) could start after it.
+pub fn breaks_lines(c: char) -> bool {
+    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+}
+
+/// A name, type, comment or other text from the database, as one line of the server's text:
+/// each character that [`breaks_lines`] escaped (`\n`, `\u{2028}`), so the text cannot start
+/// a line of its own, nor pose as the server's guidance. Borrowed when nothing needs escaping
+/// (nearly always).
+pub fn inline(text: &str) -> Cow<'_, str> {
+    if !text.contains(breaks_lines) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if breaks_lines(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Clip to `MAX_CELL_CHARS` characters and flatten line breaks so rows stay one line each.
 pub fn clip(text: &str) -> String {
     clipped(Cow::Borrowed(text)).into_owned()
@@ -38,7 +65,7 @@ pub fn clip(text: &str) -> String {
 /// [`clip`], borrowing the text when it needs no change (most cells: a result of 1,000 rows
 /// would otherwise copy every cell twice).
 fn clipped(text: Cow<'_, str>) -> Cow<'_, str> {
-    let breaks = |c: char| c == '\n' || c == '\r' || c == '\t';
+    let breaks = breaks_lines;
     let fits = char_count(&text) <= MAX_CELL_CHARS;
     if fits && !text.contains(breaks) {
         return text;
@@ -234,8 +261,8 @@ pub fn tables_text(tables: &[TableInfo]) -> String {
     for table in tables {
         out.push_str(&format!(
             "- {}.{} ({}",
-            table.schema,
-            table.name,
+            inline(&table.schema),
+            inline(&table.name),
             table.kind.as_str()
         ));
         if let Some(rows) = table.estimated_rows {
@@ -267,9 +294,9 @@ fn column_line(column: &ColumnInfo) -> String {
         flags.push(format!("DEFAULT {}", clip(default)));
     }
     if let Some(reference) = &column.references {
-        flags.push(format!("→ {reference}"));
+        flags.push(format!("→ {}", inline(&reference.to_string())));
     }
-    let mut line = format!("- {} {}", column.name, column.data_type);
+    let mut line = format!("- {} {}", inline(&column.name), inline(&column.data_type));
     if !flags.is_empty() {
         line.push_str(&format!(" [{}]", flags.join(", ")));
     }
@@ -281,13 +308,18 @@ fn column_line(column: &ColumnInfo) -> String {
 
 /// A table's columns, indexes and foreign keys.
 pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
-    let mut out = format!("{}.{} ({}", table.schema, table.name, table.kind.as_str());
+    let mut out = format!(
+        "{}.{} ({}",
+        inline(&table.schema),
+        inline(&table.name),
+        table.kind.as_str()
+    );
     if let Some(rows) = table.estimated_rows {
         out.push_str(&format!(", ~{rows} rows"));
     }
     out.push(')');
     if let Some(description) = &table.description {
-        out.push_str(&format!(" — {description}"));
+        out.push_str(&format!(" — {}", clip(description)));
     }
     out.push_str(&format!("\nColumns ({}):\n", table.columns.len()));
     for column in &table.columns {
@@ -298,7 +330,7 @@ pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
         out.push_str("Indexes:\n");
         for index in &table.indexes {
             let unique = if index.unique { " (unique)" } else { "" };
-            out.push_str(&format!("- {}{}\n", index.name, unique));
+            out.push_str(&format!("- {}{}\n", inline(&index.name), unique));
         }
     }
     if !foreign_keys.is_empty() {
@@ -312,12 +344,19 @@ pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
 
 /// `table(a, b) → other(x, y)`.
 pub fn foreign_key_text(key: &ForeignKey) -> String {
+    let names = |names: &[String]| {
+        names
+            .iter()
+            .map(|name| inline(name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     format!(
         "{}({}) → {}({})",
-        key.table,
-        key.columns.join(", "),
-        key.referenced_table,
-        key.referenced_columns.join(", ")
+        inline(&key.table),
+        names(&key.columns),
+        inline(&key.referenced_table),
+        names(&key.referenced_columns)
     )
 }
 

@@ -267,7 +267,11 @@ impl ServerHandler for DuckgateServer {
         // Every tool call passes here: the audit hook sees each one.
         let started = Instant::now();
         let arguments = request.arguments.clone();
-        let reply = self.call(tool, request, &context).await;
+        // Every reply within the one byte budget, whichever path made it.
+        let reply = self
+            .call(tool, request, &context)
+            .await
+            .within_budget(self.gateway.config().max_reply_bytes);
         Ok(self
             .audited(tool, arguments.as_ref(), reply, started)
             .await

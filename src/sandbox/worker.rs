@@ -327,7 +327,8 @@ fn answer(
                 .map_err(|e| engine.private_error(e, &sql))?;
             Response::Plan(plan)
         }
-        Request::Catalog => {
+        Request::Catalog { privacy } => {
+            engine.enforce_privacy(&privacy);
             engine.attach(&args.db)?;
             Response::Catalog(engine.catalog()?)
         }

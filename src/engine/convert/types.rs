@@ -293,6 +293,23 @@ impl ColumnType {
         }
     }
 
+    /// Whether the type itself holds names or labels that could be data: an ENUM (its labels),
+    /// a STRUCT or UNION with named members, a type's alias (a user type's name), anywhere in it.
+    /// Such a type shows what it was built from even where no value is read.
+    pub(crate) fn carries_names(&self) -> bool {
+        if self.alias.is_some() {
+            return true;
+        }
+        match &self.kind {
+            Kind::Scalar(Scalar::Enum) => true,
+            Kind::Scalar(_) | Kind::Decimal { .. } => false,
+            Kind::Struct(members) | Kind::Union(members) => !members.is_empty(),
+            Kind::List(child) | Kind::Array { child, .. } => child.carries_names(),
+            Kind::Map { key, value } => key.carries_names() || value.carries_names(),
+            Kind::Tuple(members) => members.iter().any(ColumnType::carries_names),
+        }
+    }
+
     /// The type of a bare `NULL` (every value is NULL).
     pub(crate) fn is_null_type(&self) -> bool {
         matches!(self.kind, Kind::Scalar(Scalar::SqlNull))

@@ -102,7 +102,13 @@ async fn run(server: &ToolContext<'_>, args: PlotArgs, context: &Request) -> Ans
     })?;
     let text = format!(
         "{} chart of {} against {} ({} rows), {}×{} px. {}",
-        args.kind, reply.y, reply.x, reply.rows_read, reply.width, reply.height, reply.summary_text
+        args.kind,
+        crate::mcp::render::inline(&reply.y),
+        crate::mcp::render::inline(&reply.x),
+        reply.rows_read,
+        reply.width,
+        reply.height,
+        crate::mcp::render::inline(&reply.summary_text)
     );
     Ok(Reply {
         envelope: Envelope::ok(

@@ -95,9 +95,16 @@ async fn run(server: &ToolContext<'_>, args: SearchArgs, _context: &Request) -> 
         Vec::new()
     };
     let mut text = if matches.is_empty() {
-        format!("No table or column mentions '{needle}'.")
+        format!(
+            "No table or column mentions '{}'.",
+            crate::mcp::render::inline(&needle)
+        )
     } else {
-        format!("{} matches for '{needle}':", matches.len())
+        format!(
+            "{} matches for '{}':",
+            matches.len(),
+            crate::mcp::render::inline(&needle)
+        )
     };
     for found in &matches {
         text.push_str(&format!("\n- {}", found.line()));
@@ -108,7 +115,11 @@ async fn run(server: &ToolContext<'_>, args: SearchArgs, _context: &Request) -> 
         ));
     }
     if !did_you_mean.is_empty() {
-        text.push_str(&format!("\nDid you mean: {}?", did_you_mean.join(", ")));
+        let names: Vec<_> = did_you_mean
+            .iter()
+            .map(|name| crate::mcp::render::inline(name))
+            .collect();
+        text.push_str(&format!("\nDid you mean: {}?", names.join(", ")));
     }
     let status = match (matches.is_empty(), truncated) {
         (true, _) => Status::Empty,

@@ -161,6 +161,12 @@ pub enum Class {
     /// A fixed property of the session: the database's public name, the schema, the user, the
     /// version, PostgreSQL compatibility constants.
     SessionConstant,
+    /// Counts the statements or transactions DuckDB ran in this process (`current_query_id()`,
+    /// `txid_current()`). Not a property of the session: the worker's own statements count too,
+    /// and under privacy rules those include building the catalog the binder sees, whose work
+    /// follows the hidden objects (a column with a default is one more statement). Allowed
+    /// unless privacy rules hide something, where the count would be an oracle.
+    CountsStatements,
     /// Lists or describes the catalog: allowed unless privacy rules hide names.
     ListsCatalog,
     /// Table rows compiled into DuckDB (`duckdb_keywords()`, `test_all_types()`).
@@ -197,6 +203,7 @@ impl Class {
             | Class::ReadsClock
             | Class::DrawsRandom
             | Class::SessionConstant
+            | Class::CountsStatements
             | Class::ListsCatalog
             | Class::ConstantRows
             | Class::RowsFromArguments
@@ -223,6 +230,10 @@ impl Class {
             Class::ReadsClock => "reads the clock",
             Class::DrawsRandom => "draws random values from a generator seeded for each request",
             Class::SessionConstant => "returns a fixed property of the session",
+            Class::CountsStatements => {
+                "counts statements the process ran, the worker's own included; refused under \
+                 privacy rules"
+            }
             Class::ListsCatalog => "lists the catalog; refused under privacy rules",
             Class::ConstantRows => "returns rows compiled into DuckDB",
             Class::RowsFromArguments => "returns rows made from its arguments alone",
@@ -252,6 +263,7 @@ impl Class {
             | Class::ReadsClock
             | Class::DrawsRandom
             | Class::SessionConstant
+            | Class::CountsStatements
             | Class::PlanOnly
             | Class::RunsSqlText
             | Class::BuildsTypeFromText
@@ -272,6 +284,9 @@ pub enum ExpressionUse {
     Allowed,
     /// Lists the catalog: allowed unless privacy rules hide names.
     CatalogListing,
+    /// Counts the process's statements ([`Class::CountsStatements`]): allowed unless privacy
+    /// rules hide names.
+    CountsStatements,
     /// Refused, with the reason.
     Refused(Denial),
     /// Not one of DuckDB's built-in functions: the database's own macro, or nothing (DuckDB's
@@ -294,6 +309,7 @@ pub fn expression_use(name: &str) -> ExpressionUse {
         let this = match entry.class.denial() {
             Some(denial) => return ExpressionUse::Refused(denial),
             None if entry.class == Class::ListsCatalog => ExpressionUse::CatalogListing,
+            None if entry.class == Class::CountsStatements => ExpressionUse::CountsStatements,
             None => ExpressionUse::Allowed,
         };
         if found != Some(ExpressionUse::CatalogListing) {
@@ -319,7 +335,10 @@ pub fn expression_use(name: &str) -> ExpressionUse {
 pub fn denial(name: &str) -> Option<Denial> {
     match expression_use(name) {
         ExpressionUse::Refused(denial) => Some(denial),
-        ExpressionUse::Allowed | ExpressionUse::CatalogListing | ExpressionUse::NotBuiltIn => None,
+        ExpressionUse::Allowed
+        | ExpressionUse::CatalogListing
+        | ExpressionUse::CountsStatements
+        | ExpressionUse::NotBuiltIn => None,
     }
 }
 

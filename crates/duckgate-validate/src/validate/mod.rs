@@ -61,6 +61,12 @@ pub struct Catalog {
     /// `db.main.t`; see `engine::database_alias`). Empty: no catalog-qualified name resolves.
     #[serde(default)]
     pub database: String,
+    /// The table macros stored in the database, as DuckDB's binder would find them (lower
+    /// case); `None` when the catalog does not say (a validator given names only). A table
+    /// function that is neither built in nor one of these does not exist, so the walk refuses
+    /// it on its own (`write_csv(…)`) rather than leaving it to DuckDB's binder.
+    #[serde(default)]
+    pub table_macros: Option<Vec<String>>,
 }
 
 impl Catalog {

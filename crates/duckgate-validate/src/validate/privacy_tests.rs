@@ -34,6 +34,7 @@ fn private_catalog() -> Catalog {
         ],
         restricted: true,
         database: "health".into(),
+        table_macros: None,
     }
 }
 

@@ -104,6 +104,20 @@ pub fn catalog_listing(construct: &str) -> Refusal {
     )
 }
 
+/// A counter of the process's statements (`current_query_id()`, `txid_current()`) while a
+/// privacy rule hides something: the worker's own statements, which follow the hidden objects,
+/// are counted too.
+pub fn statement_counter(construct: &str) -> Refusal {
+    policy_blocked(
+        construct,
+        format!(
+            "{construct} is not available on this server: it counts the statements the server \
+             ran for this query, which depend on what the server does not show."
+        ),
+        "Leave the counter out of the query; it says nothing about the data.",
+    )
+}
+
 /// Whether a relation name can only be a file or URL (DuckDB's replacement scans read those).
 pub fn looks_like_path(name: &str) -> bool {
     name.contains(['/', '\\', '.', ':', '*', '?', '~']) || name.is_empty()

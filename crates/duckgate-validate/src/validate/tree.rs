@@ -30,7 +30,7 @@ use serde_json::{Map, Value as Json};
 use super::Refusal;
 use super::functions::{self, ExpressionUse, RowSource, SystemView, TableUse};
 use super::refusals::{
-    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file, other_catalog,
+    catalog_listing, denied, statement_counter, file_relation, looks_like_path, names_a_data_file, other_catalog,
     table_function_not_allowed, unknown_relation, unsupported,
 };
 use crate::error::{ErrorKind, messages};
@@ -175,11 +175,19 @@ fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
         Some(Json::Array(parts)) => parts.iter().filter_map(Json::as_str).collect(),
         _ => Vec::new(),
     };
+    // The last two parts name a data file whatever comes before them: DuckDB's replacement
+    // scan reads `tandem.secret.csv`, and a nested schema's `a.b.c.csv`, as the file of that
+    // name when no table has it.
+    let last_two_name_a_file = match every_part.as_slice() {
+        [.., before, last] => names_a_data_file(before, last),
+        _ => false,
+    };
     let file_like = [catalog, schema, table]
         .iter()
         .chain(every_part.iter())
         .any(|p| !p.is_empty() && looks_like_path(p))
-        || (catalog.is_empty() && names_a_data_file(schema, table));
+        || names_a_data_file(schema, table)
+        || last_two_name_a_file;
     file_like.then(|| (catalog.to_owned(), schema.to_owned(), table.to_owned()))
 }
 
@@ -345,7 +353,14 @@ impl Walk<'_, '_> {
                 ExpressionUse::CatalogListing if self.rules.restricted => {
                     return Err(catalog_listing(&format!("{}()", name.to_ascii_lowercase())));
                 }
+                ExpressionUse::CountsStatements if self.rules.restricted => {
+                    return Err(statement_counter(&format!(
+                        "{}()",
+                        name.to_ascii_lowercase()
+                    )));
+                }
                 ExpressionUse::CatalogListing
+                | ExpressionUse::CountsStatements
                 | ExpressionUse::Allowed
                 | ExpressionUse::NotBuiltIn => {}
             }

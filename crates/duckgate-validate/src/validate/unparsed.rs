@@ -444,6 +444,9 @@ impl<'t> Scan<'t> {
         if lists_catalog {
             walker.check_catalog_listing(&format!("{name}()"))?;
         }
+        if functions::expression_use(&name) == functions::ExpressionUse::CountsStatements {
+            walker.check_statement_counter(&format!("{name}()"))?;
+        }
         Ok(())
     }
 

@@ -25,6 +25,7 @@ pub(crate) fn catalog_of(names: &[&str], database: &str) -> Catalog {
         relations: names.iter().map(|n| relation(n, &["a", "b"])).collect(),
         restricted: false,
         database: database.into(),
+        table_macros: None,
     }
 }
 
@@ -39,6 +40,7 @@ pub(crate) fn private_catalog() -> Catalog {
         ],
         restricted: true,
         database: "health".into(),
+        table_macros: None,
     }
 }
 

@@ -292,6 +292,7 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
         }],
         restricted: false,
         database: String::new(),
+        table_macros: None,
     };
     assert_eq!(
         check("SELECT * FROM t", &catalog, &Limits::default())

@@ -293,9 +293,18 @@ impl Walker<'_> {
         match functions::table_use(&called) {
             TableUse::Refused(denial) => return Err(denied(&called, denial)),
             TableUse::PlanOnly => return Err(table_function_not_allowed(&called)),
-            // The database's own table macro, `values(…)` or nothing: DuckDB's binder and the
-            // worker's plan check, which sees the macro's body expanded, decide.
-            TableUse::NotBuiltIn => {}
+            // The database's own table macro (the worker's plan check sees its body expanded),
+            // or nothing: when the catalog lists the stored table macros, a name that is none
+            // of them is refused here (`write_csv(…)` does not exist); else DuckDB's binder
+            // decides.
+            TableUse::NotBuiltIn => {
+                if let Some(macros) = &self.catalog.table_macros
+                    && !called.eq_ignore_ascii_case("values")
+                    && !macros.iter().any(|m| m.eq_ignore_ascii_case(&called))
+                {
+                    return Err(table_function_not_allowed(&called));
+                }
+            }
             TableUse::Allowed(RowSource::Catalog) => {
                 self.check_catalog_listing(&format!("{called}()"))?
             }

@@ -70,8 +70,16 @@ impl Walker<'_> {
                 ));
             }
         }
-        if functions::expression_use(&called) == functions::ExpressionUse::CatalogListing {
-            self.check_catalog_listing(&format!("{called}()"))?;
+        match functions::expression_use(&called) {
+            functions::ExpressionUse::CatalogListing => {
+                self.check_catalog_listing(&format!("{called}()"))?;
+            }
+            functions::ExpressionUse::CountsStatements => {
+                self.check_statement_counter(&format!("{called}()"))?;
+            }
+            functions::ExpressionUse::Allowed
+            | functions::ExpressionUse::Refused(_)
+            | functions::ExpressionUse::NotBuiltIn => {}
         }
         push_unique(&mut self.functions, called);
         self.function_arguments(args)?;

@@ -3,7 +3,7 @@
 use super::{Walk, Walker};
 use crate::error::ErrorKind;
 use crate::validate::Refusal;
-use crate::validate::refusals::catalog_listing;
+use crate::validate::refusals::{catalog_listing, statement_counter};
 
 impl Walker<'_> {
     /// Catalog listings (`information_schema`, `duckdb_tables()`, `SHOW TABLES`, …) would show
@@ -13,6 +13,15 @@ impl Walker<'_> {
             return Ok(());
         }
         Err(catalog_listing(construct))
+    }
+
+    /// Counters of the process's statements would count the worker's work on hidden objects:
+    /// refused whenever any privacy rule is set (`functions::Class::CountsStatements`).
+    pub(crate) fn check_statement_counter(&self, construct: &str) -> Walk {
+        if !self.catalog.restricted {
+            return Ok(());
+        }
+        Err(statement_counter(construct))
     }
 
     pub(super) fn descend(&mut self) -> Walk {
