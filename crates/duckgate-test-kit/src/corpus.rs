@@ -50,6 +50,7 @@ pub fn catalog() -> Catalog {
         ],
         restricted: false,
         database: "health".into(),
+        table_macros: None,
     }
 }
 
