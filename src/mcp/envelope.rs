@@ -108,6 +108,9 @@ pub(crate) struct Reply {
     pub(crate) text: String,
     /// A PNG (base64) shown before the text: the `plot` tool's picture.
     pub(crate) image: Option<String>,
+    /// Its maker already fitted it to the reply budget (`query::rows_reply`), so
+    /// [`Reply::within_budget`] need not measure it again.
+    pub(crate) fitted: bool,
 }
 
 impl Reply {
@@ -117,6 +120,7 @@ impl Reply {
             envelope: Envelope::ok(status, data, hints),
             text,
             image: None,
+            fitted: false,
         }
     }
 
@@ -127,6 +131,7 @@ impl Reply {
             envelope: Envelope::failed(error),
             text,
             image: None,
+            fitted: false,
         }
     }
 
@@ -198,6 +203,9 @@ impl Reply {
     /// saying how long it was; a result that cannot fit even so becomes a `resource_limit`
     /// error that says what to ask for instead.
     pub(crate) fn within_budget(self, budget: usize) -> Reply {
+        if self.fitted {
+            return self;
+        }
         let size = reply_bytes(&self.envelope, &self.text);
         if size <= budget {
             return self;
@@ -239,6 +247,7 @@ impl Reply {
                     envelope,
                     text,
                     image: self.image,
+                    fitted: true,
                 };
             }
             if keep <= SHORTEST_CUT {

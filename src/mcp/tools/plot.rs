@@ -130,6 +130,7 @@ async fn run(server: &ToolContext<'_>, args: PlotArgs, context: &Request) -> Ans
         ),
         text,
         image: Some(reply.png_base64),
+        fitted: false,
     })
 }
 

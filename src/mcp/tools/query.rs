@@ -211,7 +211,12 @@ pub(crate) fn rows_reply(
             _ => render::BUDGET_NEXT_STEP,
         }),
     };
-    Reply::ok(status, rows_data(result, sql, cut), hints, text)
+    // With a row shown, the rows were cut to the budget above, the frame counted; with none,
+    // the columns' names alone may be past it (`Reply::within_budget` measures).
+    Reply {
+        fitted: shown > 0,
+        ..Reply::ok(status, rows_data(result, sql, cut), hints, text)
+    }
 }
 
 /// The most rows of `result` whose reply fits `budget`, with its text (`text_of(rows)`).
