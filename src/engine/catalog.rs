@@ -30,7 +30,11 @@ impl Engine {
                     continue;
                 }
                 for column in &mut table.columns {
-                    let key = (table.schema.clone(), table.name.clone(), column.name.clone());
+                    let key = (
+                        table.schema.clone(),
+                        table.name.clone(),
+                        column.name.clone(),
+                    );
                     column.view_reads = Some(match shadow.view_reads.get(&key) {
                         Some(Some(reads)) => ViewColumnReads::Reads(reads.clone()),
                         Some(None) | None => ViewColumnReads::Unknown,

@@ -50,11 +50,7 @@ fn traced_reads(
         return None;
     }
     let optimized = (optimized_plans > 0).then(|| table_reads(alias, &traced.optimized));
-    Some((
-        table_reads(alias, &traced.bound),
-        optimized,
-        carries_names,
-    ))
+    Some((table_reads(alias, &traced.bound), optimized, carries_names))
 }
 
 /// For each of `columns` of the view `schema.view` of the catalog `alias`, what it reads (see
@@ -74,7 +70,8 @@ pub(super) fn view_column_reads(
         sql_identifier(schema),
         sql_identifier(view)
     );
-    if let Some((bound, _, _)) = traced_reads(conn, judge, alias, &format!("SELECT * FROM {relation}"))
+    if let Some((bound, _, _)) =
+        traced_reads(conn, judge, alias, &format!("SELECT * FROM {relation}"))
         && !hidden(&bound)
     {
         return columns.iter().map(|_| Some(bound.clone())).collect();

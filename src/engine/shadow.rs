@@ -105,8 +105,9 @@ fn visible_tables<'r>(
             let visible = relation
                 .iter()
                 .filter(|row| match &row.view_reads {
-                    None => hidden_of(schema, table)
-                        .is_none_or(|hidden| !hidden.contains(&row.column)),
+                    None => {
+                        hidden_of(schema, table).is_none_or(|hidden| !hidden.contains(&row.column))
+                    }
                     Some(reads) => {
                         !policy.hides_column(schema, table, &row.column)
                             && !policy.view_column_hidden(reads.as_deref(), hidden_of)
@@ -184,7 +185,13 @@ impl Shadow {
             .map_err(|e| query_error(&e))?;
         let rows: Vec<(String, String, String, Option<String>, bool)> = columns
             .query_map([&self.private], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
             })
             .and_then(|rows| rows.collect())
             .map_err(|e| query_error(&e))?;

@@ -462,7 +462,10 @@ mod tests {
                     vec![
                         view_column(
                             "id",
-                            ViewColumnReads::Reads(vec![read("devices", None), read("devices", Some("id"))]),
+                            ViewColumnReads::Reads(vec![
+                                read("devices", None),
+                                read("devices", Some("id")),
+                            ]),
                         ),
                         view_column(
                             "tier",

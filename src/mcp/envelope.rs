@@ -230,9 +230,7 @@ impl Reply {
                     *name = cut_text(name, keep / 8);
                 }
                 let reply = Reply::failed(error);
-                if keep <= SHORTEST_CUT
-                    || reply_bytes(&reply.envelope, &reply.text) <= budget
-                {
+                if keep <= SHORTEST_CUT || reply_bytes(&reply.envelope, &reply.text) <= budget {
                     return reply;
                 }
                 keep /= 2;
@@ -452,14 +450,20 @@ mod tests {
         assert!(reply.text.contains("390000 characters"), "{}", reply.text);
         // One that cannot fit however its strings are cut says so, within the budget too.
         let many: Vec<String> = (0..2000).map(|i| format!("t{i}")).collect();
-        let reply = Reply::ok(Status::Success, json!({ "tables": many }), &[], String::new())
-            .within_budget(1024);
+        let reply = Reply::ok(
+            Status::Success,
+            json!({ "tables": many }),
+            &[],
+            String::new(),
+        )
+        .within_budget(1024);
         let error = reply.envelope.error.as_ref().expect("too large");
         assert_eq!(error.kind, ErrorKind::ResourceLimit);
         assert!(reply_bytes(&reply.envelope, &reply.text) <= 1024);
         // What fits is left alone.
         let small = Reply::ok(Status::Success, json!({ "x": 1 }), &[], "1".into());
-        let kept = Reply::ok(Status::Success, json!({ "x": 1 }), &[], "1".into()).within_budget(1024);
+        let kept =
+            Reply::ok(Status::Success, json!({ "x": 1 }), &[], "1".into()).within_budget(1024);
         assert_eq!(small.envelope, kept.envelope);
     }
 

@@ -43,7 +43,12 @@ async fn a_dotted_name_of_a_data_file_is_refused_by_the_walk_alone() {
         "DESCRIBE tandem.secret.csv",
     ] {
         let result = client.call("query", json!({ "sql": sql })).await.unwrap();
-        assert_eq!(status(&result), "refused", "{sql}: {}", envelope_of(&result));
+        assert_eq!(
+            status(&result),
+            "refused",
+            "{sql}: {}",
+            envelope_of(&result)
+        );
         let message = envelope_of(&result)["error"]["message"].as_str().unwrap();
         assert!(message.contains("names a file"), "{sql}: {message}");
     }
@@ -66,7 +71,12 @@ async fn a_table_function_that_does_not_exist_is_refused_by_the_validator_alone(
         "CALL write_csv('/tmp/x')",
     ] {
         let result = client.call("query", json!({ "sql": sql })).await.unwrap();
-        assert_eq!(status(&result), "refused", "{sql}: {}", envelope_of(&result));
+        assert_eq!(
+            status(&result),
+            "refused",
+            "{sql}: {}",
+            envelope_of(&result)
+        );
         assert_eq!(error_kind(&result), "policy_blocked", "{sql}");
     }
     // A table macro stored in the database is one: the validator passes it on.

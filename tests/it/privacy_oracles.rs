@@ -206,7 +206,10 @@ async fn a_view_over_a_hidden_table_does_not_exist_even_for_a_plan_that_reads_no
         let sql = template.replace("NAME", "payload_view");
         let made_up = template.replace("NAME", "payload_viex");
         let a = client.call("query", json!({ "sql": sql })).await.unwrap();
-        let b = client.call("query", json!({ "sql": made_up })).await.unwrap();
+        let b = client
+            .call("query", json!({ "sql": made_up }))
+            .await
+            .unwrap();
         assert_eq!(error_kind(&a), "unknown_name", "{sql}: {}", envelope_of(&a));
         assert_eq!(
             normalized(&a, "payload_view"),

@@ -34,7 +34,11 @@ fn rules() -> Vec<&'static str> {
 /// `duckgate serve` under [`rules`], with `bypass` switching layers off (empty: none).
 async fn server(db: &std::path::Path, extra: &[&str], bypass: &str) -> McpClient {
     let mut command = tokio::process::Command::new(exe());
-    command.args(["serve", "--db"]).arg(db).args(rules()).args(extra);
+    command
+        .args(["serve", "--db"])
+        .arg(db)
+        .args(rules())
+        .args(extra);
     if !bypass.is_empty() {
         command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
     }
@@ -127,7 +131,12 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_in_every_query_and_its_neigh
             "DESCRIBE SELECT * FROM device_tiers",
         ] {
             let result = call(&client, "query", json!({ "sql": sql })).await;
-            assert_eq!(status(&result), "success", "{bypass} {sql}: {}", envelope_of(&result));
+            assert_eq!(
+                status(&result),
+                "success",
+                "{bypass} {sql}: {}",
+                envelope_of(&result)
+            );
         }
         let visible = call(
             &client,
@@ -141,8 +150,14 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_in_every_query_and_its_neigh
         );
         // The hidden view columns are names that do not exist, as a made-up one is.
         for (sql, made_up) in [
-            ("SELECT tier FROM device_tiers", "SELECT tiez FROM device_tiers"),
-            ("SELECT folded FROM folded_tiers", "SELECT foldez FROM folded_tiers"),
+            (
+                "SELECT tier FROM device_tiers",
+                "SELECT tiez FROM device_tiers",
+            ),
+            (
+                "SELECT folded FROM folded_tiers",
+                "SELECT foldez FROM folded_tiers",
+            ),
             (
                 "SELECT serial_number FROM all_devices",
                 "SELECT serial_numbez FROM all_devices",
@@ -153,8 +168,16 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_in_every_query_and_its_neigh
             ),
         ] {
             let a = client.call("query", json!({ "sql": sql })).await.unwrap();
-            let b = client.call("query", json!({ "sql": made_up })).await.unwrap();
-            assert_eq!(error_kind(&a), "unknown_name", "{bypass} {sql}: {}", envelope_of(&a));
+            let b = client
+                .call("query", json!({ "sql": made_up }))
+                .await
+                .unwrap();
+            assert_eq!(
+                error_kind(&a),
+                "unknown_name",
+                "{bypass} {sql}: {}",
+                envelope_of(&a)
+            );
             // "Did you mean" draws on the visible names by the written spelling (`tier` is
             // close to `device_tiers`, `tiez` is not), so it is compared apart: it must name
             // nothing hidden.
@@ -169,8 +192,18 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_in_every_query_and_its_neigh
                     .collect();
                 replace_word(&format!("{envelope}{}", text.join("\n")), word, "NAME")
             };
-            let word = |sql: &str| sql.split_whitespace().nth(1).unwrap().replace("typeof(", "").replace(')', "");
-            assert_eq!(normal(&a, &word(sql)), normal(&b, &word(made_up)), "{bypass} {sql}");
+            let word = |sql: &str| {
+                sql.split_whitespace()
+                    .nth(1)
+                    .unwrap()
+                    .replace("typeof(", "")
+                    .replace(')', "")
+            };
+            assert_eq!(
+                normal(&a, &word(sql)),
+                normal(&b, &word(made_up)),
+                "{bypass} {sql}"
+            );
         }
         client.close().await.unwrap();
     }
@@ -188,9 +221,22 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_from_every_tool_and_resource
     )
     .await;
     assert_eq!(status(&described), "success", "{}", envelope_of(&described));
-    assert!(text_of(&described).contains("since"), "{}", text_of(&described));
-    let described = call(&client, "describe_table", json!({ "table_name": "all_devices" })).await;
-    assert!(text_of(&described).contains("model"), "{}", text_of(&described));
+    assert!(
+        text_of(&described).contains("since"),
+        "{}",
+        text_of(&described)
+    );
+    let described = call(
+        &client,
+        "describe_table",
+        json!({ "table_name": "all_devices" }),
+    )
+    .await;
+    assert!(
+        text_of(&described).contains("model"),
+        "{}",
+        text_of(&described)
+    );
     // The search echoes what it was asked; what it found and suggests must hold nothing hidden.
     for word in ["tier", "PLANTED", "GOLD", "ENUM", "folded", "serial"] {
         let found = client
@@ -202,9 +248,18 @@ async fn a_view_column_over_a_hidden_enum_is_hidden_from_every_tool_and_resource
         assert_nothing_hidden(&format!("search_schema {word}"), &shown);
     }
     let listed = call(&client, "list_tables", json!({})).await;
-    assert!(text_of(&listed).contains("device_tiers"), "{}", text_of(&listed));
+    assert!(
+        text_of(&listed).contains("device_tiers"),
+        "{}",
+        text_of(&listed)
+    );
     call(&client, "list_relationships", json!({})).await;
-    call(&client, "sample_rows", json!({ "table_name": "device_tiers" })).await;
+    call(
+        &client,
+        "sample_rows",
+        json!({ "table_name": "device_tiers" }),
+    )
+    .await;
     for resource in client.list_resources().await.unwrap() {
         let read = client.read_resource(&resource.uri).await.unwrap();
         assert_nothing_hidden(&resource.uri, &serde_json::to_string(&read).unwrap());
@@ -233,7 +288,12 @@ async fn statement_counters_are_refused_under_privacy_rules_by_every_layer() {
         let client = server(&f.db, &[], bypass).await;
         for sql in counters {
             let result = call(&client, "query", json!({ "sql": sql })).await;
-            assert_eq!(status(&result), "refused", "{bypass} {sql}: {}", envelope_of(&result));
+            assert_eq!(
+                status(&result),
+                "refused",
+                "{bypass} {sql}: {}",
+                envelope_of(&result)
+            );
             assert_eq!(error_kind(&result), "policy_blocked", "{bypass} {sql}");
         }
         client.close().await.unwrap();
@@ -241,7 +301,12 @@ async fn statement_counters_are_refused_under_privacy_rules_by_every_layer() {
     let open = crate::support::serve(&f.db, &[]).await;
     for sql in counters {
         let result = open.call("query", json!({ "sql": sql })).await.unwrap();
-        assert_eq!(status(&result), "success", "{sql}: {}", envelope_of(&result));
+        assert_eq!(
+            status(&result),
+            "success",
+            "{sql}: {}",
+            envelope_of(&result)
+        );
     }
     open.close().await.unwrap();
 }
@@ -262,7 +327,10 @@ fn private_schema_b() -> String {
     crate::support::PRIVATE_SCHEMA
         .replace("SN-PLANTED-0001", "SN-PLANTED-OTHER-771")
         .replace("SN-PLANTED-0002", "SN-PLANTED-OTHER-9")
-        .replace("PLANTED note one", "PLANTED a much longer note, another one")
+        .replace(
+            "PLANTED note one",
+            "PLANTED a much longer note, another one",
+        )
         .replace("PLANTED note two", "PLANTED x")
         .replace("PLANTED payload", "PLANTED other payload")
 }
@@ -345,10 +413,7 @@ async fn two_databases_whose_hidden_data_differ_get_byte_identical_replies_to_ev
     let b_dir = crate::support::TempDir::new("ab-b");
     let b_db = b_dir.path().join("private.duckdb");
     crate::support::make_db(&b_db, &format!("{}\n{HIDDEN_B}", private_schema_b()));
-    let (client_a, client_b) = (
-        server(&a.db, &[], "").await,
-        server(&b_db, &[], "").await,
-    );
+    let (client_a, client_b) = (server(&a.db, &[], "").await, server(&b_db, &[], "").await);
     let mut compared = 0;
     for (tool, args) in probes() {
         let reply_a = client_a.call(tool, args.clone()).await.unwrap();
@@ -371,8 +436,14 @@ async fn two_databases_whose_hidden_data_differ_get_byte_identical_replies_to_ev
             .map(|name| format!("schema://table/{name}")),
     );
     for uri in uris {
-        let read_a = client_a.read_resource(&uri).await.map(|r| serde_json::to_string(&r).unwrap());
-        let read_b = client_b.read_resource(&uri).await.map(|r| serde_json::to_string(&r).unwrap());
+        let read_a = client_a
+            .read_resource(&uri)
+            .await
+            .map(|r| serde_json::to_string(&r).unwrap());
+        let read_b = client_b
+            .read_resource(&uri)
+            .await
+            .map(|r| serde_json::to_string(&r).unwrap());
         assert_eq!(read_a, read_b, "{uri} tells the two databases apart");
         compared += 1;
     }

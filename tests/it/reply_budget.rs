@@ -19,7 +19,10 @@ fn text_and_structured_bytes(result: &CallToolResult) -> usize {
 async fn errors_and_plots_stay_within_the_budget_and_say_what_was_cut() {
     let dir = TempDir::new("reply-budget");
     let db = dir.path().join("budget.duckdb");
-    make_db(&db, "CREATE TABLE t (i INTEGER); INSERT INTO t SELECT * FROM range(10);");
+    make_db(
+        &db,
+        "CREATE TABLE t (i INTEGER); INSERT INTO t SELECT * FROM range(10);",
+    );
     let long_name = "x".repeat(5000);
     // (tool, arguments, answered): each an error or a result far past either budget.
     let calls = [
@@ -117,7 +120,9 @@ async fn a_name_or_comment_from_the_data_never_starts_a_line_of_the_servers_guid
             !must_reach || text.contains("INJECTED"),
             "{tool} {args}: the probe did not reach: {text}"
         );
-        for line in text.split(['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}', '\u{b}', '\u{c}']) {
+        for line in text.split([
+            '\n', '\r', '\u{2028}', '\u{2029}', '\u{85}', '\u{b}', '\u{c}',
+        ]) {
             assert!(
                 !(line.trim_start().starts_with("Next:") && line.contains("INJECTED")),
                 "{tool} {args}: a line poses as the server's: {line:?} in {text:?}"

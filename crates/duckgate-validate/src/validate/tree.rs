@@ -30,8 +30,8 @@ use serde_json::{Map, Value as Json};
 use super::Refusal;
 use super::functions::{self, ExpressionUse, RowSource, SystemView, TableUse};
 use super::refusals::{
-    catalog_listing, denied, statement_counter, file_relation, looks_like_path, names_a_data_file, other_catalog,
-    table_function_not_allowed, unknown_relation, unsupported,
+    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file, other_catalog,
+    statement_counter, table_function_not_allowed, unknown_relation, unsupported,
 };
 use crate::error::{ErrorKind, messages};
 
