@@ -95,10 +95,15 @@ pub fn plan_summary(plan: &Value) -> String {
                     .and_then(Value::as_str);
                 let mut next_depth = depth;
                 if let Some(name) = name {
-                    let mut line = format!("{}{}", "  ".repeat(depth), name.trim());
+                    // A table's name is the database's text: one line, whatever it holds.
+                    let mut line = format!(
+                        "{}{}",
+                        "  ".repeat(depth),
+                        crate::mcp::render::inline(name.trim())
+                    );
                     if let Some(Value::Object(extra)) = map.get("extra_info") {
                         if let Some(table) = extra.get("Table").and_then(Value::as_str) {
-                            line.push_str(&format!(" {table}"));
+                            line.push_str(&format!(" {}", crate::mcp::render::inline(table)));
                             if !tables.iter().any(|t| t == table) {
                                 tables.push(table.to_string());
                             }
@@ -106,7 +111,8 @@ pub fn plan_summary(plan: &Value) -> String {
                         if let Some(rows) =
                             extra.get("Estimated Cardinality").and_then(Value::as_str)
                         {
-                            line.push_str(&format!(" (~{} rows)", rows.trim()));
+                            let rows = crate::mcp::render::inline(rows.trim());
+                            line.push_str(&format!(" (~{rows} rows)"));
                         }
                     }
                     lines.push(line);
@@ -128,6 +134,10 @@ pub fn plan_summary(plan: &Value) -> String {
     let scans = if tables.is_empty() {
         "no tables".to_string()
     } else {
+        let tables: Vec<_> = tables
+            .iter()
+            .map(|table| crate::mcp::render::inline(table))
+            .collect();
         tables.join(", ")
     };
     format!("{}\nScans: {scans}.", lines.join("\n"))
