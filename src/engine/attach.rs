@@ -221,7 +221,7 @@ impl Engine {
             _ => {
                 let query = statement::checked_query(sql);
                 let tree = statement::parse_single_select(&self.conn, &query)?;
-                plan_check::refuse_written_functions(&tree)
+                plan_check::refuse_written_functions(&tree, privacy)
                     .map_err(|refused| refused.into_error(privacy))?;
                 crate::validate::tree::facts(&tree)
             }

@@ -503,17 +503,29 @@ fn check_function(
 /// binder evaluates some calls while it binds (a call with constant arguments that another
 /// function's argument must be cast from, `lower(json_serialize_plan('…'))`), so such a call
 /// runs before any plan exists and leaves only its result in the plan. The worker's walk of the
-/// parse tree refuses these too; this keeps the plan check whole on its own.
-pub(crate) fn refuse_written_functions(tree: &Json) -> Result<(), Refused> {
+/// parse tree refuses these too; this keeps the plan check whole on its own. Under privacy rules
+/// the same holds for counters of the process's statements (`txid_current()` in a subquery
+/// reached the result while its plan showed no call of it).
+pub(crate) fn refuse_written_functions(tree: &Json, privacy: bool) -> Result<(), Refused> {
     let mut stack = vec![tree];
     while let Some(value) = stack.pop() {
         match value {
             Json::Object(map) => {
-                if let Some(Json::String(name)) = map.get("function_name")
-                    && let Some(denial) = functions::denial(name)
-                {
-                    let name = name.to_ascii_lowercase();
-                    return Err(Refused::Because(refusals::denied(&name, denial).into()));
+                if let Some(Json::String(name)) = map.get("function_name") {
+                    let lower = name.to_ascii_lowercase();
+                    match functions::expression_use(name) {
+                        functions::ExpressionUse::Refused(denial) => {
+                            return Err(Refused::Because(refusals::denied(&lower, denial).into()));
+                        }
+                        functions::ExpressionUse::CountsStatements if privacy => {
+                            let refused = refusals::statement_counter(&format!("{lower}()"));
+                            return Err(Refused::Because(refused.into()));
+                        }
+                        functions::ExpressionUse::CountsStatements
+                        | functions::ExpressionUse::CatalogListing
+                        | functions::ExpressionUse::Allowed
+                        | functions::ExpressionUse::NotBuiltIn => {}
+                    }
                 }
                 stack.extend(map.values());
             }
