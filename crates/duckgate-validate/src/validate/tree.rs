@@ -717,6 +717,17 @@ mod tests {
         }
         let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
         assert_eq!(with_catalog.unwrap_err().kind, ErrorKind::PolicyBlocked);
+        // A data file's name after any catalog or nested schema: DuckDB's replacement scan
+        // reads `tandem.secret.csv` as that file, so the walk refuses it on its own.
+        for (catalog, schema, name) in [("tandem", "secret", "csv"), ("a", "b", "parquet")] {
+            let refusal = check(select_from(table(catalog, schema, name)), &RULES).unwrap_err();
+            assert_eq!(
+                refusal.kind,
+                ErrorKind::PolicyBlocked,
+                "{catalog}.{schema}.{name}"
+            );
+            assert!(refusal.message.contains("names a file"), "{refusal:?}");
+        }
     }
 
     #[test]
