@@ -431,3 +431,31 @@ fn lexical_positions_hold_across_lines_and_multibyte_text() {
     let two = "SELECT 'é' -- ü\n; SELECT 'ß' /* ñ */";
     assert_eq!(refusal(two).kind, ErrorKind::MultipleStatements);
 }
+
+/// With the catalog's list of stored table macros, a table function that is neither built in
+/// nor one of them does not exist, and the validator refuses it on its own; without the list it
+/// is left to DuckDB's binder.
+#[test]
+fn a_table_function_neither_built_in_nor_stored_is_refused_once_the_catalog_lists_macros() {
+    let listed = Catalog {
+        table_macros: Some(vec!["recent_boluses".into()]),
+        ..corpus::catalog()
+    };
+    let limits = Limits::default();
+    for sql in [
+        "SELECT * FROM write_csv('/tmp/x.csv')",
+        "SELECT * FROM a_function_nobody_made()",
+        "CALL write_csv('/tmp/x')",
+    ] {
+        let refusal = check(sql, &listed, &limits).unwrap_err();
+        assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{sql}: {refusal:?}");
+    }
+    for sql in [
+        "SELECT * FROM recent_boluses()",
+        "SELECT * FROM Recent_Boluses()",
+        "SELECT * FROM range(3)",
+    ] {
+        assert!(check(sql, &listed, &limits).is_ok(), "{sql}");
+    }
+    assert!(run("SELECT * FROM a_function_nobody_made()").is_ok());
+}
