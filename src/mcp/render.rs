@@ -32,10 +32,10 @@ fn cell_text(value: &Value) -> Cow<'_, str> {
 
 /// Whether `c` could end a line of text in some reader, or is otherwise a control character: the
 /// line terminators of Unicode (`\n`, `\r`, vertical tab, form feed, NEL, U+2028, U+2029) and
-/// every C0 and C1 control. Text from the data (names, comments, cells) must never hold one
+/// every C0 and C1 control but the tab. Text from the data (names, comments, cells) must never hold one
 /// where the server's own lines (`Next:`, `Hint:`) could start after it.
 pub fn breaks_lines(c: char) -> bool {
-    c.is_control() || c == '\u{2028}' || c == '\u{2029}'
+    (c.is_control() && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
 }
 
 /// A name, type, comment or other text from the database, as one line of the server's text:
@@ -65,7 +65,7 @@ pub fn clip(text: &str) -> String {
 /// [`clip`], borrowing the text when it needs no change (most cells: a result of 1,000 rows
 /// would otherwise copy every cell twice).
 fn clipped(text: Cow<'_, str>) -> Cow<'_, str> {
-    let breaks = breaks_lines;
+    let breaks = |c: char| c == '\t' || breaks_lines(c);
     let fits = char_count(&text) <= MAX_CELL_CHARS;
     if fits && !text.contains(breaks) {
         return text;

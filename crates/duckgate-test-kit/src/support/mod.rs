@@ -311,9 +311,12 @@ pub fn assert_failed(result: &CallToolResult, expected_status: &str, expected_ki
     assert_eq!(result.is_error, Some(true), "{envelope}");
     assert_eq!(envelope["data"], Value::Null, "{envelope}");
     let message = envelope["error"]["message"].as_str().unwrap();
+    // The text starts with the message, its further lines quoted (`  | `) so that none can
+    // pose as a line of the server's own guidance.
+    let quoted = message.replace('\n', "\n  | ");
     assert!(
-        text_of(result).starts_with(message),
-        "text {:?} does not start with {message:?}",
+        text_of(result).starts_with(&quoted),
+        "text {:?} does not start with {quoted:?}",
         text_of(result)
     );
     envelope
