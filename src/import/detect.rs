@@ -35,7 +35,8 @@ impl std::fmt::Debug for Detected {
 const HEALTH_WORDS: &[&str] = &[
     // glucose
     "glucose",
-    "glukose",
+    // German, Danish, Norwegian and Swedish
+    "glukos",
     "glucosio",
     "glucosa",
     "glicose",
@@ -48,6 +49,9 @@ const HEALTH_WORDS: &[&str] = &[
     "glicemia",
     "blutzucker",
     "blood sugar",
+    "blodsukker",
+    "blodsocker",
+    "bloedsuiker",
     "mg/dl",
     "mmol/l",
     "sgv",
@@ -62,6 +66,7 @@ const HEALTH_WORDS: &[&str] = &[
     "koolhydrat",
     "kolhydrat",
     "kulhydrat",
+    "karbohydrat",
     "hiilihydraat",
     "węglowodan",
     "weglowodan",
@@ -214,6 +219,13 @@ mod tests {
         );
         assert_eq!(format!("{detected:?}"), "HealthLike");
         assert_eq!(words, vec!["Blutzucker (mg/dL)", "Omnipod Bolus"]);
+        // The Nordic words, in which the German and English ones are not contained.
+        for header in [
+            "Tid,Glukos,Anteckning\n2026-01-01 08:00,6.1,\n",
+            "Tid,Blodsukker,Karbohydrater\n2026-01-01 08:00,6.1,40\n",
+        ] {
+            assert_eq!(what(header, "csv"), "HealthLike", "{header}");
+        }
         assert_eq!(what("date,steps\n2026-01-01,5000\n", "csv"), "Generic");
         assert_eq!(
             what("a,b\n1,2\n", "txt"),

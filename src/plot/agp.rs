@@ -18,7 +18,8 @@ use super::axes::{Axis, civil, day_axis, format_day, format_value};
 use super::kinds::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
 use super::stats::{quantile_cont, sorted};
 use crate::clinical::{
-    HIGH_ABOVE, LOW_BELOW, VERY_HIGH_ABOVE, VERY_LOW_BELOW, gmi, mg_dl_from_mmol_l,
+    HIGH_ABOVE, LOW_BELOW, MG_DL_PER_MMOL_L, VERY_HIGH_ABOVE, VERY_LOW_BELOW, gmi,
+    mg_dl_from_mmol_l,
 };
 
 use super::{ChartKind, ChartOptions, ChartSummary, PlotData, PlotError, XValue};
@@ -122,6 +123,15 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
         },
         interval,
     }
+}
+
+/// What a chart's text says when its readings were taken as mmol/L and `shown` (drawn,
+/// counted) in mg/dL.
+pub(crate) fn mmol_l_note(shown: &str) -> String {
+    format!(
+        " The readings were all below {MMOL_L_ABOVE_NONE}, so they were taken as mmol/L and \
+         {shown} in mg/dL (×{MG_DL_PER_MMOL_L}, rounded)."
+    )
 }
 
 /// Readings in mg/dL: `values` as they are, or converted from mmol/L when every one of them is
@@ -261,7 +271,7 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
          smoothed over an hour and a quarter, target range shaded, lines at 54 and 250 mg/dL.",
     );
     if converted {
-        text.push_str(" The readings were all below 35, so they were taken as mmol/L and drawn in mg/dL (×18).");
+        text.push_str(&mmol_l_note("drawn"));
     }
     if m.days < 14 {
         text.push_str(" The consensus asks for 14 days of data with the CGM active at least 70% of the time; with fewer days the bands say less about a typical day.");

@@ -332,7 +332,7 @@ fn draw_tir(
     let text_x = right + (24.0 * scale) as i32;
     for (i, (range, row)) in ranges.iter().zip(&rows).enumerate() {
         let y = (*row - f64::from(label_h) / 2.0).round() as i32;
-        let (name, bounds) = (range.name, range.bounds);
+        let (name, bounds) = (range.name, &range.bounds);
         let label = format!(
             "{:.1}%  {name} ({bounds} mg/dL), goal {}",
             range.percent, range.goal

@@ -4,10 +4,11 @@
 
 use serde_json::Value;
 
-use super::agp::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl};
+use super::agp::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l_note};
 use super::axes::Axis;
 use super::kinds::{Figure, Prepared, json_number, skipped_note};
 use super::{ChartSummary, PlotData, PlotError};
+use crate::clinical::{HIGH_ABOVE, LOW_BELOW, VERY_HIGH_ABOVE, VERY_LOW_BELOW, goals};
 
 /// One of the five ranges.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,20 +16,20 @@ pub(crate) struct Range {
     /// Its name, as the report prints it.
     pub(crate) name: &'static str,
     /// Its bounds in mg/dL, as the report prints them.
-    pub(crate) bounds: &'static str,
+    pub(crate) bounds: String,
     /// Readings in it.
     pub(crate) n: usize,
     /// Their share of all readings, in percent.
     pub(crate) percent: f64,
     /// The consensus goal for it, in words.
-    pub(crate) goal: &'static str,
+    pub(crate) goal: String,
     /// Whether the share meets that goal.
     pub(crate) meets_goal: bool,
 }
 
 /// A range as the report states it: its name, its bounds, its goal, and whether a share (in
 /// percent) meets that goal.
-type RangeSpec = (&'static str, &'static str, &'static str, fn(f64) -> bool);
+type RangeSpec = (&'static str, String, String, fn(f64) -> bool);
 
 /// The five ranges, lowest first.
 pub(crate) type Ranges = Vec<Range>;
@@ -71,16 +72,41 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     let share = |n: usize| n as f64 * 100.0 / total as f64;
     // The consensus goals for most adults with type 1 or type 2 diabetes.
     let specs: [RangeSpec; 5] = [
-        ("very low", "<54", "<1%", |p| p < 1.0),
-        ("low", "54–69", "<4% below 70", |_| true),
-        ("in range", "70–180", ">70%", |p| p > 70.0),
-        ("high", "181–250", "<25% above 180", |_| true),
-        ("very high", ">250", "<5%", |p| p < 5.0),
+        (
+            "very low",
+            format!("<{VERY_LOW_BELOW}"),
+            format!("<{}%", goals::BELOW_VERY_LOW_UNDER),
+            |p| p < goals::BELOW_VERY_LOW_UNDER,
+        ),
+        (
+            "low",
+            format!("{VERY_LOW_BELOW}–{}", LOW_BELOW - 1),
+            format!("<{}% below {LOW_BELOW}", goals::BELOW_LOW_UNDER),
+            |_| true,
+        ),
+        (
+            "in range",
+            format!("{LOW_BELOW}–{HIGH_ABOVE}"),
+            format!(">{}%", goals::IN_RANGE_OVER),
+            |p| p > goals::IN_RANGE_OVER,
+        ),
+        (
+            "high",
+            format!("{}–{VERY_HIGH_ABOVE}", HIGH_ABOVE + 1),
+            format!("<{}% above {HIGH_ABOVE}", goals::ABOVE_HIGH_UNDER),
+            |_| true,
+        ),
+        (
+            "very high",
+            format!(">{VERY_HIGH_ABOVE}"),
+            format!("<{}%", goals::ABOVE_VERY_HIGH_UNDER),
+            |p| p < goals::ABOVE_VERY_HIGH_UNDER,
+        ),
     ];
     let mut ranges: Ranges = specs
-        .iter()
+        .into_iter()
         .zip(counts)
-        .map(|(&(name, bounds, goal, meets), n)| Range {
+        .map(|((name, bounds, goal, meets), n)| Range {
             name,
             bounds,
             n,
@@ -92,8 +118,8 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     // The goals for "low" and "high" count their range together with the one beyond it.
     let below_70 = share(counts[0] + counts[1]);
     let above_180 = share(counts[3] + counts[4]);
-    ranges[1].meets_goal = below_70 < 4.0;
-    ranges[3].meets_goal = above_180 < 25.0;
+    ranges[1].meets_goal = below_70 < goals::BELOW_LOW_UNDER;
+    ranges[3].meets_goal = above_180 < goals::ABOVE_HIGH_UNDER;
     let parts: Vec<String> = ranges
         .iter()
         .map(|r| format!("{} {} mg/dL {:.1}%", r.name, r.bounds, r.percent))
@@ -104,7 +130,8 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
         .map(|r| format!("{} (goal {})", r.name, r.goal))
         .collect();
     let mut text = format!(
-        "Time in ranges over {total} glucose readings: {}. Below 70: {:.1}%, above 180: {:.1}%.",
+        "Time in ranges over {total} glucose readings: {}. Below {LOW_BELOW}: {:.1}%, above \
+         {HIGH_ABOVE}: {:.1}%.",
         parts.join(", "),
         below_70,
         above_180,
@@ -116,7 +143,7 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     }
     text.push_str(" Percentages are shares of readings, which equal shares of time when the CGM reads at a steady interval.");
     if converted {
-        text.push_str(" The readings were all below 35, so they were taken as mmol/L and counted in mg/dL (×18).");
+        text.push_str(&mmol_l_note("counted"));
     }
     text.push_str(&skipped_note(skipped));
     let rows = ranges
@@ -125,10 +152,10 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
         .map(|r| {
             vec![
                 Value::from(r.name),
-                Value::from(r.bounds),
+                Value::from(r.bounds.as_str()),
                 Value::from(r.n),
                 json_number((r.percent * 10.0).round() / 10.0),
-                Value::from(r.goal),
+                Value::from(r.goal.as_str()),
                 Value::from(r.meets_goal),
             ]
         })

@@ -27,6 +27,21 @@ fn day_first(t: &Local) -> String {
     format!("{d}-{m}-{y} {:02}:{:02}", t.minute / 60, t.minute % 60)
 }
 
+/// Rapid-acting insulin units and carbohydrate grams of a Clarity export, summed from its
+/// `Insulin`/`Fast-Acting` and `Carbs` event rows as the file writes them.
+fn clarity_bolus_and_carbs(text: &str) -> (f64, f64) {
+    let (mut units, mut grams) = (0.0, 0.0);
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split(',').collect();
+        match (fields[2], fields[3]) {
+            ("Insulin", "Fast-Acting") => units += fields[8].parse::<f64>().unwrap(),
+            ("Carbs", _) => grams += fields[9].parse::<f64>().unwrap(),
+            _ => {}
+        }
+    }
+    (units, grams)
+}
+
 /// A LibreView header in one of its languages (the columns' order is the same in all).
 pub(crate) const GERMAN_HEADER: &str = "Gerät,Seriennummer,Gerätezeitstempel,Aufzeichnungstyp,\
     Glukosewert-Verlauf {unit},Glukose-Scan {unit},Nicht numerisches schnellwirkendes Insulin,\
@@ -97,18 +112,23 @@ pub(crate) fn libreview_european(
         })
     };
     let note = "Latte\r\nmit \"Hafer\", ohne Zucker";
-    lines.push(format!(
-        "FreeStyle LibreLink,8XQ7TZ-90771234,{},4,,,,\"2,5\",,,,,,,,,,,",
-        at(7, 3)
-    ));
-    lines.push(format!(
-        "FreeStyle LibreLink,8XQ7TZ-90771234,{},4,,,,\"4,5\",,,,,,,,,,,",
-        at(12, 9)
-    ));
-    lines.push(format!(
-        "FreeStyle LibreLink,8XQ7TZ-90771234,{},5,,,,,,48,,,,,,,,,",
-        at(7, 4)
-    ));
+    // Rapid-acting doses with a decimal comma, quoted as LibreView writes them.
+    let mut rapid_units = 0.0;
+    for (hh, mm, dose) in [(7, 3, "2,5"), (12, 9, "4,5")] {
+        lines.push(format!(
+            "FreeStyle LibreLink,8XQ7TZ-90771234,{},4,,,,\"{dose}\",,,,,,,,,,,",
+            at(hh, mm)
+        ));
+        rapid_units += dose.replace(',', ".").parse::<f64>().unwrap();
+    }
+    let mut carbs_grams = 0.0;
+    for (hh, mm, grams) in [(7, 4, 48), (19, 40, 35)] {
+        lines.push(format!(
+            "FreeStyle LibreLink,8XQ7TZ-90771234,{},5,,,,,,{grams},,,,,,,,,",
+            at(hh, mm)
+        ));
+        carbs_grams += f64::from(grams);
+    }
     lines.push(format!(
         "FreeStyle LibreLink,8XQ7TZ-90771234,{},6,,,,,,,,,,\"{}\",,,,,",
         at(7, 5),
@@ -118,8 +138,8 @@ pub(crate) fn libreview_european(
     Libre {
         text: lines.join(end) + end,
         history,
-        rapid_units: 7.0,
-        carbs_grams: 48.0,
+        rapid_units,
+        carbs_grams,
         notes: vec![note.to_string()],
     }
 }
@@ -219,37 +239,36 @@ async fn a_libreview_note_with_line_breaks_imports_the_whole_export() {
 async fn libreview_in_german_and_french_imports_like_english() {
     let dir = TempDir::new("import-libre-lang");
     let days = ["2026-10-24", "2026-10-25"];
-    let german = libreview_european(
-        "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum",
-        GERMAN_HEADER,
-        &days,
-        true,
-        true,
-        true,
-    );
-    let french = libreview_european(
-        "Données de glycémie,Généré le,28-10-2026 09:15 UTC,Généré par,Zebulon Quattlebaum",
-        FRENCH_HEADER,
-        &days,
-        false,
-        false,
-        false,
-    );
-    for (libre, name, unit) in [
-        (
-            &german,
-            "Zebulon Quattlebaum_glucose_28-10-2026.csv",
-            "mmol/L",
-        ),
-        (
-            &french,
-            "Quattlebaum Zebulon_glucose_28-10-2026.csv",
-            "mg/dL",
-        ),
-    ] {
+    let german = "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum";
+    let french =
+        "Données de glycémie,Généré le,28-10-2026 09:15 UTC,Généré par,Zebulon Quattlebaum";
+    // Each language in mmol/L and mg/dL, with a blank line after the preamble and CRLF and
+    // without either.
+    let variants = [
+        (german, GERMAN_HEADER, true, true),
+        (german, GERMAN_HEADER, false, false),
+        (french, FRENCH_HEADER, false, false),
+        (french, FRENCH_HEADER, true, true),
+    ];
+    for (n, (preamble, header, mmol, blank_line_and_crlf)) in variants.into_iter().enumerate() {
+        let libre = &libreview_european(
+            preamble,
+            header,
+            &days,
+            mmol,
+            blank_line_and_crlf,
+            blank_line_and_crlf,
+        );
+        let unit = if mmol { "mmol/L" } else { "mg/dL" };
         assert!(libre.text.contains("Zebulon"));
+        assert_eq!(libre.text.contains("\r\n\r\n"), blank_line_and_crlf);
+        let name = if n % 2 == 0 {
+            "Zebulon Quattlebaum_glucose_28-10-2026.csv"
+        } else {
+            "Quattlebaum Zebulon_glucose_28-10-2026.csv"
+        };
         let file = write(dir.path(), name, &libre.text);
-        let out = dir.path().join(format!("{unit}.duckdb").replace('/', "-"));
+        let out = dir.path().join(format!("libre-{n}.duckdb"));
         let (code, said, err) = import(&out, &[], &[&file]);
         assert_eq!(code, 0, "{said}{err}");
         assert!(
@@ -761,7 +780,10 @@ async fn sensor_wear_divides_by_the_local_days_real_length() {
         &kept_readings[0].0,
         &kept_readings[kept_readings.len() - 1].0,
     );
-    assert_eq!(span, vec![json!([stamp(first), stamp(last), 4.5, 45.0])]);
+    let (units, grams) = clarity_bolus_and_carbs(&kept);
+    assert!(units > 0.0 && grams > 0.0);
+    assert_eq!(span, vec![json!([stamp(first), stamp(last), units, grams])]);
+    assert_no_personal_details(&client, dir.path(), &[]).await;
     client.close().await.unwrap();
 }
 
@@ -799,7 +821,10 @@ async fn a_dexcom_one_plus_is_named_from_the_device() {
     )
     .await;
     let (first, last) = (&readings[0].0, &readings[readings.len() - 1].0);
-    assert_eq!(span, vec![json!([stamp(first), stamp(last), 4.5, 45.0])]);
+    let (units, grams) = clarity_bolus_and_carbs(&text);
+    assert!(units > 0.0 && grams > 0.0);
+    assert_eq!(span, vec![json!([stamp(first), stamp(last), units, grams])]);
+    assert_no_personal_details(&client, dir.path(), &["clarity_export"]).await;
     client.close().await.unwrap();
 }
 
@@ -879,6 +904,66 @@ async fn an_unrecognised_glucose_export_is_refused_and_nothing_of_it_imported() 
     let got = rows(&client, "SELECT count(*) FROM meter_log").await;
     assert_eq!(got, vec![json!([values.len()])]);
     client.close().await.unwrap();
+}
+
+/// One file that fails alone says that nothing was imported (never that "the other files" were),
+/// with the next step that fits its cause: an Apple Health export without glucose is told to
+/// check that the CGM's app writes glucose to Health, not to re-save a spreadsheet; a LibreView
+/// export cut short inside a quoted note is told the line where the quote opened.
+#[test]
+fn a_single_failed_file_says_nothing_was_imported_and_why() {
+    let dir = TempDir::new("import-single-failure");
+    let steps_only = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<HealthData locale=\"en_US\">\n \
+        <ExportDate value=\"2026-10-28 09:00:00 +0100\"/>\n <Record \
+        type=\"HKQuantityTypeIdentifierStepCount\" sourceName=\"Zebulon&apos;s iPhone\" \
+        unit=\"count\" startDate=\"2026-10-24 08:00:00 +0200\" endDate=\"2026-10-24 08:10:00 \
+        +0200\" value=\"512\"/>\n</HealthData>\n";
+    let apple = write(dir.path(), "export.xml", steps_only);
+    let out = dir.path().join("none.duckdb");
+    let (code, said, err) = import(&out, &[], &[&apple]);
+    assert_eq!(code, 1, "{said}{err}");
+    assert!(said.starts_with("Nothing was imported:"), "{said}");
+    assert!(
+        said.contains(
+            "export.xml: FAILED: no blood glucose, insulin or carbohydrate records among its 1 \
+             records"
+        ),
+        "{said}"
+    );
+    assert!(said.contains("writes glucose to Health"), "{said}");
+    let all = format!("{said}{err}").to_lowercase();
+    assert!(!all.contains("spreadsheet"), "{all}");
+    assert!(!all.contains("the other"), "{all}");
+    assert!(!out.exists(), "nothing was written");
+
+    // A LibreView export cut short inside a note typed with Enter.
+    let libre = libreview_european(
+        "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum",
+        GERMAN_HEADER,
+        &["2026-10-24"],
+        false,
+        false,
+        false,
+    );
+    let cut = &libre.text[..libre.text.find("Latte").unwrap() + "Latte\r\nmit".len()];
+    let opened_on = cut.matches('\n').count();
+    let file = write(dir.path(), "Zebulon Quattlebaum_glucose.csv", cut);
+    let (code, said, err) = import(&out, &[], &[&file]);
+    assert_eq!(code, 1, "{said}{err}");
+    assert!(said.starts_with("Nothing was imported:"), "{said}");
+    assert!(
+        said.contains(&format!(
+            "FAILED: it is not valid CSV: a quoted field opened on line {opened_on} is never closed"
+        )),
+        "{said}"
+    );
+    assert!(said.contains("download the export again"), "{said}");
+    let all = format!("{said}{err}").to_lowercase();
+    assert!(
+        !all.contains("spreadsheet") && !all.contains("the other"),
+        "{all}"
+    );
+    assert!(!out.exists(), "nothing was written");
 }
 
 /// A plain CSV named after a person (`<Name> steps.csv`) becomes a table named from its
