@@ -44,7 +44,9 @@ const HEALTH_WORDS: &[&str] = &[
     "glycemie",
     "glykemi",
     "glukoosi",
-    "glukoza",
+    // Polish, in every case ending (glukoza, glukozy, glukozę)
+    "glukoz",
+    "glikemi",
     "glucemia",
     "glicemia",
     "blutzucker",
@@ -52,11 +54,13 @@ const HEALTH_WORDS: &[&str] = &[
     "blodsukker",
     "blodsocker",
     "bloedsuiker",
+    "verensokeri",
     "mg/dl",
     "mmol/l",
     "sgv",
-    // insulin
+    // insulin (Finnish `insuliini` does not contain `insulin`)
     "insulin",
+    "insuliin",
     "bolus",
     "basal",
     // carbohydrates
@@ -219,10 +223,15 @@ mod tests {
         );
         assert_eq!(format!("{detected:?}"), "HealthLike");
         assert_eq!(words, vec!["Blutzucker (mg/dL)", "Omnipod Bolus"]);
-        // The Nordic words, in which the German and English ones are not contained.
+        // The Nordic, Finnish and Polish words, in which the German and English ones are not
+        // contained.
         for header in [
             "Tid,Glukos,Anteckning\n2026-01-01 08:00,6.1,\n",
             "Tid,Blodsukker,Karbohydrater\n2026-01-01 08:00,6.1,40\n",
+            "Aika,Verensokeri,Muistiinpano\n2026-01-01 08:00,6.1,\n",
+            "Aika,Insuliini,Muistiinpano\n2026-01-01 08:00,4,\n",
+            "Czas,Poziom glukozy,Uwagi\n2026-01-01 08:00,110,\n",
+            "Czas,Glikemia,Uwagi\n2026-01-01 08:00,110,\n",
         ] {
             assert_eq!(what(header, "csv"), "HealthLike", "{header}");
         }

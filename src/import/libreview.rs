@@ -14,9 +14,12 @@
 //!
 //! So it is recognised by that structure (a header row whose 5th and 6th columns name one
 //! glucose unit, the record-type codes 0–7 in the 4th column of the rows under it), and read by
-//! position. Times are the reader's or phone's local time in the locale's order (`10-24-2026
-//! 08:15` in the US, `24-10-2026 08:15` in Europe). A note typed with Enter is quoted across
-//! lines, which CSV allows. The serial number is never read.
+//! position, whatever the language (English, German, French, Italian, Spanish, Dutch, Swedish,
+//! Danish, Norwegian, Finnish, Portuguese, Polish and any other). The preamble may span more
+//! than one line. Times are the reader's or phone's local time in the locale's order
+//! (`10-24-2026 08:15` in the US, `24-10-2026 08:15` in Europe, `10-24-2026 08:15 AM` with a
+//! 12-hour clock, `24.10.2026 08:15`); the order is decided once for the whole column. A note
+//! typed with Enter is quoted across lines, which CSV allows. The serial number is never read.
 
 use std::io::Read;
 

@@ -27,6 +27,27 @@ fn day_first(t: &Local) -> String {
     format!("{d}-{m}-{y} {:02}:{:02}", t.minute / 60, t.minute % 60)
 }
 
+/// `MM-DD-YYYY HH:MM`, as LibreView writes times in the US.
+fn month_first_24_hour(t: &Local) -> String {
+    let (y, m, d) = (&t.day[0..4], &t.day[5..7], &t.day[8..10]);
+    format!("{m}-{d}-{y} {:02}:{:02}", t.minute / 60, t.minute % 60)
+}
+
+/// `MM-DD-YYYY HH:MM AM`, a 12-hour clock after the month (a Swedish export read by a public
+/// script, a Brazilian Portuguese one by another).
+fn month_first_12_hour(t: &Local) -> String {
+    let (y, m, d) = (&t.day[0..4], &t.day[5..7], &t.day[8..10]);
+    let hour = t.minute / 60;
+    let twelve = if hour % 12 == 0 { 12 } else { hour % 12 };
+    let half = if hour < 12 { "AM" } else { "PM" };
+    format!("{m}-{d}-{y} {twelve:02}:{:02} {half}", t.minute % 60)
+}
+
+/// `DD.MM.YYYY HH:MM`, the date as the locale itself writes it.
+fn day_first_dotted(t: &Local) -> String {
+    day_first(t).replacen('-', ".", 2)
+}
+
 /// Rapid-acting insulin units and carbohydrate grams of a Clarity export, summed from its
 /// `Insulin`/`Fast-Acting` and `Carbs` event rows as the file writes them.
 fn clarity_bolus_and_carbs(text: &str) -> (f64, f64) {
@@ -42,7 +63,121 @@ fn clarity_bolus_and_carbs(text: &str) -> (f64, f64) {
     (units, grams)
 }
 
+/// The fields of one comma-separated line, with CSV's quoting (a quoted field may hold commas
+/// and doubled quotes).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(String::new()),
+            c => fields.last_mut().unwrap().push(c),
+        }
+    }
+    fields
+}
+
+/// What a Paradigm-era CareLink export holds, read back from its text by column name.
+struct ParadigmTruth {
+    /// `basal` rows as the test's query writes them: `<ts> <rate or -> <minutes or -> <type>`.
+    basal: Vec<String>,
+    /// Delivered bolus units, in time order.
+    boluses: Vec<f64>,
+    carbs_grams: f64,
+    cgm: Vec<i32>,
+    first: String,
+    last: String,
+}
+
+/// Reads a Paradigm-era CareLink export the way its columns say: `M/DD/YY` dates, the sensor's
+/// glucose, delivered boluses, the wizard's carbs, temp basals (absolute in U/h or a percent,
+/// with an `hh:mm:ss` duration) and the pump's `BasalProfileStart` records (`RATE=` in
+/// `Raw-Values`).
+fn paradigm_truth(text: &str) -> ParadigmTruth {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("Index,"));
+    let header = csv_fields(lines.next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (date, time) = (col("Date"), col("Time"));
+    let sensor = col("Sensor Glucose (mg/dL)");
+    let delivered = col("Bolus Volume Delivered (U)");
+    let carbs = col("BWZ Carb Input (grams)");
+    let (temp, temp_type, temp_duration) = (
+        col("Temp Basal Amount (U/h)"),
+        col("Temp Basal Type"),
+        col("Temp Basal Duration (hh:mm:ss)"),
+    );
+    let (raw_type, raw_values) = (col("Raw-Type"), col("Raw-Values"));
+    let mut truth = ParadigmTruth {
+        basal: Vec::new(),
+        boluses: Vec::new(),
+        carbs_grams: 0.0,
+        cgm: Vec::new(),
+        first: String::new(),
+        last: String::new(),
+    };
+    let mut sensor_times = Vec::new();
+    for line in lines {
+        let f = csv_fields(line);
+        let mdy: Vec<u32> = f[date].split('/').map(|p| p.parse().unwrap()).collect();
+        let ts = format!(
+            "{}-{:02}-{:02} {}",
+            2000 + mdy[2],
+            mdy[0],
+            mdy[1],
+            f[time]
+        );
+        if !f[sensor].is_empty() {
+            truth.cgm.push(f[sensor].parse().unwrap());
+            sensor_times.push(ts.clone());
+        }
+        if !f[delivered].is_empty() {
+            truth.boluses.push(f[delivered].parse().unwrap());
+        }
+        if !f[carbs].is_empty() {
+            truth.carbs_grams += f[carbs].parse::<f64>().unwrap();
+        }
+        if !f[temp].is_empty() {
+            let hms: Vec<f64> = f[temp_duration]
+                .split(':')
+                .map(|p| p.parse().unwrap())
+                .collect();
+            let minutes = hms[0] * 60.0 + hms[1] + hms[2] / 60.0;
+            let amount: f64 = f[temp].parse().unwrap();
+            truth.basal.push(match f[temp_type].as_str() {
+                "Absolute" => format!("{ts} {amount:?} {minutes:?} temp Absolute"),
+                "Percent" => format!("{ts} - {minutes:?} temp Percent {amount}%"),
+                other => panic!("temp basal type {other}"),
+            });
+        }
+        if f[raw_type] == "BasalProfileStart" {
+            let rate: f64 = f[raw_values]
+                .split(", ")
+                .find_map(|kv| kv.strip_prefix("RATE="))
+                .unwrap()
+                .parse()
+                .unwrap();
+            truth.basal.push(format!("{ts} {rate:?} - scheduled"));
+        }
+    }
+    truth.basal.sort();
+    sensor_times.sort();
+    truth.first = sensor_times[0].clone();
+    truth.last = sensor_times[sensor_times.len() - 1].clone();
+    truth
+}
+
 /// A LibreView header in one of its languages (the columns' order is the same in all).
+const ENGLISH_HEADER: &str = "Device,Serial Number,Device Timestamp,Record Type,Historic Glucose \
+    {unit},Scan Glucose {unit},Non-numeric Rapid-Acting Insulin,Rapid-Acting Insulin (units),\
+    Non-numeric Food,Carbohydrates (grams),Carbohydrates (servings),Non-numeric Long-Acting \
+    Insulin,Long-Acting Insulin Value (units),Notes,Strip Glucose {unit},Ketone mmol/L,Meal \
+    Insulin (units),Correction Insulin (units),User Change Insulin (units)";
 pub(crate) const GERMAN_HEADER: &str = "Gerät,Seriennummer,Gerätezeitstempel,Aufzeichnungstyp,\
     Glukosewert-Verlauf {unit},Glukose-Scan {unit},Nicht numerisches schnellwirkendes Insulin,\
     Schnellwirkendes Insulin (Einheiten),Nicht numerische Nahrungsdaten,Kohlenhydrate (Gramm),\
@@ -56,6 +191,187 @@ pub(crate) const FRENCH_HEADER: &str = "Appareil,Numéro de série,Horodatage de
     longue sans valeur numérique,Insuline à action longue (unités),Remarques,Glycémie par \
     bandelette {unit},Cétone mmol/L,Insuline repas (unités),Correction insuline (unités),\
     Insuline modifiée par l'utilisateur (unités)";
+
+/// LibreView in one language: its preamble and header (`{unit}` stands for the glucose unit),
+/// the unit the account uses, how it writes times, and whether the names were seen in a real
+/// export (`seen`), or are this test's own translation where none was found (docs/import-corpus.md
+/// lists which).
+struct Language {
+    name: &'static str,
+    preamble: &'static str,
+    header: &'static str,
+    mmol: bool,
+    when: fn(&Local) -> String,
+    seen: Seen,
+}
+
+/// How much of a language's header was seen in real exports or in code written against them.
+#[derive(Debug, PartialEq)]
+enum Seen {
+    /// Every column name.
+    Whole,
+    /// Some of the names (the rest translated here).
+    Partly,
+    /// None: the whole header is translated here.
+    Not,
+}
+
+/// The languages LibreView exports in (the issue's list), each in one real form.
+const LANGUAGES: &[Language] = &[
+    Language {
+        name: "English",
+        preamble: "Glucose Data,Generated on,10-28-2026 09:15 UTC,Generated by,Zebulon Quattlebaum",
+        header: ENGLISH_HEADER,
+        mmol: false,
+        when: month_first_24_hour,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "German",
+        preamble: "Glukose-Werte,Erstellt am,28-10-2026 09:15 UTC,Erstellt von,Zebulon Quattlebaum",
+        header: GERMAN_HEADER,
+        mmol: true,
+        when: day_first,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "French",
+        preamble: "Données de glycémie,Généré le,28-10-2026 09:15 UTC,Généré par,Zebulon \
+            Quattlebaum",
+        header: FRENCH_HEADER,
+        mmol: false,
+        when: day_first,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "Italian",
+        preamble: "Dati del glucosio,Generato il,28-10-2026 09:15 UTC,Generato da,Zebulon \
+            Quattlebaum",
+        header: "Dispositivo,Numero di serie,Timestamp dispositivo,Tipo di registrazione,\
+            Storico glucosio {unit},Scansione glucosio {unit},Insulina ad azione rapida non \
+            numerica,Insulina ad azione rapida (unità),Cibo non numerico,Carboidrati (grammi),\
+            Carboidrati (porzioni),Insulina ad azione lenta non numerica,Insulina ad azione lenta \
+            (unità),Note,Glucosio striscia {unit},Chetoni mmol/L,Insulina pasto (unità),Insulina \
+            di correzione (unità),Modifica insulina utente (unità)",
+        mmol: false,
+        when: day_first,
+        seen: Seen::Not,
+    },
+    Language {
+        name: "Spanish",
+        // A second line under the first, holding the patient's code, as in a Spanish
+        // hospital's exports.
+        preamble: "Informe del paciente Zebulon Quattlebaum,Generado el,28-10-2026 09:15 \
+            UTC,Generado por,Zebulon Quattlebaum\nZQ-4471,",
+        header: "Dispositivo,Número de serial,Sello de tiempo del dispositivo,Tipo de registro,\
+            Historial de glucosa {unit},Escaneo de glucosa {unit},Insulina de acción rápida no \
+            numérica,Insulina de acción rápida (unidades),Alimento no numérico,Carbohidratos \
+            (gramos),Carbohidratos (porciones),Insulina de acción larga no numérica,Insulina de \
+            acción larga (unidades),Notas,Tira reactiva para glucosa {unit},Cuerpos cetónicos \
+            mmol/L,Comida e insulina (unidades),Insulina de corrección (unidades),Insulina del \
+            cambio de usuario (unidades)",
+        mmol: false,
+        when: day_first,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "Dutch",
+        preamble: "Glucosegegevens,Gegenereerd op,28-10-2026 09:15 UTC,Gegenereerd door,Zebulon \
+            Quattlebaum",
+        // The unit in lower case, as the Dutch export writes it.
+        header: "Apparaat,Serienummer,Tijdstempel apparaat,Gegevenstype,Historische glucose \
+            mmol/l,Scan Glucose mmol/l,Niet-numerieke snelwerkende insuline,Snelwerkende insuline \
+            (eenheden),Niet-numeriek voedsel,Koolhydraten (gram),Koolhydraten (porties),\
+            Niet-numerieke langwerkende insuline,Langwerkende insuline (eenheden),Notities,Strip \
+            Glucose mmol/l,Keton mmol/l,Maaltijdinsuline (eenheden),Correctie insuline \
+            (eenheden),Wijzigen insuline gebruiker (eenheden)",
+        mmol: true,
+        when: day_first,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "Swedish",
+        preamble: "Glukosuppgifter,Skapat den,10-28-2026 09:15 UTC,Skapat av,Zebulon Quattlebaum",
+        header: "Enhet,Serienummer,Enhetens tidsstämpel,Registertyp,Historiskt glukosvärde \
+            {unit},Skanna glukosvärde {unit},Icke-numeriskt snabbverkande insulin,Snabbverkande \
+            insulin (enheter),Icke-numerisk mat,Kolhydrater (gram),Kolhydrater (portioner),\
+            Icke-numeriskt långtidsverkande insulin,Långtidsverkande insulin (enheter),\
+            Anteckningar,Glukossticka {unit},Keton mmol/L,Måltidsinsulin (enheter),\
+            Korrigeringsinsulin (enheter),Användarändrat insulin (enheter)",
+        mmol: true,
+        when: month_first_12_hour,
+        seen: Seen::Whole,
+    },
+    Language {
+        name: "Danish",
+        preamble: "Glukosedata,Genereret den,28-10-2026 09:15 UTC,Genereret af,Zebulon \
+            Quattlebaum",
+        header: "Enhed,Serienummer,Enhedens tidsstempel,Posttype,Historisk glukose {unit},\
+            Scannet glukose {unit},Ikke-numerisk hurtigtvirkende insulin,Hurtigtvirkende insulin \
+            (enheder),Ikke-numerisk mad,Kulhydrater (gram),Kulhydrater (portioner),Ikke-numerisk \
+            langtidsvirkende insulin,Langtidsvirkende insulin (enheder),Noter,Strimmelglukose \
+            {unit},Keton mmol/L,Måltidsinsulin (enheder),Korrektionsinsulin (enheder),\
+            Brugerændret insulin (enheder)",
+        mmol: true,
+        when: day_first,
+        seen: Seen::Not,
+    },
+    Language {
+        name: "Norwegian",
+        preamble: "Glukosedata,Generert,28.10.2026 09:15 UTC,Generert av,Zebulon Quattlebaum",
+        header: "Enhet,Serienummer,Enhetens tidsstempel,Registreringstype,Historisk glukose \
+            {unit},Skannet glukose {unit},Ikke-numerisk hurtigvirkende insulin,Hurtigvirkende \
+            insulin (enheter),Ikke-numerisk mat,Karbohydrater (gram),Karbohydrater (porsjoner),\
+            Ikke-numerisk langtidsvirkende insulin,Langtidsvirkende insulin (enheter),Notater,\
+            Glukose fra teststrimmel {unit},Keton mmol/L,Måltidsinsulin (enheter),\
+            Korreksjonsinsulin (enheter),Brukerendret insulin (enheter)",
+        mmol: true,
+        when: day_first_dotted,
+        seen: Seen::Not,
+    },
+    Language {
+        name: "Finnish",
+        preamble: "Glukoositiedot,Luotu,28-10-2026 09:15 UTC,Luonut,Zebulon Quattlebaum",
+        header: "Laite,Sarjanumero,Laitteen aikaleima,Tietueen tyyppi,Aikaisempi glukoosi \
+            {unit},Skannattu glukoosi {unit},Ei-numeerinen pikavaikutteinen insuliini,\
+            Pikavaikutteinen insuliini (yksikköä),Ei-numeerinen ruoka,Hiilihydraatit (grammaa),\
+            Hiilihydraatit (annosta),Ei-numeerinen pitkävaikutteinen insuliini,Pitkävaikutteinen \
+            insuliini (yksikköä),Muistiinpanot,Liuskaglukoosi {unit},Ketoni mmol/L,\
+            Ateriainsuliini (yksikköä),Korjausinsuliini (yksikköä),Käyttäjän muuttama insuliini \
+            (yksikköä)",
+        mmol: true,
+        when: day_first,
+        seen: Seen::Partly,
+    },
+    Language {
+        name: "Portuguese",
+        preamble: "Dados de glicose,Gerado em,10-28-2026 09:15 UTC,Gerado por,Zebulon Quattlebaum",
+        header: "Dispositivo,Número de série,Carimbo de data/hora do dispositivo,Tipo de \
+            registro,Histórico de glicose {unit},Analisar glicose {unit},Insulina de ação rápida \
+            não numérica,Insulina de ação rápida (unidades),Alimento não numérico,Carboidratos \
+            (gramas),Carboidratos (porções),Insulina de ação prolongada não numérica,Insulina de \
+            ação prolongada (unidades),Notas,Tira de glicose {unit},Cetona mmol/L,Insulina para \
+            refeição (unidades),Insulina de correção (unidades),Alteração de insulina pelo \
+            usuário (unidades)",
+        mmol: false,
+        when: month_first_12_hour,
+        seen: Seen::Partly,
+    },
+    Language {
+        name: "Polish",
+        preamble: "Dane glukozy,Wygenerowano,28.10.2026 09:15 UTC,Wygenerowane przez,Zebulon \
+            Quattlebaum",
+        header: "Urządzenie,Numer seryjny,Znacznik czasu urządzenia,Typ zapisu,Historia \
+            glukozy {unit},Skan glukozy {unit},Nienumeryczna insulina szybkodziałająca,Insulina \
+            szybkodziałająca (jednostki),Nienumeryczne jedzenie,Węglowodany (gramy),Węglowodany \
+            (porcje),Nienumeryczna insulina długodziałająca,Insulina długodziałająca (jednostki),\
+            Notatki,Glukoza z paska {unit},Ketony mmol/L,Insulina posiłkowa (jednostki),Insulina \
+            korekcyjna (jednostki),Zmiana insuliny przez użytkownika (jednostki)",
+        mmol: false,
+        when: day_first_dotted,
+        seen: Seen::Not,
+    },
+];
 
 /// What a LibreView fixture holds, computed as it is written.
 pub(crate) struct Libre {
@@ -78,8 +394,23 @@ pub(crate) fn libreview_european(
     blank_line: bool,
     crlf: bool,
 ) -> Libre {
+    libreview_export(preamble, header, days, mmol, blank_line, crlf, day_first)
+}
+
+/// A LibreView export as [`libreview_european`] writes it, with each time written by `when`
+/// (the account's locale decides the order of the date and a 12- or 24-hour clock). The
+/// preamble may span lines.
+fn libreview_export(
+    preamble: &str,
+    header: &str,
+    days: &[&str],
+    mmol: bool,
+    blank_line: bool,
+    crlf: bool,
+    when: fn(&Local) -> String,
+) -> Libre {
     let unit = if mmol { "mmol/L" } else { "mg/dL" };
-    let mut lines = vec![preamble.to_string()];
+    let mut lines: Vec<String> = preamble.lines().map(str::to_string).collect();
     if blank_line {
         lines.push(String::new());
     }
@@ -101,12 +432,12 @@ pub(crate) fn libreview_european(
         };
         lines.push(format!(
             "FreeStyle LibreLink,8XQ7TZ-90771234,{},0,{shown},,,,,,,,,,,,,,",
-            day_first(&t)
+            when(&t)
         ));
         history.push((t, mg));
     }
     let at = |hh: u32, mm: u32| {
-        day_first(&Local {
+        when(&Local {
             day: days[0].into(),
             minute: hh * 60 + mm,
         })
@@ -146,7 +477,7 @@ pub(crate) fn libreview_european(
 
 /// The checks every LibreView fixture gets: readings, lows, highs and mean; the first and last
 /// local time; the fall-back day's readings; insulin, carbs and the note as written.
-async fn assert_libre(out: &Path, libre: &Libre, dir: &Path) {
+async fn assert_libre(out: &Path, libre: &Libre, dir: &Path, forbidden: &[&str]) {
     let client = serve_whole(out, &[]).await;
     assert_stats(
         cgm_stats(&client, None).await,
@@ -182,7 +513,8 @@ async fn assert_libre(out: &Path, libre: &Libre, dir: &Path) {
             "FreeStyle LibreLink"
         ])]
     );
-    assert_no_personal_details(&client, dir, &["90771234"]).await;
+    let forbidden: Vec<&str> = forbidden.iter().copied().chain(["90771234"]).collect();
+    assert_no_personal_details(&client, dir, &forbidden).await;
     client.close().await.unwrap();
 }
 
@@ -195,12 +527,7 @@ async fn a_libreview_note_with_line_breaks_imports_the_whole_export() {
     let days = ["2026-10-24", "2026-10-25", "2026-10-26"];
     let preamble =
         "Glucose Data,Generated on,10-28-2026 09:15 UTC,Generated by,Zebulon Quattlebaum";
-    let header = "Device,Serial Number,Device Timestamp,Record Type,Historic Glucose {unit},Scan \
-        Glucose {unit},Non-numeric Rapid-Acting Insulin,Rapid-Acting Insulin (units),Non-numeric \
-        Food,Carbohydrates (grams),Carbohydrates (servings),Non-numeric Long-Acting Insulin,\
-        Long-Acting Insulin Value (units),Notes,Strip Glucose {unit},Ketone mmol/L,Meal Insulin \
-        (units),Correction Insulin (units),User Change Insulin (units)";
-    let mut libre = libreview_european(preamble, header, &days, false, false, false);
+    let mut libre = libreview_european(preamble, ENGLISH_HEADER, &days, false, false, false);
     // The note in the middle of the export, as LibreView writes it there.
     let note = "Latte\nwith oat milk, \"no\" sugar";
     let middle = libre.text.find("25-10-2026 12:00").unwrap();
@@ -228,7 +555,7 @@ async fn a_libreview_note_with_line_breaks_imports_the_whole_export() {
         said.contains(&format!("cgm_readings +{}", libre.history.len())),
         "{said}"
     );
-    assert_libre(&out, &libre, dir.path()).await;
+    assert_libre(&out, &libre, dir.path(), &[]).await;
 }
 
 /// LibreView in German (mmol/L with decimal commas, a blank line after the preamble, CRLF) and
@@ -281,7 +608,59 @@ async fn libreview_in_german_and_french_imports_like_english() {
             !said.to_lowercase().contains("zebulon_quattlebaum"),
             "{said}"
         );
-        assert_libre(&out, libre, dir.path()).await;
+        assert_libre(&out, libre, dir.path(), &[]).await;
+    }
+}
+
+/// One LibreView export per language LibreView exports in (English, German, French, Italian,
+/// Spanish, Dutch, Swedish, Danish, Norwegian, Finnish, Portuguese, Polish), each with its own
+/// headers, preamble and way of writing times (day-first, month-first with a 12-hour clock,
+/// dotted dates): every one is recognised as LibreView by its structure and gives the readings,
+/// lows, highs, mean, first and last local time, insulin, carbs and note the file holds, with
+/// no name or serial in any reply.
+#[tokio::test(flavor = "multi_thread")]
+async fn libreview_in_every_language_it_exports_imports_alike() {
+    let dir = TempDir::new("import-libre-languages");
+    let days = ["2026-10-24", "2026-10-25"];
+    assert_eq!(LANGUAGES.len(), 12);
+    for (n, language) in LANGUAGES.iter().enumerate() {
+        let header_columns = language.header.split(',').count();
+        assert_eq!(header_columns, 19, "{}", language.name);
+        let libre = libreview_export(
+            language.preamble,
+            language.header,
+            &days,
+            language.mmol,
+            n % 3 == 1,
+            n % 2 == 1,
+            language.when,
+        );
+        let file = write(
+            dir.path(),
+            &format!("Zebulon Quattlebaum_glucose_{n}.csv"),
+            &libre.text,
+        );
+        let out = dir.path().join(format!("libre-{n}.duckdb"));
+        let (code, said, err) = import(&out, &[], &[&file]);
+        let what = format!("{} ({:?} seen): {said}{err}", language.name, language.seen);
+        assert_eq!(code, 0, "{what}");
+        let unit = if language.mmol { "mmol/L" } else { "mg/dL" };
+        assert!(
+            said.contains(&format!("LibreView CSV, glucose in {unit}")),
+            "{what}"
+        );
+        assert!(said.contains("every value parsed"), "{what}");
+        assert!(
+            said.contains(&format!("cgm_readings +{}", libre.history.len())),
+            "{what}"
+        );
+        assert!(!said.contains("CSV (generic)"), "{what}");
+        // The summary names the file (the operator's own); no table is named after it.
+        assert!(
+            !said.to_lowercase().contains("zebulon_quattlebaum"),
+            "{what}"
+        );
+        assert_libre(&out, &libre, dir.path(), &["zq-4471"]).await;
     }
 }
 
@@ -293,15 +672,27 @@ async fn libreview_in_german_and_french_imports_like_english() {
 async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
     let dir = TempDir::new("import-ns-brisbane");
     let utc_days = ["2026-06-01", "2026-06-02", "2026-06-03"];
+    // Brisbane is UTC+10 all year (Queensland keeps no daylight-saving time): an instant's
+    // local day and minute, found among the days the test spans.
+    let brisbane = |seconds: i64| -> (String, u32) {
+        let local = seconds + 10 * 3600;
+        let day = ["2026-06-01", "2026-06-02", "2026-06-03", "2026-06-04"]
+            .into_iter()
+            .find(|d| days_from_civil(d) == local.div_euclid(86_400))
+            .unwrap();
+        (day.to_string(), (local.rem_euclid(86_400) / 60) as u32)
+    };
+    let at_utc = |day: &str, minute: u32| days_from_civil(day) * 86_400 + i64::from(minute) * 60;
+    let iso = |day: &str, minute: u32| format!("{day}T{:02}:{:02}:00", minute / 60, minute % 60);
     let mut entries = Vec::new();
-    // (local day, local minute, mg/dL): UTC + 10 hours.
+    // (local day, local minute, mg/dL).
     let mut local: Vec<(String, u32, i32)> = Vec::new();
     for (i, (day, minute)) in utc_days
         .iter()
         .flat_map(|d| (0..1440u32).step_by(5).map(move |m| (*d, m)))
         .enumerate()
     {
-        let seconds = days_from_civil(day) * 86_400 + i64::from(minute) * 60;
+        let seconds = at_utc(day, minute);
         let value = glucose_at(i + 7).stored().clamp(40, 400);
         let device = if i % 2 == 0 {
             "loop://Zebulon's iPhone"
@@ -312,31 +703,53 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
             "_id": format!("ns{i:020}"),
             "device": device,
             "date": seconds * 1000,
-            "dateString": format!("{day}T{:02}:{:02}:00.000Z", minute / 60, minute % 60),
+            "dateString": format!("{}.000Z", iso(day, minute)),
             "sgv": value,
             "type": "sgv",
             "utcOffset": 0,
         }));
-        // Ten hours later, on the same day or the next one.
-        let later = minute + 600;
-        let day_after = ["2026-06-02", "2026-06-03", "2026-06-04"]
-            [utc_days.iter().position(|d| d == &day).unwrap()];
-        local.push((
-            if later < 1440 {
-                day.to_string()
-            } else {
-                day_after.to_string()
-            },
-            later % 1440,
-            value,
-        ));
+        let (local_day, local_minute) = brisbane(seconds);
+        local.push((local_day, local_minute, value));
     }
     entries.reverse();
-    let treatments = json!([
-        {"eventType": "Correction Bolus", "insulin": 3.35, "created_at": "2026-06-01T22:28:00Z", "utcOffset": 0, "enteredBy": "loop://Zebulon's iPhone"},
-        {"eventType": "Carb Correction", "carbs": 42, "created_at": "2026-06-01T22:20:00.000Z", "utcOffset": 0, "enteredBy": "loop://Zebulon's iPhone"},
-        {"eventType": "Temp Basal", "absolute": 0.65, "duration": 30, "created_at": "2026-06-02T13:00:00Z", "utcOffset": 0}
-    ]);
+    // Loop's treatments, each at a UTC day and minute: boluses (the 08:28 breakfast bolus of
+    // the issue, and two either side of a local midnight), carbs, a temp basal.
+    let boluses = [
+        ("2026-06-01", 22 * 60 + 28, 3.35),
+        ("2026-06-02", 13 * 60 + 50, 1.2),
+        ("2026-06-02", 14 * 60 + 10, 0.85),
+    ];
+    let carbs = [("2026-06-01", 22 * 60 + 20, 42.0), ("2026-06-02", 2 * 60 + 15, 18.5)];
+    let temp_basals = [("2026-06-02", 13 * 60, 0.65, 30)];
+    let mut treatments = Vec::new();
+    for (day, minute, insulin) in boluses {
+        treatments.push(json!({"eventType": "Correction Bolus", "insulin": insulin,
+            "created_at": format!("{}Z", iso(day, minute)), "utcOffset": 0,
+            "enteredBy": "loop://Zebulon's iPhone"}));
+    }
+    for (day, minute, grams) in carbs {
+        treatments.push(json!({"eventType": "Carb Correction", "carbs": grams,
+            "created_at": format!("{}.000Z", iso(day, minute)), "utcOffset": 0,
+            "enteredBy": "loop://Zebulon's iPhone"}));
+    }
+    for (day, minute, rate, duration) in temp_basals {
+        treatments.push(json!({"eventType": "Temp Basal", "absolute": rate, "duration": duration,
+            "created_at": format!("{}Z", iso(day, minute)), "utcOffset": 0}));
+    }
+    let treatments = serde_json::Value::Array(treatments);
+    // Each treatment as the test's query writes it: its Brisbane time, then its amount.
+    let placed = |day: &str, minute: u32, amount: f64| {
+        let (d, m) = brisbane(at_utc(day, minute));
+        format!("{d} {:02}:{:02}:00 {amount:?}", m / 60, m % 60)
+    };
+    let want_boluses: Vec<String> = boluses.iter().map(|(d, m, u)| placed(d, *m, *u)).collect();
+    let want_carbs: Vec<String> = carbs.iter().map(|(d, m, g)| placed(d, *m, *g)).collect();
+    let want_basal: Vec<String> = temp_basals
+        .iter()
+        .map(|(d, m, r, _)| placed(d, *m, *r))
+        .collect();
+    // The issue's example: the bolus at 22:28 UTC is the 08:28 breakfast bolus of the next day.
+    assert_eq!(want_boluses[0], "2026-06-02 08:28:00 3.35");
     let folder = dir.path().join("ns");
     std::fs::create_dir(&folder).unwrap();
     write(
@@ -367,9 +780,9 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
         &client,
         "SELECT min(ts)::VARCHAR, max(ts)::VARCHAR, \
          (SELECT list(readings ORDER BY day) FROM cgm_daily_metrics), \
-         (SELECT list(ts::VARCHAR || ' ' || units) FROM insulin_boluses), \
-         (SELECT list(ts::VARCHAR || ' ' || grams) FROM carbs), \
-         (SELECT list(ts::VARCHAR || ' ' || rate_u_per_h) FROM basal), \
+         (SELECT list(ts::VARCHAR || ' ' || units ORDER BY ts) FROM insulin_boluses), \
+         (SELECT list(ts::VARCHAR || ' ' || grams ORDER BY ts) FROM carbs), \
+         (SELECT list(ts::VARCHAR || ' ' || rate_u_per_h ORDER BY ts) FROM basal), \
          (SELECT list(DISTINCT device ORDER BY device) FROM cgm_readings) FROM cgm_readings",
     )
     .await;
@@ -385,9 +798,9 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
                 per_day("2026-06-03"),
                 per_day("2026-06-04")
             ],
-            ["2026-06-02 08:28:00 3.35"],
-            ["2026-06-02 08:20:00 42.0"],
-            ["2026-06-02 23:00:00 0.65"],
+            want_boluses,
+            want_carbs,
+            want_basal,
             ["CGM (via Loop)", "CGM (via Tomato)"]
         ])]
     );
@@ -407,6 +820,8 @@ pub(crate) struct Guardian {
     doses: Vec<f64>,
     meals: Vec<f64>,
     finger_sticks: Vec<i32>,
+    /// The pump's `CAL NOW` alarms.
+    calibration_alarms: usize,
 }
 
 pub(crate) fn guardian_connect(days: &[&str]) -> Guardian {
@@ -433,6 +848,7 @@ pub(crate) fn guardian_connect(days: &[&str]) -> Guardian {
         doses: Vec::new(),
         meals: Vec::new(),
         finger_sticks: Vec::new(),
+        calibration_alarms: 0,
     };
     for (i, t) in local_times(days, 5).into_iter().enumerate() {
         let v = glucose_at(i + 29).stored().clamp(40, 400);
@@ -494,6 +910,7 @@ pub(crate) fn guardian_connect(days: &[&str]) -> Guardian {
                 (16, "CAL NOW".into()),
             ],
         ));
+        g.calibration_alarms += 1;
     }
     // Newest first, as CareLink writes them.
     body.sort_by(|a, b| b.0.cmp(&a.0));
@@ -568,7 +985,7 @@ async fn guardian_connect_event_markers_become_pen_doses_and_carbs() {
             g.meals.len(),
             g.meals.iter().sum::<f64>(),
             g.finger_sticks,
-            2,
+            g.calibration_alarms,
             0,
             "Guardian Connect"
         ])]
@@ -648,16 +1065,18 @@ async fn paradigm_carelink_temp_basals_become_basal_rows() {
         (9, "01:00:00".into()),
     ]);
     add(cells, &mut text);
-    let mut cells = when("07:31:00");
-    cells.extend([
-        (10, "Normal".into()),
-        (11, "4.2".into()),
-        (12, "4.2".into()),
-        (13, "0:00:00".into()),
-        (23, "40".into()),
-    ]);
-    add(cells, &mut text);
-    let mut cgm = Vec::new();
+    // Two boluses, each with the carbs the wizard was given.
+    for (hhmmss, units, grams) in [("07:31:00", "4.2", "40"), ("12:46:00", "2.35", "25")] {
+        let mut cells = when(hhmmss);
+        cells.extend([
+            (10, "Normal".into()),
+            (11, units.into()),
+            (12, units.into()),
+            (13, "0:00:00".into()),
+            (23, grams.into()),
+        ]);
+        add(cells, &mut text);
+    }
     for (i, t) in local_times(&[d, "2026-10-26"], 5).into_iter().enumerate() {
         let v = glucose_at(i + 41).stored().clamp(40, 400);
         let mut cells = vec![
@@ -669,39 +1088,40 @@ async fn paradigm_carelink_temp_basals_become_basal_rows() {
         ];
         cells.push((31, "21.3".into()));
         add(cells, &mut text);
-        cgm.push(v);
     }
-    let last_reading = local_times(&["2026-10-26"], 5).pop().unwrap();
     let file = write(dir.path(), "CareLink-Export-1161046540891.csv", &text);
+    // The truth, read back from the file as written, by its column names.
+    let truth = paradigm_truth(&text);
+    assert_eq!(truth.basal.len(), 3);
+    assert_eq!(truth.boluses.len(), 2);
     let out = dir.path().join("paradigm.duckdb");
     let (code, said, err) = import(&out, &[], &[&file]);
     assert_eq!(code, 0, "{said}{err}");
     assert!(said.contains("Medtronic CareLink CSV"), "{said}");
-    assert!(said.contains("basal +3"), "{said}");
+    assert!(
+        said.contains(&format!("basal +{}", truth.basal.len())),
+        "{said}"
+    );
     let client = serve_whole(&out, &[]).await;
     assert_stats(
         cgm_stats(&client, None).await,
-        Expected::of(cgm.iter().copied()),
+        Expected::of(truth.cgm.iter().copied()),
     );
     let got = rows(
         &client,
         "SELECT (SELECT list(ts::VARCHAR || ' ' || coalesce(rate_u_per_h::VARCHAR, '-') || ' ' \
          || coalesce(duration_minutes::VARCHAR, '-') || ' ' || basal_type ORDER BY ts) FROM basal), \
-         (SELECT list(units) FROM insulin_boluses), (SELECT sum(grams) FROM carbs), \
+         (SELECT list(units ORDER BY ts) FROM insulin_boluses), (SELECT sum(grams) FROM carbs), \
          (SELECT min(ts)::VARCHAR || ' ' || max(ts)::VARCHAR FROM cgm_readings)",
     )
     .await;
     assert_eq!(
         got,
         vec![json!([
-            [
-                "2026-10-24 00:00:00 0.85 - scheduled",
-                "2026-10-24 02:10:00 0.5 30.0 temp Absolute",
-                "2026-10-24 05:00:00 - 60.0 temp Percent 70%"
-            ],
-            [4.2],
-            40.0,
-            format!("2026-10-24 00:00:00 {}", stamp(&last_reading))
+            truth.basal,
+            truth.boluses,
+            truth.carbs_grams,
+            format!("{} {}", truth.first, truth.last)
         ])]
     );
     assert_no_personal_details(&client, dir.path(), &["zq7723", "1161046540891"]).await;
@@ -899,7 +1319,10 @@ async fn an_unrecognised_glucose_export_is_refused_and_nothing_of_it_imported() 
     let asked = dir.path().join("asked.duckdb");
     let (code, said, err) = import(&asked, &["--table", "meter_log"], &[&alone]);
     assert_eq!(code, 0, "{said}{err}");
-    assert!(said.contains("meter_log +24"), "{said}");
+    assert!(
+        said.contains(&format!("meter_log +{}", values.len())),
+        "{said}"
+    );
     let client = serve_whole(&asked, &[]).await;
     let got = rows(&client, "SELECT count(*) FROM meter_log").await;
     assert_eq!(got, vec![json!([values.len()])]);
@@ -1071,6 +1494,25 @@ fn write_every_fixture() {
         )
         .text,
     );
+    // One LibreView export per language, each on two December days of its own.
+    for (n, language) in LANGUAGES.iter().enumerate() {
+        let first = format!("2026-12-{:02}", 2 * n + 1);
+        let second = format!("2026-12-{:02}", 2 * n + 2);
+        write(
+            &dir,
+            &format!("libreview-in-{}.csv", language.name.to_lowercase()),
+            &libreview_export(
+                language.preamble,
+                language.header,
+                &[&first, &second],
+                language.mmol,
+                false,
+                false,
+                language.when,
+            )
+            .text,
+        );
+    }
     let t = tconnect_sections(&days);
     write(
         &dir,
