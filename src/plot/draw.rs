@@ -48,10 +48,34 @@ const AXIS: RGBColor = RGBColor(96, 96, 96);
 /// Grid lines at the ticks.
 const GRID: RGBColor = RGBColor(232, 232, 232);
 
-/// Text sizes in pixels at the default image size; larger images scale them up (see `scale`).
-const LABEL_SIZE: f64 = 13.0;
-const DESC_SIZE: f64 = 14.0;
-const TITLE_SIZE: f64 = 18.0;
+/// The body text's size in pixels at the default image size: tick labels, legends, the AGP's
+/// header. Every other size is this times its role's ratio, so the hierarchy keeps its
+/// proportions when the body size or the image changes (see [`TextSizes`]).
+const BODY_SIZE: f64 = 13.0;
+/// Axis titles and the time-in-ranges labels: a step above the body, so an axis title reads as
+/// the name of what its ticks count.
+const DESCRIPTION_RATIO: f64 = 1.1;
+/// Chart titles: the largest step, a heading at a glance.
+const TITLE_RATIO: f64 = 1.4;
+
+/// The text sizes of one image, in pixels: one scale from [`BODY_SIZE`], grown with the image.
+#[derive(Debug, Clone, Copy)]
+struct TextSizes {
+    label: f64,
+    description: f64,
+    title: f64,
+}
+
+impl TextSizes {
+    fn of(options: &ChartOptions) -> TextSizes {
+        let body = BODY_SIZE * text_scale(options);
+        TextSizes {
+            label: body,
+            description: body * DESCRIPTION_RATIO,
+            title: body * TITLE_RATIO,
+        }
+    }
+}
 
 /// Where the plot area landed, in image pixels (for tests that look at the picture).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,7 +191,8 @@ fn draw_agp_header(
 ) -> Result<u32, PlotError> {
     let font = font().map_err(render_error)?;
     let scale = text_scale(options);
-    let (title_size, label_size) = (TITLE_SIZE * scale, LABEL_SIZE * scale);
+    let sizes = TextSizes::of(options);
+    let (title_size, label_size) = (sizes.title, sizes.label);
     let width = options.width as i32;
     let title = options.title.as_deref().map_or_else(
         || "Ambulatory Glucose Profile (AGP)".to_string(),
@@ -251,7 +276,8 @@ fn draw_tir(
 ) -> Result<Layout, PlotError> {
     let font = font().map_err(render_error)?;
     let scale = text_scale(options);
-    let (title_size, label_size) = (TITLE_SIZE * scale, DESC_SIZE * scale);
+    let sizes = TextSizes::of(options);
+    let (title_size, label_size) = (sizes.title, sizes.description);
     let (width, height) = (options.width as i32, options.height as i32);
     let title = options
         .title
@@ -364,8 +390,8 @@ fn draw_chart(
     // Text grows with the image (up to 1.6×) so a 2000-pixel chart stays readable when shown
     // smaller; it never shrinks below the default size.
     let scale = text_scale(options);
-    let (label_size, desc_size, title_size) =
-        (LABEL_SIZE * scale, DESC_SIZE * scale, TITLE_SIZE * scale);
+    let sizes = TextSizes::of(options);
+    let (label_size, desc_size, title_size) = (sizes.label, sizes.description, sizes.title);
     let line_width = if scale > 1.3 { 3 } else { 2 };
     let widest_y_label = y
         .ticks

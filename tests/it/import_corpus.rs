@@ -125,13 +125,7 @@ fn paradigm_truth(text: &str) -> ParadigmTruth {
     for line in lines {
         let f = csv_fields(line);
         let mdy: Vec<u32> = f[date].split('/').map(|p| p.parse().unwrap()).collect();
-        let ts = format!(
-            "{}-{:02}-{:02} {}",
-            2000 + mdy[2],
-            mdy[0],
-            mdy[1],
-            f[time]
-        );
+        let ts = format!("{}-{:02}-{:02} {}", 2000 + mdy[2], mdy[0], mdy[1], f[time]);
         if !f[sensor].is_empty() {
             truth.cgm.push(f[sensor].parse().unwrap());
             sensor_times.push(ts.clone());
@@ -719,7 +713,10 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
         ("2026-06-02", 13 * 60 + 50, 1.2),
         ("2026-06-02", 14 * 60 + 10, 0.85),
     ];
-    let carbs = [("2026-06-01", 22 * 60 + 20, 42.0), ("2026-06-02", 2 * 60 + 15, 18.5)];
+    let carbs = [
+        ("2026-06-01", 22 * 60 + 20, 42.0),
+        ("2026-06-02", 2 * 60 + 15, 18.5),
+    ];
     let temp_basals = [("2026-06-02", 13 * 60, 0.65, 30)];
     let mut treatments = Vec::new();
     for (day, minute, insulin) in boluses {
@@ -733,8 +730,10 @@ async fn loop_and_tomato_nightscout_times_are_placed_in_the_persons_zone() {
             "enteredBy": "loop://Zebulon's iPhone"}));
     }
     for (day, minute, rate, duration) in temp_basals {
-        treatments.push(json!({"eventType": "Temp Basal", "absolute": rate, "duration": duration,
-            "created_at": format!("{}Z", iso(day, minute)), "utcOffset": 0}));
+        treatments.push(
+            json!({"eventType": "Temp Basal", "absolute": rate, "duration": duration,
+            "created_at": format!("{}Z", iso(day, minute)), "utcOffset": 0}),
+        );
     }
     let treatments = serde_json::Value::Array(treatments);
     // Each treatment as the test's query writes it: its Brisbane time, then its amount.
