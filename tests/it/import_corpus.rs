@@ -38,7 +38,7 @@ fn month_first_24_hour(t: &Local) -> String {
 fn month_first_12_hour(t: &Local) -> String {
     let (y, m, d) = (&t.day[0..4], &t.day[5..7], &t.day[8..10]);
     let hour = t.minute / 60;
-    let twelve = if hour % 12 == 0 { 12 } else { hour % 12 };
+    let twelve = (hour + 11) % 12 + 1;
     let half = if hour < 12 { "AM" } else { "PM" };
     format!("{m}-{d}-{y} {twelve:02}:{:02} {half}", t.minute % 60)
 }
