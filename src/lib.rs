@@ -17,6 +17,17 @@
 //! and [`clinical`], the one definition of every clinical number import, charts and prompts
 //! use.
 
+// The test switches (the `test-bypass` feature) build only for duckgate's own tests, benches
+// and examples: build.rs sets this cfg from the test harness's mark, which only the package's
+// dev-dependency turns on (Cargo.toml). `cargo build --all-features` and `cargo install
+// --all-features` stop here, so no binary a user runs can carry them.
+#[cfg(all(feature = "test-bypass", not(duckgate_test_harness)))]
+compile_error!(
+    "the `test-bypass` feature (duckgate's test-only layer bypass, sandbox probe and worker \
+     hook) builds only for duckgate's own tests, benches and examples (`cargo test`, \
+     `cargo bench`): build duckgate without it, e.g. without --all-features"
+);
+
 pub use duckgate_validate::{error, validate};
 pub mod clinical;
 pub mod import;
@@ -40,9 +51,9 @@ pub mod gateway;
 pub mod mcp;
 #[cfg(feature = "engine")]
 pub mod plot;
-#[cfg(feature = "engine")]
+#[cfg(feature = "worker-protocol")]
 pub mod protocol;
-#[cfg(feature = "engine")]
+#[cfg(feature = "worker-protocol")]
 pub mod sandbox;
 #[cfg(feature = "engine")]
 pub mod size;

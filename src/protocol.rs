@@ -132,7 +132,7 @@ pub enum Response {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChartRequest {
     /// The kind of chart.
-    pub kind: crate::plot::ChartKind,
+    pub kind: ChartKind,
     /// The result column for x (`None`: the first column; a histogram ignores x).
     pub x: Option<String>,
     /// The result column for y (`None`: the second column, or the first for a histogram).
@@ -170,6 +170,44 @@ pub struct ChartReply {
     pub summary_rows: Vec<Vec<serde_json::Value>>,
     /// ... and a sentence, for a reader who cannot see the picture.
     pub summary_text: String,
+}
+
+/// Which picture a [`Request::Plot`] draws (`crate::plot` draws it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    /// y over a time or number x, points joined in x order.
+    Line,
+    /// y against a time or number x, one marker per row.
+    Scatter,
+    /// One bar per row: x names the bar, y is its height.
+    Bar,
+    /// How the y values are distributed, in equal-width bins (x is not used).
+    Histogram,
+    /// Ambulatory glucose profile: y (glucose) by time of day over all days, as percentile bands.
+    Agp,
+    /// Time in ranges: the share of y (glucose) readings in each consensus range, stacked.
+    Tir,
+}
+
+impl ChartKind {
+    /// The kind's name as a tool argument spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChartKind::Line => "line",
+            ChartKind::Scatter => "scatter",
+            ChartKind::Bar => "bar",
+            ChartKind::Histogram => "histogram",
+            ChartKind::Agp => "agp",
+            ChartKind::Tir => "tir",
+        }
+    }
+}
+
+impl fmt::Display for ChartKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// One result column.

@@ -51,43 +51,8 @@ pub const DEFAULT_BINS: u32 = 30;
 /// The most input rows [`render`] reads (a bound on its time and memory).
 pub const MAX_ROWS: usize = 1_000_000;
 
-/// Which picture to draw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChartKind {
-    /// y over a time or number x, points joined in x order.
-    Line,
-    /// y against a time or number x, one marker per row.
-    Scatter,
-    /// One bar per row: x names the bar, y is its height.
-    Bar,
-    /// How the y values are distributed, in equal-width bins (x is not used).
-    Histogram,
-    /// Ambulatory glucose profile: y (glucose) by time of day over all days, as percentile bands.
-    Agp,
-    /// Time in ranges: the share of y (glucose) readings in each consensus range, stacked.
-    Tir,
-}
-
-impl ChartKind {
-    /// The kind's name as a tool argument spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChartKind::Line => "line",
-            ChartKind::Scatter => "scatter",
-            ChartKind::Bar => "bar",
-            ChartKind::Histogram => "histogram",
-            ChartKind::Agp => "agp",
-            ChartKind::Tir => "tir",
-        }
-    }
-}
-
-impl fmt::Display for ChartKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// Which picture to draw: a wire type of the worker protocol, defined there.
+pub use crate::protocol::ChartKind;
 
 /// One x value as the query returned it.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,12 +2,17 @@
 //!
 //! A frame is a 4-byte big-endian length, then that many bytes of JSON. The reader refuses a
 //! length above its cap *before* allocating, so a confused or hostile peer cannot make the other
-//! side allocate without bound.
+//! side allocate without bound. Both sides read with the same steps: the worker blocking
+//! ([`read_frame`]), the parent on tokio ([`read_frame_async`]); the fuzz targets `worker_frame`
+//! and `parent_frame` hold both to the same answers ([`fuzz`]).
+
+pub mod fuzz;
 
 use std::io::{self, Read, Write};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Largest request frame a worker accepts (the SQL cap is far below this).
 pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
@@ -93,11 +98,32 @@ pub fn read_frame<T: DeserializeOwned, R: Read>(
     decode(&body)
 }
 
+/// Read one frame of at most `cap` bytes on tokio (the parent's side of a worker's stdout).
+pub async fn read_frame_async<T: DeserializeOwned, R: AsyncRead + Unpin>(
+    input: &mut R,
+    cap: usize,
+) -> Result<T, FrameError> {
+    let mut prefix = [0u8; 4];
+    input
+        .read_exact(&mut prefix)
+        .await
+        .map_err(closed_or_io)?;
+    let len = announced_len(prefix, cap)?;
+    let mut body = vec![0u8; len];
+    input.read_exact(&mut body).await.map_err(closed_or_io)?;
+    decode(&body)
+}
+
 fn read_exact_or_closed<R: Read>(input: &mut R, buf: &mut [u8]) -> Result<(), FrameError> {
-    input.read_exact(buf).map_err(|e| match e.kind() {
+    input.read_exact(buf).map_err(closed_or_io)
+}
+
+/// The end of the pipe before a whole frame is [`FrameError::Closed`]; anything else is I/O.
+fn closed_or_io(error: io::Error) -> FrameError {
+    match error.kind() {
         io::ErrorKind::UnexpectedEof => FrameError::Closed,
-        _ => FrameError::Io(e),
-    })
+        _ => FrameError::Io(error),
+    }
 }
 
 #[cfg(test)]

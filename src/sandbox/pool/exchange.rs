@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWriteExt};
 
 use super::worker_process::ReadyWorker;
 use crate::error::ErrorKind;
@@ -50,25 +50,7 @@ pub(super) async fn read_frame_async(
     out: &mut (impl AsyncRead + Unpin),
     cap: usize,
 ) -> Result<Response, frame::FrameError> {
-    let mut prefix = [0u8; 4];
-    read_exact_async(out, &mut prefix).await?;
-    let len = frame::announced_len(prefix, cap)?;
-    let mut body = vec![0u8; len];
-    read_exact_async(out, &mut body).await?;
-    frame::decode(&body)
-}
-
-async fn read_exact_async(
-    out: &mut (impl AsyncRead + Unpin),
-    buf: &mut [u8],
-) -> Result<(), frame::FrameError> {
-    out.read_exact(buf)
-        .await
-        .map(|_| ())
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::UnexpectedEof => frame::FrameError::Closed,
-            _ => frame::FrameError::Io(e),
-        })
+    frame::read_frame_async(out, cap).await
 }
 
 pub(super) fn describe_death(read_error: frame::FrameError, signal: Option<i32>) -> Failure {
