@@ -112,8 +112,8 @@ impl DuckgateServer {
         }
     }
 
-    /// Record `reply` in the audit log, if there is one, and hold it for what the record costs
-    /// the session (refused and failed calls only; see `AuditLog::record`). A failed write is
+    /// Record `reply` in the audit log, if there is one, and hold it for what the session owes
+    /// for its records (see `AuditLog::record`). A failed write is
     /// logged on stderr and, with `--audit-required`, replaces the reply with an error (fail
     /// closed: the agent gets nothing the log did not record).
     async fn audited(
@@ -156,12 +156,10 @@ impl DuckgateServer {
                     return reply;
                 }
                 let message = match error {
-                    AuditError::Full { .. } => {
-                        "The audit log has reached its cap (--audit-max-bytes × --audit-generations), and every generation that would have to go holds records of a running session, which are never removed; the operator requires every call to be recorded (--audit-required), so this call was not answered. The operator can raise either cap, or restart the server."
-                    }
                     AuditError::Open { .. }
                     | AuditError::Inspect { .. }
                     | AuditError::Rotate { .. }
+                    | AuditError::Hold { .. }
                     | AuditError::Write { .. } => {
                         "The audit log is unwritable, and the operator requires every call to be recorded (--audit-required), so this call was not answered."
                     }

@@ -149,6 +149,18 @@ where
         }
     }
 
+    /// A tool call is recorded when it ends, maybe long after its line was read and others with
+    /// it: so it is charged the most its record can take now, before the next line is read, and
+    /// its record settles the difference (`AuditLog::charge_tool_call`). However many calls are
+    /// in flight, none is admitted unpaid.
+    fn charge_tool_call(&self, message: &RxJsonRpcMessage<RoleServer>) {
+        if let (Some(log), JsonRpcMessage::Request(request)) = (&self.audit, message)
+            && matches!(request.request, ClientRequest::CallToolRequest(_))
+        {
+            log.charge_tool_call();
+        }
+    }
+
     /// Record `problem` about `line`, say on stderr what was ignored or refused, and write the
     /// reply, if it has one, once the audit log's charge for the record is waited out.
     fn handle(&mut self, problem: &Problem, line: &[u8]) {
@@ -283,6 +295,7 @@ where
                         Some(problem) => self.handle(&problem, content(&line)),
                         None => self.note_request(&message, content(&line)),
                     }
+                    self.charge_tool_call(&message);
                     self.line = recycle(line);
                     return Some(*message);
                 }

@@ -145,7 +145,7 @@ fn data_schema() -> Value {
                                     "generations_kept": { "type": "integer", "description": "Files of the audit log on disk (PATH, PATH.1, …)." },
                                     "generations_cap": { "type": "integer" },
                                     "max_bytes_per_generation": { "type": "integer" },
-                                    "over_cap": { "type": "boolean", "description": "More generations are kept than the cap because they hold records of a running session, which are never removed." }
+                                    "over_cap": { "type": "boolean", "description": "More generations are kept than the cap because other running servers hold them (their newest records are never removed); a server alone on its log stays within the cap." }
                                 },
                                 "required": ["generations_kept", "generations_cap", "max_bytes_per_generation", "over_cap"]
                             },
@@ -217,7 +217,7 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
             audit.generations_cap,
             audit.max_bytes_per_generation,
             if audit.over_cap {
-                "; past the cap: the oldest hold records of a running session"
+                "; past the cap: other running servers hold the oldest"
             } else {
                 ""
             }
