@@ -1,7 +1,9 @@
 //! The audit log's tests: record bounds, escaping, rotation and the file's mode.
 
 use super::*;
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde_json::json;
 
 #[test]
 fn times_format_as_rfc3339_utc() {
@@ -129,7 +131,7 @@ fn a_record_stays_one_bounded_line_whatever_the_arguments() {
     for case in cases {
         let arguments = object(case);
         let line = log.line(&entry_with(&arguments));
-        assert!(line.len() < 10 * 1024, "{} bytes", line.len());
+        assert!(line.len() < MAX_RECORD_BYTES, "{} bytes", line.len());
         for raw in ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'] {
             assert!(!line.contains(raw), "raw {raw:?}");
         }
@@ -137,6 +139,25 @@ fn a_record_stays_one_bounded_line_whatever_the_arguments() {
         assert_eq!(record["event"], "tool_call");
         assert_eq!(record["tool"], "query");
     }
+    // The longest a record gets: a tool name past its cap, arguments past theirs, a raw line
+    // that is not UTF-8 (each byte a replacement character before the cut), the longest error.
+    let arguments = object(json!({ "k".repeat(300): "\u{1}".repeat(1 << 16), "sql": "x".repeat(9000) }));
+    let name = "\u{2028}".repeat(1000);
+    let raw = vec![0xffu8; 1 << 16];
+    let longest = AuditEntry {
+        event: event::TOOL_CALL,
+        tool: Some(&name),
+        arguments: Some(&arguments),
+        line: Some(&raw),
+        jsonrpc_code: Some(i64::MIN),
+        status: AuditStatus::Tool(Status::Error),
+        error_kind: Some(AuditErrorKind::Registry(ErrorKind::SandboxUnavailable)),
+        rows: Some(u64::MAX),
+        bytes: usize::MAX,
+        duration_ms: f64::MAX,
+    };
+    let line = log.line(&longest);
+    assert!(line.len() + 1 <= MAX_RECORD_BYTES, "{} bytes", line.len());
     // Small arguments are recorded as sent.
     let arguments = object(json!({ "sql": "SELECT 1", "limit": 5 }));
     let record: Value = serde_json::from_str(&log.line(&entry_with(&arguments))).unwrap();
@@ -226,7 +247,7 @@ fn a_failed_rotation_fails_the_record_only_when_required() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A refused call's record: charged, like every record but a tool call's answer.
+/// A refused call's record.
 fn refused_with<'a>(arguments: &'a Map<String, Value>) -> AuditEntry<'a> {
     AuditEntry {
         status: AuditStatus::Tool(Status::Refused),
@@ -246,113 +267,156 @@ fn every_generation(path: &Path) -> String {
     text
 }
 
+/// Files of the log on disk, `PATH` included, and the largest one's size.
+fn files_on_disk(path: &Path) -> (u32, u64) {
+    let mut count = 0;
+    let mut largest = 0;
+    for index in 0.. {
+        let file = if index == 0 {
+            path.to_path_buf()
+        } else {
+            generation_path(path, index)
+        };
+        match std::fs::metadata(&file) {
+            Ok(meta) => {
+                count += 1;
+                largest = largest.max(meta.len());
+            }
+            Err(_) => break,
+        }
+    }
+    (count, largest)
+}
+
 #[test]
-fn a_generation_a_running_session_holds_is_never_removed_and_an_ended_sessions_is() {
+fn another_running_servers_records_are_never_removed_and_a_server_alone_keeps_the_cap() {
     let dir = scratch("generations");
     let path = dir.join("audit.jsonl");
     let marked = object(json!({ "sql": "SELECT 'MARKED'" }));
     let filler = object(json!({ "sql": "y".repeat(300) }));
-    let first = AuditLog::open(&path, false, false)
-        .unwrap()
-        .with_max_bytes(1000)
-        .with_generations(2);
+    let open = |generations| {
+        AuditLog::open(&path, false, false)
+            .unwrap()
+            .with_max_bytes(1000)
+            .with_generations(generations)
+    };
+    let first = open(2);
     first.record(&entry_with(&marked)).unwrap();
-    for _ in 0..40 {
-        first.record(&entry_with(&filler)).unwrap();
-    }
-    // Past the cap of two, and the marked record still there: this session holds its file.
-    let stats = first.stats();
-    assert!(stats.over_cap, "{stats:?}");
-    assert!(stats.generations_kept > 2, "{stats:?}");
-    assert!(every_generation(&path).contains("MARKED"));
-    // A second server writing the same log cannot remove it either while the first runs.
-    let second = AuditLog::open(&path, false, false)
-        .unwrap()
-        .with_max_bytes(1000)
-        .with_generations(2);
-    for _ in 0..40 {
+    // A second server floods the same log: the first, idle, holds the generation its record is
+    // in, so the flood goes past the cap by that one generation and no further.
+    let second = open(2);
+    for _ in 0..80 {
         second.record(&entry_with(&filler)).unwrap();
+        let (files, largest) = files_on_disk(&path);
+        assert!(files <= 3 && largest <= 1000, "{files} files, {largest} bytes");
     }
     assert!(every_generation(&path).contains("MARKED"));
-    // Once the first has ended, its generations may go.
+    assert!(second.stats().over_cap, "{:?}", second.stats());
+    // Once the first has ended, its generation goes, and the log is back at its cap.
     drop(first);
-    for _ in 0..40 {
+    for _ in 0..10 {
         second.record(&entry_with(&filler)).unwrap();
     }
     assert!(!every_generation(&path).contains("MARKED"));
-    // With every earlier session ended, the next rotation brings the log back to its cap.
+    let stats = second.stats();
+    assert_eq!((stats.generations_kept, stats.over_cap), (2, false), "{stats:?}");
+    assert_eq!(files_on_disk(&path).0, 2);
+    // A server alone never passes the cap, however much it writes.
     drop(second);
-    let generations_before = every_generation(&path).len();
-    let third = AuditLog::open(&path, false, false)
-        .unwrap()
-        .with_max_bytes(1000)
-        .with_generations(3);
-    for _ in 0..3 {
-        third.record(&entry_with(&filler)).unwrap();
+    let third = open(3);
+    for _ in 0..120 {
+        third.record(&refused_with(&filler)).unwrap();
+        assert!(files_on_disk(&path).0 <= 3);
     }
-    let stats = third.stats();
-    assert_eq!(stats.generations_kept, 3, "{stats:?}");
-    assert!(!stats.over_cap, "{stats:?}");
-    assert!(every_generation(&path).len() < generations_before);
+    assert!(!third.stats().over_cap);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn under_audit_required_a_full_log_of_running_sessions_refuses_the_record() {
-    let dir = scratch("full");
+fn a_servers_own_records_go_only_after_it_has_filled_as_many_newer_generations_as_it_keeps() {
+    let dir = scratch("own");
+    let path = dir.join("audit.jsonl");
+    let marked = object(json!({ "sql": "SELECT 'MARKED'" }));
+    let filler = object(json!({ "sql": "y".repeat(300) }));
+    let generations = 4;
+    let max_bytes = 1000;
+    let log = AuditLog::open(&path, false, true)
+        .unwrap()
+        .with_max_bytes(max_bytes)
+        .with_generations(generations);
+    log.record(&entry_with(&marked)).unwrap();
+    let record = log.line(&entry_with(&filler)).len() as u64 + 1;
+    let mut written_after = 0;
+    while every_generation(&path).contains("MARKED") {
+        log.record(&entry_with(&filler)).unwrap();
+        written_after += record;
+        assert!(files_on_disk(&path).0 <= generations);
+        assert!(written_after < 10 * max_bytes, "never removed");
+    }
+    // Its generation was held until the server had written into `generations - 1` newer ones:
+    // at least `generations - 2` whole generations of its own records.
+    let floor = u64::from(generations - 2) * max_bytes;
+    assert!(written_after >= floor, "gone after {written_after} bytes, before {floor}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn under_audit_required_a_flood_is_recorded_within_the_cap_and_never_refused() {
+    let dir = scratch("required");
     let path = dir.join("audit.jsonl");
     let filler = object(json!({ "sql": "y".repeat(300) }));
     let log = AuditLog::open(&path, false, true)
         .unwrap()
         .with_max_bytes(1000)
         .with_generations(2);
-    let mut full = None;
-    for written in 0..40 {
-        match log.record(&entry_with(&filler)) {
-            Ok(_) => {}
-            Err(error) => {
-                full = Some((written, error));
-                break;
-            }
-        }
+    for _ in 0..200 {
+        log.record(&refused_with(&filler)).unwrap();
+        let (files, largest) = files_on_disk(&path);
+        assert!(files <= 2 && largest <= 1000, "{files} files, {largest} bytes");
     }
-    let (written, error) = full.expect("40 records never filled two generations of 1000 bytes");
-    assert!(matches!(error, AuditError::Full { .. }), "{error}");
-    assert!(error.to_string().contains("never removed"), "{error}");
-    // Nothing was lost: every record written is on disk.
-    assert_eq!(every_generation(&path).lines().count(), written);
-    assert_eq!(log.stats().generations_kept, 2);
+    for line in every_generation(&path).lines() {
+        serde_json::from_str::<Value>(line).unwrap();
+    }
+    let stats = log.stats();
+    assert_eq!((stats.generations_kept, stats.over_cap), (2, false), "{stats:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
-fn a_charged_record_costs_nothing_within_the_burst_and_its_bytes_in_time_past_it() {
+fn every_record_is_charged_answered_calls_too() {
     let log = AuditLog::open(Path::new("/dev/null"), false, false).unwrap();
     let arguments = object(json!({ "sql": "z".repeat(3000) }));
-    // A tool call's answer is never charged.
-    for _ in 0..200 {
-        assert_eq!(log.record(&entry_with(&arguments)).unwrap(), Duration::ZERO);
+    for entry in [entry_with(&arguments), refused_with(&arguments)] {
+        let log = AuditLog::open(Path::new("/dev/null"), false, false).unwrap();
+        let bytes = log.line(&entry).len() as u64 + 1;
+        let within = CHARGE_BURST_BYTES / bytes;
+        for _ in 0..within {
+            assert_eq!(log.record(&entry).unwrap(), Duration::ZERO);
+        }
+        // Past the burst, each record owes its bytes at the charged rate (less what time paid).
+        let mut owed = Duration::ZERO;
+        for _ in 0..10 {
+            owed = log.record(&entry).unwrap();
+        }
+        let expected = (within + 10) * bytes - CHARGE_BURST_BYTES;
+        let expected = Duration::from_secs_f64(expected as f64 / CHARGE_BYTES_PER_SECOND as f64);
+        assert!(owed <= expected, "{:?}: {owed:?} > {expected:?}", entry.status);
+        assert!(
+            owed + Duration::from_millis(200) >= expected,
+            "{:?}: {owed:?} < {expected:?}",
+            entry.status
+        );
+        assert!(log.pending_charge() <= owed);
+    }
+    // A tool call is charged its largest record as its line is read, and settled by its record.
+    let calls = CHARGE_BURST_BYTES / MAX_RECORD_BYTES as u64 + 4;
+    for _ in 0..calls {
+        log.charge_tool_call();
+    }
+    assert!(log.pending_charge() > Duration::ZERO);
+    for _ in 0..calls {
+        log.record(&entry_with(&object(json!({ "sql": "SELECT 1" }))))
+            .unwrap();
     }
     assert_eq!(log.pending_charge(), Duration::ZERO);
-    let bytes = log.line(&refused_with(&arguments)).len() as u64 + 1;
-    let within = CHARGE_BURST_BYTES / bytes;
-    for _ in 0..within {
-        assert_eq!(
-            log.record(&refused_with(&arguments)).unwrap(),
-            Duration::ZERO
-        );
-    }
-    // Past the burst, each record owes its bytes at the charged rate (less what time has paid).
-    let mut owed = Duration::ZERO;
-    for _ in 0..10 {
-        owed = log.record(&refused_with(&arguments)).unwrap();
-    }
-    let expected = (within + 10) * bytes - CHARGE_BURST_BYTES;
-    let expected = Duration::from_secs_f64(expected as f64 / CHARGE_BYTES_PER_SECOND as f64);
-    assert!(owed <= expected, "{owed:?} > {expected:?}");
-    assert!(
-        owed + Duration::from_millis(200) >= expected,
-        "{owed:?} < {expected:?}"
-    );
-    assert!(log.pending_charge() <= owed);
 }
