@@ -48,6 +48,38 @@ fn cargo(args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `cargo build --release --all-features`, as someone would who wants "everything": the test
+/// switches come with `test-bypass`, which builds only for duckgate's own tests, benches and
+/// examples (src/lib.rs, build.rs). The build must fail, naming the feature, and for that reason
+/// alone (the same build without the feature is `build_as_users_do`, which succeeds).
+#[test]
+fn building_the_test_switches_outside_the_test_harness_fails_naming_the_feature() {
+    let output = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked", "--all-features"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success(),
+        "cargo build --release --all-features succeeded:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("error: the `test-bypass` feature")
+            && stderr.contains("builds only for duckgate's own tests"),
+        "the build failed, but not on the feature's guard:\n{stderr}"
+    );
+    // And so does naming the feature alone.
+    let output = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--locked", "--features", "test-bypass", "--lib"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cargo");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("error: the `test-bypass` feature"), "{stderr}");
+}
+
 /// `cargo build --release --locked --bin duckgate`, as a user builds it; the executable it made.
 fn build_as_users_do() -> PathBuf {
     cargo(&[

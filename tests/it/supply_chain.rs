@@ -72,13 +72,15 @@ fn every_locked_crate_comes_from_crates_io() {
             "duckdb-oracle",
             "duckgate",
             "duckgate-plan-reader",
+            "duckgate-test-harness",
             "duckgate-test-kit",
             "duckgate-validate",
             "libduckdb-sys",
             "zygote-fork"
         ],
         "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
-         (crates/zygote-fork), its plan reader (crates/plan-reader), its test kit (crates/duckgate-test-kit) and test-only oracle \
+         (crates/zygote-fork), its plan reader (crates/plan-reader), its test harness's mark \
+         (crates/duckgate-test-harness), its test kit (crates/duckgate-test-kit) and test-only oracle \
          (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
          path packages"
     );

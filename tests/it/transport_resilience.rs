@@ -7,9 +7,11 @@
 //! - A 2026-07-28 request refused for its `_meta`, then a cancellation of it.
 //! - A request whose id is still in flight: refused at once; the first is answered as usual, or
 //!   cancelled by a cancellation of that id.
-//! - A flood of refused calls after a marked call: slowed in proportion to the bytes it logs, and
-//!   the marked call stays on disk whatever the caps (a running session's generations are never
-//!   removed); under `--audit-required` a full log fails calls closed instead.
+//! - A flood of refused calls after a marked call: slowed in proportion to the bytes it logs; the
+//!   marked call of another session still running stays on disk whatever the caps, and an ended
+//!   session's records go once the log is past its cap.
+//! - A flood of answered calls: charged like any other, the log within its cap on disk and its
+//!   rate in time, every call answered under `--audit-required`, and the next session served.
 //!
 //! The line sequences are the transport fuzz target's seeds (`write_transport_fuzz_seeds`).
 
@@ -19,7 +21,9 @@ use std::time::{Duration, Instant};
 use crate::raw_support::{RawSession, request_meta};
 use crate::support::steps::{ENDLESS, busy_worker};
 use crate::support::{cgm_db, exe, is_dead, wait_until};
-use duckgate::audit::{CHARGE_BURST_BYTES, CHARGE_BYTES_PER_SECOND, generation_path};
+use duckgate::audit::{
+    CHARGE_BURST_BYTES, CHARGE_BYTES_PER_SECOND, MAX_RECORD_BYTES, generation_path,
+};
 use serde_json::{Value, json};
 
 /// Every notification a client may send first: each kind rmcp knows, and one it does not.
@@ -331,7 +335,8 @@ fn is_marked(record: &Value, mark: &str) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_the_disk() {
+async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_another_running_sessions_record_off_the_disk()
+ {
     let (dir, db) = cgm_db("audit-flood");
     let log = dir.path().join("audit.jsonl");
     let log_arg = log.to_str().unwrap();
@@ -352,7 +357,7 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
     session.finish().await;
     assert!(
         all_records(&log).iter().any(|r| is_marked(r, mark)),
-        "the marked call is gone after the flood"
+        "the marked call is gone after a flood of fewer generations than it keeps"
     );
     // Past the burst, the flood paid for its bytes in time.
     let owed = logged.saturating_sub(CHARGE_BURST_BYTES) as f64 / CHARGE_BYTES_PER_SECOND as f64;
@@ -367,7 +372,8 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
         "150 refused calls took {took:?}, not the {owed:.2} s their {logged} bytes cost"
     );
 
-    // Two generations only: the flood needs the oldest gone, and this session holds it.
+    // Two generations only. A session with a marked call stays open while another floods: the
+    // flood needs the oldest gone, and the first session holds it.
     let log = dir.path().join("tight.jsonl");
     let log_arg = log.to_str().unwrap();
     let args = [
@@ -378,29 +384,31 @@ async fn a_flood_of_refused_calls_is_slowed_and_cannot_push_a_marked_call_off_th
         "--audit-generations",
         "2",
     ];
+    let mut holder = RawSession::start(&exe(), &db, &args);
+    holder.initialize().await;
+    answers_marked(&mut holder, 2, mark).await;
     let mut session = RawSession::start(&exe(), &db, &args);
     session.initialize().await;
-    answers_marked(&mut session, 2, mark).await;
     flood(&mut session, 100, 150).await;
     let counts = session_counts(&mut session, 1000, None).await;
     assert_eq!(counts["audit"]["over_cap"], true, "{counts}");
-    let kept = counts["audit"]["generations_kept"].as_u64().unwrap();
-    assert!(kept > 2, "{counts}");
-    session.finish().await;
+    assert_eq!(counts["audit"]["generations_kept"], 3, "{counts}");
     assert!(
         all_records(&log).iter().any(|r| is_marked(r, mark)),
-        "the marked call is gone although its session held its generation"
+        "a flood pushed out the record of a session still running"
     );
+    answers_a_query(&mut holder, 3, None).await;
+    holder.finish().await;
 
-    // Once that session has ended, a new one may push its generations out: the cap is real.
-    let mut session = RawSession::start(&exe(), &db, &args);
-    session.initialize().await;
-    flood(&mut session, 100, 150).await;
+    // Once that session has ended, the flood may push its generation out: the cap is real.
+    flood(&mut session, 2000, 150).await;
+    let counts = session_counts(&mut session, 4000, None).await;
+    assert_eq!(counts["audit"]["over_cap"], false, "{counts}");
     session.finish().await;
+    assert_eq!(generations_on_disk(&log), 2);
     assert!(
         !all_records(&log).iter().any(|r| is_marked(r, mark)),
-        "an ended session's generations were never removed ({} on disk)",
-        generations_on_disk(&log)
+        "an ended session's generation was never removed"
     );
 }
 
@@ -418,57 +426,87 @@ async fn answers_marked(session: &mut RawSession, id: i64, mark: &str) {
     );
 }
 
+/// An answered query whose record takes about 4.3 KB (its SQL is kept whole, up to 4 KB).
+fn answered_sql(i: usize) -> String {
+    format!("SELECT {i} AS n -- {}", "x".repeat(3960))
+}
+
 #[tokio::test(flavor = "multi_thread")]
-async fn under_audit_required_a_log_full_of_this_sessions_records_fails_calls_closed() {
-    let (dir, db) = cgm_db("audit-full");
+async fn an_answered_call_flood_stays_within_the_disk_bound_and_under_audit_required_the_next_session_is_served()
+ {
+    let (dir, db) = cgm_db("audit-answered");
     let log = dir.path().join("audit.jsonl");
     let mark = "MARKED-required";
+    let (max_bytes, generations) = (40_000u64, 3u64);
     let args = [
         "--audit-log",
         log.to_str().unwrap(),
         "--audit-required",
         "--audit-max-bytes",
-        "20000",
+        "40000",
         "--audit-generations",
-        "2",
+        "3",
     ];
+    let disk_bound = max_bytes * generations + MAX_RECORD_BYTES as u64;
+    // A session that stays open, idle, with a marked call.
+    let mut other = RawSession::start(&exe(), &db, &args);
+    other.initialize().await;
+    answers_marked(&mut other, 2, mark).await;
+
     let mut session = RawSession::start(&exe(), &db, &args);
     session.initialize().await;
-    answers_marked(&mut session, 2, mark).await;
-    let mut full = None;
-    for i in 0..40 {
-        let id = 100 + i;
-        send(
-            &mut session,
-            &call(json!(id), &refused_sql(i as usize), None),
-        )
-        .await;
+    let calls = 120;
+    let started = Instant::now();
+    for i in 0..calls {
+        let id = 100 + i as i64;
+        send(&mut session, &call(json!(id), &answered_sql(i), None)).await;
         let reply = next_is_answer(&mut session, json!(id)).await;
-        let envelope = &reply["result"]["structuredContent"];
-        if envelope["status"] == "error" {
-            full = Some(envelope.clone());
-            break;
-        }
-        assert_eq!(envelope["status"], "refused", "{reply}");
+        assert_eq!(
+            reply["result"]["structuredContent"]["status"], "success",
+            "call {i} of the flood was not answered: {reply}"
+        );
+        let on_disk = log_bytes(&log);
+        assert!(
+            on_disk <= disk_bound,
+            "the log holds {on_disk} bytes, past its bound of {disk_bound}"
+        );
     }
-    let envelope = full.expect("40 refused calls never filled two 20 KB generations");
-    assert_eq!(envelope["error"]["kind"], "internal_error", "{envelope}");
-    let message = envelope["error"]["message"].as_str().unwrap();
-    assert!(
-        message.contains("cap") && message.contains("--audit-required"),
-        "{envelope}"
+    let took = started.elapsed();
+    // What the flood wrote, and the time that cost it.
+    let record = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .last()
+        .map_or(0, |line| line.len() as u64 + 1);
+    let written = record * calls as u64;
+    let owed = written.saturating_sub(CHARGE_BURST_BYTES + MAX_RECORD_BYTES as u64) as f64
+        / CHARGE_BYTES_PER_SECOND as f64;
+    eprintln!(
+        "answered flood: {calls} calls wrote about {written} bytes in {took:?} (owed {owed:.2} s); \
+         {} bytes on disk in {} generations",
+        log_bytes(&log),
+        generations_on_disk(&log)
     );
-    // The server still answers (its answers now fail closed), and nothing of it was removed.
-    send(
-        &mut session,
-        &json!({ "jsonrpc": "2.0", "id": 500, "method": "tools/list", "params": {} }),
-    )
-    .await;
-    let tools = next_is_answer(&mut session, json!(500)).await;
-    assert!(tools["result"]["tools"].is_array(), "{tools}");
+    assert!(owed > 1.0, "the flood wrote only {written} bytes");
+    assert!(
+        took.as_secs_f64() >= owed * 0.9,
+        "{calls} answered calls took {took:?}, less than the {owed:.2} s their bytes cost"
+    );
+    assert!(
+        all_records(&log).iter().any(|r| is_marked(r, mark)),
+        "the flood pushed out the record of a session still running"
+    );
+    // The other session is still served, and so is the next one.
+    answers_a_query(&mut other, 3, None).await;
+    other.finish().await;
     session.finish().await;
-    assert!(all_records(&log).iter().any(|r| is_marked(r, mark)));
-    assert_eq!(generations_on_disk(&log), 2);
+    let mut next = RawSession::start(&exe(), &db, &args);
+    next.initialize().await;
+    answers_marked(&mut next, 2, "MARKED-next").await;
+    next.finish().await;
+    assert!(all_records(&log).iter().any(|r| is_marked(r, "MARKED-next")));
+    assert!(generations_on_disk(&log) as u64 <= generations);
+    assert!(log_bytes(&log) <= disk_bound);
 }
 
 /// The line sequences of the tests above, as the transport fuzz target's seed corpus: one file
