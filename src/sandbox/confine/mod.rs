@@ -51,6 +51,16 @@ use std::path::PathBuf;
 
 use crate::protocol::{LandlockAbsence, LandlockStatus, Posture, SeccompAbsence, UnenforcedLayer};
 
+pub use seccomp::NamedCalls;
+
+/// The system calls the seccomp filter of `role` names on the architecture this binary runs
+/// on: those it lets through (every other call fails with `EPERM`), those that kill the process,
+/// those it answers `ENOSYS`. `None` on an architecture without a table.
+pub fn system_calls_named(role: Role) -> Option<NamedCalls> {
+    let arch = seccomp::Arch::native()?;
+    seccomp::named_calls(role, arch).ok()
+}
+
 /// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
 pub const MINIMUM_LANDLOCK_ABI: u8 = 1;
 
@@ -165,6 +175,12 @@ pub enum ConfineError {
         /// `seccomp(2)`.
         evidence: SeccompAbsence,
     },
+    /// Step 6: this architecture has no system-call table (the filter has x86_64's and
+    /// aarch64's).
+    SeccompArchitecture {
+        /// The architecture, as Rust names it.
+        arch: &'static str,
+    },
     /// Step 6: building the filter failed (a bug in our rule table).
     SeccompBuild(seccompiler::BackendError),
     /// Step 6: installing the filter failed.
@@ -233,6 +249,12 @@ impl fmt::Display for ConfineError {
                 f,
                 "confine step 6 (seccomp): {evidence}; pass --allow-unconfined to run without \
                  a system-call filter"
+            ),
+            ConfineError::SeccompArchitecture { arch } => write!(
+                f,
+                "confine step 6 (seccomp): duckgate has no system-call table for {arch} (it has \
+                 x86_64's and aarch64's), so it cannot build the filter; run duckgate on one of \
+                 those"
             ),
             ConfineError::SeccompBuild(e) => {
                 write!(

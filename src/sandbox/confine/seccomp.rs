@@ -1,239 +1,50 @@
-//! Step 6: the system-call filter.
+//! Step 6: the system-call filter, an allowlist.
 //!
-//! Default allow: DuckDB's needs (memory, threads, futexes, file reads, clocks) are broad and
-//! change between releases, while what the worker must never do is a short list. Landlock
-//! already decides *which files*; this filter removes whole kernel facilities the worker has no
-//! use for and which landlock does not cover (sockets of every family, SysV IPC, io_uring,
-//! namespaces, keyrings, process creation, file *metadata*: landlock lets a sandboxed process
-//! chmod, chown, re-time and set extended attributes on any file its user owns, which was
-//! verified on this machine), and keeps the worker from undoing steps 2 to 4.
+//! Default deny: a call the filter does not name fails with `EPERM`, so a system call added to a
+//! later kernel, or one DuckDB never needed, is denied until someone measures a need for it.
+//! What it names (`policy.rs`, each call with its reason) is what a worker is measured to make
+//! (`tests/it/seccomp_trace.rs` traces the real server and diffs against it), some of it only with
+//! given arguments (threads but no process, signals to itself, its own limits read, no read-only
+//! `O_TRUNC` open below landlock ABI 3), and the dangerous families kill the process outright:
+//! running programs, creating processes, `ptrace` and other processes' memory, namespaces,
+//! io_uring, BPF, keyrings, module and kernel loading, mounts, and the machine-wide settings a
+//! server run as root could change. A denied call fails closed either way; `EPERM` keeps DuckDB's
+//! own error path for what it may try and do without, and killing leaves a compromised worker
+//! nothing to try next.
 //!
-//! A listed call returns `EPERM` rather than killing the process: a denied call fails closed
-//! either way, an error keeps DuckDB's own error path (and the test probes) working, and the
-//! worker is single-use, so there is no state worth protecting by killing it. `clone3` is the
-//! exception: it returns `ENOSYS` so that glibc falls back to `clone`, whose flags (unlike
-//! `clone3`'s, which sit in memory) the filter can inspect.
+//! It is three programs, installed in this order: `ENOSYS` for `clone3` (glibc then falls back to
+//! `clone`, whose flags, unlike `clone3`'s in memory, the filter can read), the kill filter
+//! (default allow), and last the allowlist (default `EPERM`), so that the allowlist need not let
+//! the worker install filters. The kernel runs every filter and keeps the strictest answer, so
+//! the allowlist lets `clone3` through to the `ENOSYS` one.
 //!
-//! On x86_64 every rule also covers the call's x32 number (`nr | 0x4000_0000`) and the x32-only
-//! numbers of `execve`, `execveat`, `ptrace`, `ioctl`, `mq_notify`, `kexec_load` and
-//! `process_vm_*`: x32 calls carry the same audit architecture as native ones, so a filter keyed
-//! on native numbers alone would let them through on kernels built with x32 support (this
-//! machine's is not, so that part is checked by unit tests only). Foreign architectures (i386
-//! `int 0x80`) are killed by seccompiler's architecture check.
+//! Per architecture: the calls are named once (`syscalls.rs`) and numbered in a table per
+//! architecture (`x86_64.rs`, `aarch64.rs`), both compiled on every target and each checked
+//! against that architecture's own kernel headers; the running target chooses its table here
+//! and nowhere else ([`Arch::native`]). Each program first checks the architecture the call was
+//! made in and kills on any other, so i386's `int 0x80` never reaches the table. On x86_64 a
+//! call with the x32 bit is not on the allowlist (`EPERM`), and the kill filter kills the x32
+//! numbers of every killed call and the x32-only ones (`execve`, `ptrace`, …).
 //!
-//! This file is the filter: what it denies, each call with its reason, and the two programs
-//! built from that; installing them, and what a kernel without seccomp means, is in
-//! `seccomp/installation.rs`.
+//! This file is the filter's construction: its scope, the three rule maps and what a child
+//! forked from the template stacks on its template's filter; installing them, and what a kernel
+//! without seccomp means, is in `seccomp/installation.rs`.
 
+mod aarch64;
 mod installation;
+mod policy;
+mod syscalls;
+mod x86_64;
 
 pub(super) use installation::install;
+pub(super) use syscalls::Syscall;
 
 use std::collections::BTreeMap;
 
 use nix::libc;
-use seccompiler::{
-    BackendError, BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition,
-    SeccompFilter, SeccompRule, TargetArch,
-};
+use seccompiler::{BackendError, BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
 
 use super::Role;
-
-/// Calls denied whatever their arguments, each with the reason.
-fn always_denied() -> Vec<(i64, &'static str)> {
-    let mut calls = vec![
-        // Running programs.
-        (libc::SYS_execve, "run another program"),
-        (libc::SYS_execveat, "run another program"),
-        // Reaching into other processes (landlock also forbids these across its boundary).
-        (libc::SYS_ptrace, "inspect or control another process"),
-        (libc::SYS_process_vm_readv, "read another process's memory"),
-        (
-            libc::SYS_process_vm_writev,
-            "write another process's memory",
-        ),
-        (libc::SYS_process_madvise, "act on another process's memory"),
-        (
-            libc::SYS_pidfd_getfd,
-            "copy a file descriptor out of another process",
-        ),
-        (libc::SYS_kcmp, "probe other processes' open files"),
-        // A pidfd names a process without a pid the filter could compare (see `signals_only_to`).
-        (libc::SYS_pidfd_open, "take a handle on another process"),
-        (
-            libc::SYS_pidfd_send_signal,
-            "signal a process through a handle the filter cannot check",
-        ),
-        // Networking and IPC: none is needed. AF_UNIX is denied too: landlock below ABI 9 does
-        // not control connecting to pathname unix sockets (a container runtime's or D-Bus's).
-        (libc::SYS_socket, "open a socket of any family"),
-        (libc::SYS_socketpair, "open a socket pair"),
-        // SysV and POSIX IPC objects are not files, so landlock does not see them; attaching
-        // another process's shared memory segment would read or write its memory.
-        (libc::SYS_shmget, "SysV shared memory"),
-        (libc::SYS_shmat, "SysV shared memory"),
-        (libc::SYS_shmctl, "SysV shared memory"),
-        (libc::SYS_msgget, "SysV message queues"),
-        (libc::SYS_msgsnd, "SysV message queues"),
-        (libc::SYS_msgrcv, "SysV message queues"),
-        (libc::SYS_msgctl, "SysV message queues"),
-        (libc::SYS_semget, "SysV semaphores"),
-        (libc::SYS_semop, "SysV semaphores"),
-        (libc::SYS_semtimedop, "SysV semaphores"),
-        (libc::SYS_semctl, "SysV semaphores"),
-        (libc::SYS_mq_open, "POSIX message queues"),
-        (libc::SYS_mq_unlink, "POSIX message queues"),
-        (libc::SYS_mq_timedsend, "POSIX message queues"),
-        (libc::SYS_mq_timedreceive, "POSIX message queues"),
-        (libc::SYS_mq_notify, "POSIX message queues"),
-        (libc::SYS_mq_getsetattr, "POSIX message queues"),
-        (
-            libc::SYS_inotify_init1,
-            "watch file activity outside the sandbox",
-        ),
-        (
-            libc::SYS_fanotify_init,
-            "watch file activity outside the sandbox",
-        ),
-        // Namespaces: a user namespace hands out capabilities inside it, opening a large part
-        // of the kernel to an unprivileged process.
-        (libc::SYS_unshare, "enter new namespaces"),
-        (libc::SYS_setns, "join other namespaces"),
-        // Mounts (landlock already forbids changing the mount topology; this keeps the code
-        // unreachable).
-        (libc::SYS_mount, "mount"),
-        (libc::SYS_umount2, "unmount"),
-        (libc::SYS_pivot_root, "change the root mount"),
-        (libc::SYS_chroot, "change the root directory"),
-        (libc::SYS_move_mount, "mount"),
-        (libc::SYS_open_tree, "clone a mount tree"),
-        (libc::SYS_fsopen, "mount"),
-        (libc::SYS_fsmount, "mount"),
-        (libc::SYS_fsconfig, "mount"),
-        (libc::SYS_fspick, "reconfigure a mount"),
-        (libc::SYS_mount_setattr, "change mount attributes"),
-        // Kernel attack surface the worker never needs.
-        (libc::SYS_bpf, "load BPF programs"),
-        (
-            libc::SYS_perf_event_open,
-            "performance counters (side channels, kernel surface)",
-        ),
-        (
-            libc::SYS_userfaultfd,
-            "userfaultfd (a classic exploit primitive)",
-        ),
-        (
-            libc::SYS_io_uring_setup,
-            "io_uring runs operations in the kernel beyond this filter",
-        ),
-        (libc::SYS_io_uring_enter, "io_uring"),
-        (libc::SYS_io_uring_register, "io_uring"),
-        (
-            libc::SYS_keyctl,
-            "the user's kernel keyrings may hold secrets",
-        ),
-        (libc::SYS_add_key, "the user's kernel keyrings"),
-        (libc::SYS_request_key, "the user's kernel keyrings"),
-        (libc::SYS_kexec_load, "load a new kernel"),
-        (libc::SYS_kexec_file_load, "load a new kernel"),
-        (libc::SYS_init_module, "load a kernel module"),
-        (libc::SYS_finit_module, "load a kernel module"),
-        (libc::SYS_delete_module, "unload a kernel module"),
-        (libc::SYS_reboot, "reboot"),
-        (libc::SYS_swapon, "swap"),
-        (libc::SYS_swapoff, "swap"),
-        (
-            libc::SYS_syslog,
-            "read the kernel log (addresses, other users' activity)",
-        ),
-        (libc::SYS_acct, "process accounting"),
-        (libc::SYS_quotactl, "disk quotas"),
-        (
-            libc::SYS_open_by_handle_at,
-            "open a file by handle, bypassing path checks",
-        ),
-        (libc::SYS_name_to_handle_at, "file handles"),
-        (libc::SYS_vhangup, "hang up the terminal"),
-        // Truncating a file by name: landlock checks it only from ABI 3, and the worker never
-        // does it (DuckDB shortens its own files with `ftruncate`, which needs a descriptor
-        // opened for writing, which landlock controls from ABI 1).
-        (libc::SYS_truncate, "truncate a file by name"),
-        // File metadata, which landlock does not control (see the module documentation).
-        (libc::SYS_fchmod, "change a file's mode"),
-        (libc::SYS_fchmodat, "change a file's mode"),
-        (libc::SYS_fchmodat2, "change a file's mode"),
-        (libc::SYS_fchown, "change a file's owner"),
-        (libc::SYS_fchownat, "change a file's owner"),
-        (
-            libc::SYS_utimensat,
-            "change a file's times (the server watches the database's mtime)",
-        ),
-        (libc::SYS_setxattr, "set extended attributes"),
-        (libc::SYS_lsetxattr, "set extended attributes"),
-        (libc::SYS_fsetxattr, "set extended attributes"),
-        (SYS_SETXATTRAT, "set extended attributes"),
-        (libc::SYS_removexattr, "remove extended attributes"),
-        (libc::SYS_lremovexattr, "remove extended attributes"),
-        (libc::SYS_fremovexattr, "remove extended attributes"),
-        (SYS_REMOVEXATTRAT, "remove extended attributes"),
-        (
-            SYS_FILE_SETATTR,
-            "set inode flags (immutable, append-only, project)",
-        ),
-        (SYS_OPEN_TREE_ATTR, "clone a mount tree"),
-        // Resource limits may only be read from now on: a process with CAP_SYS_RESOURCE (a
-        // server run as root) could otherwise raise them again.
-        (libc::SYS_setrlimit, "change resource limits"),
-        // Machine-wide settings a server run as root could otherwise change.
-        (libc::SYS_settimeofday, "set the clock"),
-        (libc::SYS_clock_settime, "set the clock"),
-        (libc::SYS_clock_adjtime, "adjust the clock"),
-        (libc::SYS_adjtimex, "adjust the clock"),
-        (libc::SYS_sethostname, "set the host name"),
-        (libc::SYS_setdomainname, "set the domain name"),
-    ];
-    #[cfg(target_arch = "x86_64")]
-    calls.extend([
-        // The worker never creates processes (threads use `clone` with CLONE_THREAD): no fork
-        // bomb, and exec would be pointless anyway.
-        (libc::SYS_fork, "create a process"),
-        (libc::SYS_vfork, "create a process"),
-        (
-            libc::SYS_inotify_init,
-            "watch file activity outside the sandbox",
-        ),
-        (libc::SYS_uselib, "load a library the pre-ELF way"),
-        (libc::SYS_modify_ldt, "modify the LDT (kernel surface)"),
-        (libc::SYS_iopl, "raw I/O port access"),
-        (libc::SYS_ioperm, "raw I/O port access"),
-        (libc::SYS_chmod, "change a file's mode"),
-        (libc::SYS_chown, "change a file's owner"),
-        (libc::SYS_lchown, "change a file's owner"),
-        (libc::SYS_utime, "change a file's times"),
-        (libc::SYS_utimes, "change a file's times"),
-        (libc::SYS_futimesat, "change a file's times"),
-    ]);
-    calls
-}
-
-// Calls too new for the `libc` crate. Since Linux 5.1 new calls have one number on every
-// architecture (arch/x86/entry/syscalls/syscall_64.tbl, include/uapi/asm-generic/unistd.h);
-// 463 and 466 were checked on this machine's 6.18 kernel with a small C program.
-const SYS_SETXATTRAT: i64 = 463;
-const SYS_REMOVEXATTRAT: i64 = 466;
-const SYS_OPEN_TREE_ATTR: i64 = 467;
-const SYS_FILE_SETATTR: i64 = 469;
-
-const PR_SET_PTRACER: u64 = 0x5961_6d61;
-/// `_IOW('f', 2, long)` and its 32-bit twin `_IOW('f', 2, int)`: set inode flags (immutable,
-/// append-only, …) on an open file, e.g. the database.
-const FS_IOC_SETFLAGS: u64 = 0x4008_6602;
-const FS_IOC32_SETFLAGS: u64 = 0x4004_6602;
-/// `_IOW('X', 32, struct fsxattr)`: likewise, plus project ids.
-const FS_IOC_FSSETXATTR: u64 = 0x401c_5820;
-
-/// A call denied only with some arguments: (call, rules (any may match), reason).
-type ConditionalDenial = (i64, Vec<SeccompRule>, &'static str);
 
 /// What the filter is built for: the worker's own pid, and what landlock already enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,17 +59,6 @@ pub(super) struct FilterScope {
     pub(super) role: Role,
 }
 
-/// Calls of [`always_denied`] the template needs: creating its children, and letting each
-/// child lower its own limits before it installs the worker's filter (glibc's `setrlimit` is
-/// `prlimit64(0, …)`, see [`denied_with_arguments`]).
-fn template_needs(nr: i64) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if nr == libc::SYS_fork || nr == libc::SYS_vfork {
-        return true;
-    }
-    nr == libc::SYS_setrlimit
-}
-
 impl FilterScope {
     /// Whether landlock handles truncation (`LANDLOCK_ACCESS_FS_TRUNCATE`, ABI 3).
     fn landlock_handles_truncate(&self) -> bool {
@@ -266,357 +66,205 @@ impl FilterScope {
     }
 }
 
-/// Calls denied only with some arguments.
-fn denied_with_arguments(scope: &FilterScope) -> Result<Vec<ConditionalDenial>, BackendError> {
-    let clone_without_thread = SeccompRule::new(vec![SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Qword,
-        SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
-        0,
-    )?])?;
-    // A thread is `clone` with CLONE_THREAD (glibc's pthread_create, after `clone3` got ENOSYS);
-    // without it, `clone` creates a process. Namespace flags need a new process or
-    // CLONE_NEWUSER, which the kernel refuses together with CLONE_THREAD. The template forks,
-    // but a namespace flag is denied to it too.
-    let (clone_rules, clone_why) = match scope.role {
-        Role::Worker => (vec![clone_without_thread], "create a process or namespace"),
-        Role::Template => (
-            NAMESPACE_FLAGS
-                .iter()
-                .map(|&flag| flag_set(0, flag))
-                .collect::<Result<Vec<_>, _>>()?,
-            "create a namespace",
-        ),
-    };
-    // A forked child sets its own parent-death signal (fork clears it) and its dumpable flag
-    // before its worker filter takes both away.
-    let prctl_rules = match scope.role {
-        Role::Worker => vec![
-            arg_eq(0, libc::PR_SET_DUMPABLE as u64)?,
-            arg_eq(0, libc::PR_SET_PDEATHSIG as u64)?,
-            arg_eq(0, PR_SET_PTRACER)?,
-        ],
-        Role::Template => vec![arg_eq(0, PR_SET_PTRACER)?],
-    };
-    // Another pid: same-user processes may change each other's limits, and the server's must
-    // stay. A new limit of our own: see `setrlimit` above; the template's children lower theirs.
-    let prlimit_rules = match scope.role {
-        Role::Worker => vec![arg_ne(0, 0)?, ptr_not_null(2)?],
-        Role::Template => vec![arg_ne(0, 0)?],
-    };
-    let mut denials = vec![
-        (libc::SYS_clone, clone_rules, clone_why),
-        (
-            libc::SYS_prctl,
-            prctl_rules,
-            "undo confinement steps 2 and 3, or invite a tracer",
-        ),
-        (
-            libc::SYS_ioctl,
-            vec![
-                arg_eq(1, libc::TIOCSTI)?,
-                arg_eq(1, libc::TIOCLINUX)?,
-                arg_eq(1, FS_IOC_SETFLAGS)?,
-                arg_eq(1, FS_IOC32_SETFLAGS)?,
-                arg_eq(1, FS_IOC_FSSETXATTR)?,
-            ],
-            // stderr is inherited and may be a terminal; landlock's ioctl right is only checked
-            // when a device file is opened, so it covers neither inherited descriptors nor
-            // regular files such as the database.
-            "inject input into the operator's terminal, or set inode flags",
-        ),
-        (
-            libc::SYS_prlimit64,
-            // Reading our own limits (pid 0, no new limit) is what glibc's getrlimit does.
-            prlimit_rules,
-            "change resource limits",
-        ),
-        (
-            libc::SYS_setpriority,
-            vec![arg_ne(0, libc::PRIO_PROCESS as u64)?, arg_ne(1, 0)?],
-            "lower the priority of other processes of the user",
-        ),
-        (
-            libc::SYS_personality,
-            // 0xffffffff only queries; any other value changes the execution domain, e.g.
-            // READ_IMPLIES_EXEC would make later readable mappings executable.
-            vec![arg_ne(0, 0xffff_ffff)?],
-            "change the execution domain",
-        ),
-    ];
-    denials.extend(signals_only_to(scope.own_pid, scope.role)?);
-    if !scope.landlock_handles_truncate() {
-        denials.extend(read_only_truncating_opens()?);
-    }
-    Ok(denials)
+/// An architecture the filter has a table for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::sandbox::confine) enum Arch {
+    /// x86_64 (and its x32 numbers, which the filter refuses).
+    X86_64,
+    /// aarch64.
+    Aarch64,
 }
 
-/// Signals may go to the worker itself only: glibc's `raise` and `abort` are
-/// `tgkill(getpid(), gettid(), sig)`, and nothing in DuckDB signals anyone else. Landlock scopes
-/// signals only from ABI 6; this rule holds on every kernel. The target is the first argument of
-/// each call: a pid for `kill` (0, -1 and negative process groups are other processes too, so
-/// only the exact pid passes), a thread-group id for `tgkill` and both sigqueue calls, and a
-/// thread id for `tkill` (only our main thread's, which equals our pid, passes).
-///
-/// The template also kills its own children, and only with SIGKILL: `kill(pid, SIGKILL)` passes
-/// for a positive pid up to the kernel's largest (`PID_MAX_LIMIT`), never for 0 or a negative
-/// target (a process group, or every process of the user). Which pids are its children the
-/// filter cannot know; the template kills only children it has not reaped
-/// (`crate::sandbox::zygote`), and every child replaces this rule with the worker's.
-fn signals_only_to(own_pid: i32, role: Role) -> Result<Vec<ConditionalDenial>, BackendError> {
-    let pid = own_pid as u32 as u64;
-    let mut denials = Vec::new();
-    if role == Role::Template {
-        denials.push((
-            libc::SYS_kill,
-            vec![
-                SeccompRule::new(vec![
-                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, pid)?,
-                    SeccompCondition::new(
-                        1,
-                        SeccompCmpArgLen::Dword,
-                        SeccompCmpOp::Ne,
-                        libc::SIGKILL as u64,
-                    )?,
-                ])?,
-                arg_eq(0, 0)?,
-                SeccompRule::new(vec![SeccompCondition::new(
-                    0,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::Gt,
-                    PID_MAX_LIMIT,
-                )?])?,
-            ],
-            "signal a process other than the template itself, except to kill a child",
-        ));
+impl Arch {
+    /// Every architecture with a table.
+    pub(in crate::sandbox::confine) const ALL: [Arch; 2] = [Arch::X86_64, Arch::Aarch64];
+
+    /// The architecture this binary runs on, if the filter has a table for it: the one place
+    /// the target chooses.
+    pub(in crate::sandbox::confine) fn native() -> Option<Arch> {
+        #[cfg(target_arch = "x86_64")]
+        return Some(Arch::X86_64);
+        #[cfg(target_arch = "aarch64")]
+        return Some(Arch::Aarch64);
+        #[allow(unreachable_code)]
+        None
     }
-    for nr in [
-        libc::SYS_kill,
-        libc::SYS_tkill,
-        libc::SYS_tgkill,
-        libc::SYS_rt_sigqueueinfo,
-        libc::SYS_rt_tgsigqueueinfo,
-    ] {
-        if role == Role::Template && nr == libc::SYS_kill {
+
+    /// The kernel's name for it (`uname -m`).
+    pub(in crate::sandbox::confine) fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+        }
+    }
+
+    /// The number of `call` on this architecture, if it exists there.
+    pub(in crate::sandbox::confine) fn number(self, call: Syscall) -> Option<i64> {
+        match self {
+            Arch::X86_64 => x86_64::number(call),
+            Arch::Aarch64 => aarch64::number(call),
+        }
+    }
+
+    fn target(self) -> TargetArch {
+        match self {
+            Arch::X86_64 => TargetArch::x86_64,
+            Arch::Aarch64 => TargetArch::aarch64,
+        }
+    }
+}
+
+/// The three rule maps of a filter: syscall number → rules (none: whatever the arguments).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct RuleMaps {
+    /// Let through when a rule matches; everything else gets `EPERM`.
+    allow: BTreeMap<i64, Vec<SeccompRule>>,
+    /// Kill the process when a rule matches.
+    kill: BTreeMap<i64, Vec<SeccompRule>>,
+    /// Answer `ENOSYS`.
+    enosys: BTreeMap<i64, Vec<SeccompRule>>,
+}
+
+/// The rule maps of the filter for `scope` on `arch`.
+fn rule_maps(scope: &FilterScope, arch: Arch) -> Result<RuleMaps, BackendError> {
+    let mut maps = RuleMaps::default();
+    for &call in Syscall::ALL {
+        let Some(nr) = arch.number(call) else {
             continue;
+        };
+        let decision = policy::decide(call, scope)?;
+        if let Some(rules) = decision.allow {
+            maps.allow.insert(nr, rules);
         }
-        denials.push((
-            nr,
-            vec![arg_ne(0, pid)?],
-            "signal a process other than the worker itself",
-        ));
+        if let Some(rules) = decision.kill {
+            if arch == Arch::X86_64 {
+                maps.kill.insert(nr | x86_64::X32_SYSCALL_BIT, rules.clone());
+            }
+            maps.kill.insert(nr, rules);
+        }
+        if decision.enosys {
+            maps.enosys.insert(nr, Vec::new());
+        }
     }
-    Ok(denials)
-}
-
-/// `open(path, O_RDONLY | O_TRUNC)` truncates a file that may only be read: the kernel asks
-/// for write permission (which the user has on their own database) but landlock below ABI 3
-/// sees a read-only open of a file it grants. Denied on such kernels; an `O_TRUNC` open for
-/// writing needs landlock's write right, which nothing has.
-fn read_only_truncating_opens() -> Result<Vec<ConditionalDenial>, BackendError> {
-    let read_only_truncate = |flags_index: u8| -> Result<SeccompRule, BackendError> {
-        SeccompRule::new(vec![SeccompCondition::new(
-            flags_index,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq((libc::O_ACCMODE | libc::O_TRUNC) as u64),
-            libc::O_TRUNC as u64,
-        )?])
-    };
-    let why = "truncate a read-only file (landlock below ABI 3 has no truncate right)";
-    #[allow(unused_mut)]
-    let mut denials = vec![(libc::SYS_openat, vec![read_only_truncate(2)?], why)];
-    #[cfg(target_arch = "x86_64")]
-    denials.push((libc::SYS_open, vec![read_only_truncate(1)?], why));
-    Ok(denials)
-}
-
-fn arg_eq(index: u8, value: u64) -> Result<SeccompRule, BackendError> {
-    SeccompRule::new(vec![SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Eq,
-        value,
-    )?])
-}
-
-fn arg_ne(index: u8, value: u64) -> Result<SeccompRule, BackendError> {
-    SeccompRule::new(vec![SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        value,
-    )?])
-}
-
-fn ptr_not_null(index: u8) -> Result<SeccompRule, BackendError> {
-    SeccompRule::new(vec![SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Qword,
-        SeccompCmpOp::Ne,
-        0,
-    )?])
-}
-
-/// The x32 system-call bit (x86_64 only).
-#[cfg(target_arch = "x86_64")]
-const X32_SYSCALL_BIT: i64 = 0x4000_0000;
-
-/// x32-only numbers of calls in [`always_denied`] (arch/x86/entry/syscalls/syscall_64.tbl,
-/// 512–547): execve 520, ptrace 521, mq_notify 527, kexec_load 528, process_vm_readv 539,
-/// process_vm_writev 540, execveat 545.
-#[cfg(target_arch = "x86_64")]
-const X32_ONLY_DENIED: [i64; 7] = [520, 521, 527, 528, 539, 540, 545];
-
-/// x32-only numbers of calls with argument rules, and the native call whose rules they get:
-/// ioctl 514, rt_sigqueueinfo 524, rt_tgsigqueueinfo 536.
-#[cfg(target_arch = "x86_64")]
-const X32_ONLY_WITH_RULES: [(i64, i64); 3] = [
-    (514, libc::SYS_ioctl),
-    (524, libc::SYS_rt_sigqueueinfo),
-    (536, libc::SYS_rt_tgsigqueueinfo),
-];
-
-/// The kernel's largest pid (`PID_MAX_LIMIT` on 64-bit, 2^22): a `kill` target above it, as a
-/// 32-bit unsigned value, is a negative pid.
-const PID_MAX_LIMIT: u64 = 1 << 22;
-
-/// `clone` flags that create namespaces (`CLONE_NEWNS` … `CLONE_NEWNET`, and `CLONE_NEWTIME`,
-/// 0x80, too new for the libc crate's constants): denied to the template too.
-const NAMESPACE_FLAGS: [u64; 8] = [
-    libc::CLONE_NEWNS as u64,
-    libc::CLONE_NEWCGROUP as u64,
-    libc::CLONE_NEWUTS as u64,
-    libc::CLONE_NEWIPC as u64,
-    libc::CLONE_NEWUSER as u64,
-    libc::CLONE_NEWPID as u64,
-    libc::CLONE_NEWNET as u64,
-    0x80,
-];
-
-/// A rule matching when `flag` is set in argument `index`.
-fn flag_set(index: u8, flag: u64) -> Result<SeccompRule, BackendError> {
-    SeccompRule::new(vec![SeccompCondition::new(
-        index,
-        SeccompCmpArgLen::Qword,
-        SeccompCmpOp::MaskedEq(flag),
-        flag,
-    )?])
-}
-
-/// The rule map of the `EPERM` filter: syscall number → rules (empty: always).
-fn eperm_rules(scope: &FilterScope) -> Result<BTreeMap<i64, Vec<SeccompRule>>, BackendError> {
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    for (nr, _why) in always_denied() {
-        if scope.role == Role::Template && template_needs(nr) {
-            continue;
-        }
-        rules.insert(nr, Vec::new());
-    }
-    for (nr, conditional, _why) in denied_with_arguments(scope)? {
-        rules.insert(nr, conditional);
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        let native: Vec<(i64, Vec<SeccompRule>)> =
-            rules.iter().map(|(nr, r)| (*nr, r.clone())).collect();
-        for (nr, r) in native {
-            rules.insert(nr | X32_SYSCALL_BIT, r);
-        }
-        for nr in X32_ONLY_DENIED {
-            rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
-        }
-        for (x32_only, native) in X32_ONLY_WITH_RULES {
-            if let Some(native_rules) = rules.get(&native).cloned() {
-                rules.insert(x32_only | X32_SYSCALL_BIT, native_rules);
+    if arch == Arch::X86_64 {
+        for (x32_only, native) in x86_64::X32_ONLY {
+            if let Some(rules) = policy::decide(native, scope)?.kill {
+                maps.kill.insert(x32_only | x86_64::X32_SYSCALL_BIT, rules);
             }
         }
     }
-    Ok(rules)
+    Ok(maps)
 }
 
-/// The rule map of the `ENOSYS` filter: `clone3` always (glibc then falls back to `clone`), and
-/// `openat2` where landlock cannot see truncation (its flags sit in memory, out of the filter's
-/// reach; glibc's `open` does not use it).
-fn enosys_rules(scope: &FilterScope) -> BTreeMap<i64, Vec<SeccompRule>> {
-    let mut calls = vec![libc::SYS_clone3];
-    if !scope.landlock_handles_truncate() {
-        calls.push(libc::SYS_openat2);
+/// The rule maps a process installs over a filter built for `in_force`, which it keeps (a
+/// process cannot shed a filter), so that the two together allow, kill and answer exactly what
+/// `in_force` together with a whole filter for `scope` would: the allowlist lets through
+/// whatever `in_force` already restricts the same way (its rules decide) and keeps the rules of
+/// the calls whose rules differ; the kill and `ENOSYS` maps keep only what `in_force` does not
+/// already do. The worker's whole allowlist of conditions installed in every forked child took
+/// ~1.5 ms of CPU to build; most of its calls become a single comparison here.
+fn stacked(wanted: RuleMaps, in_force: &RuleMaps) -> RuleMaps {
+    let allow = wanted
+        .allow
+        .into_iter()
+        .map(|(nr, rules)| match in_force.allow.get(&nr) == Some(&rules) {
+            true => (nr, Vec::new()),
+            false => (nr, rules),
+        })
+        .collect();
+    let beyond = |wanted: BTreeMap<i64, Vec<SeccompRule>>, in_force: &BTreeMap<_, _>| {
+        wanted
+            .into_iter()
+            .filter(|(nr, rules)| in_force.get(nr) != Some(rules))
+            .collect()
+    };
+    RuleMaps {
+        allow,
+        kill: beyond(wanted.kill, &in_force.kill),
+        enosys: beyond(wanted.enosys, &in_force.enosys),
     }
-    let mut rules = BTreeMap::new();
-    for nr in calls {
-        rules.insert(nr, Vec::new());
-        #[cfg(target_arch = "x86_64")]
-        rules.insert(nr | X32_SYSCALL_BIT, Vec::new());
-    }
-    rules
 }
 
-/// Compile the filters for the running architecture: the `EPERM` one, then the `ENOSYS` one.
-///
-/// `stacked_on`: the filter already in force, which a child forked from the template keeps (a
-/// process cannot shed a filter). Each program then holds only the rules of the calls whose
-/// rules differ from that filter's ([`beyond`]), and a program left with none is not built:
-/// stacked, the two filters deny exactly what that filter and a whole one for `scope` together
-/// would. The worker's whole `EPERM` program is some 1,400 instructions; building and
-/// installing it in every forked child took ~1.5 ms of CPU, the stacked one a fraction of it.
-fn compile(
+/// Compile the filters for `scope` on `arch` in the order they are installed: `ENOSYS` and kill
+/// (each only when it has rules), then the allowlist. `stacked_on`: the filter already in force,
+/// which a child forked from the template keeps ([`stacked`]).
+fn compile_for(
+    arch: Arch,
     scope: &FilterScope,
     stacked_on: Option<&FilterScope>,
 ) -> Result<Vec<BpfProgram>, BackendError> {
-    let arch = TargetArch::try_from(std::env::consts::ARCH)?;
-    let compile_one = |rules, errno: i32| -> Result<BpfProgram, BackendError> {
-        let filter = SeccompFilter::new(
-            rules,
-            SeccompAction::Allow,
-            SeccompAction::Errno(errno as u32),
-            arch,
-        )?;
-        filter.try_into()
+    let maps = match stacked_on {
+        None => rule_maps(scope, arch)?,
+        Some(below) => stacked(rule_maps(scope, arch)?, &rule_maps(below, arch)?),
     };
-    let (eperm, enosys) = rule_maps(scope, stacked_on)?;
-    [(eperm, libc::EPERM), (enosys, libc::ENOSYS)]
-        .into_iter()
-        .filter(|(rules, _)| !rules.is_empty())
-        .map(|(rules, errno)| compile_one(rules, errno))
-        .collect()
+    let program = |rules: BTreeMap<i64, Vec<SeccompRule>>,
+                   mismatch: SeccompAction,
+                   matched: SeccompAction|
+     -> Result<BpfProgram, BackendError> {
+        SeccompFilter::new(rules, mismatch, matched, arch.target())?.try_into()
+    };
+    let mut programs = Vec::new();
+    if !maps.enosys.is_empty() {
+        programs.push(program(
+            maps.enosys,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::ENOSYS as u32),
+        )?);
+    }
+    if !maps.kill.is_empty() {
+        programs.push(program(
+            maps.kill,
+            SeccompAction::Allow,
+            SeccompAction::KillProcess,
+        )?);
+    }
+    programs.push(program(
+        maps.allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Allow,
+    )?);
+    Ok(programs)
 }
 
-/// The rule maps of the `EPERM` and `ENOSYS` filters for `scope`, stacked on a filter built for
-/// `stacked_on` if one is in force (see [`compile`]).
-#[allow(clippy::type_complexity)]
-fn rule_maps(
-    scope: &FilterScope,
-    stacked_on: Option<&FilterScope>,
-) -> Result<
-    (
-        BTreeMap<i64, Vec<SeccompRule>>,
-        BTreeMap<i64, Vec<SeccompRule>>,
-    ),
-    BackendError,
-> {
-    let eperm = eperm_rules(scope)?;
-    let enosys = enosys_rules(scope);
-    Ok(match stacked_on {
-        None => (eperm, enosys),
-        Some(below) => (
-            beyond(eperm, &eperm_rules(below)?),
-            beyond(enosys, &enosys_rules(below)),
-        ),
-    })
+/// The calls the filter names for `role` on `arch`: those it lets through (on some condition),
+/// those that kill the process, those it answers `ENOSYS`; by kernel name.
+pub(in crate::sandbox::confine) fn named_calls(
+    role: Role,
+    arch: Arch,
+) -> Result<NamedCalls, BackendError> {
+    let scope = FilterScope {
+        own_pid: 1,
+        landlock_abi: None,
+        role,
+    };
+    let mut named = NamedCalls::default();
+    for &call in Syscall::ALL {
+        if arch.number(call).is_none() {
+            continue;
+        }
+        let decision = policy::decide(call, &scope)?;
+        if decision.allow.is_some() {
+            named.allowed.push(call.name());
+        }
+        if decision.kill.is_some() {
+            named.killed.push(call.name());
+        }
+        if decision.enosys {
+            named.enosys.push(call.name());
+        }
+    }
+    Ok(named)
 }
 
-/// The rules of `wanted` for each call whose rules in `in_force` are not the same. Per call,
-/// a filter denies when any of its rules matches and stacked filters deny when either does, so
-/// `in_force` stacked with the result denies exactly what `in_force` stacked with all of
-/// `wanted` would: where the rules are the same, `wanted` adds nothing.
-fn beyond(
-    wanted: BTreeMap<i64, Vec<SeccompRule>>,
-    in_force: &BTreeMap<i64, Vec<SeccompRule>>,
-) -> BTreeMap<i64, Vec<SeccompRule>> {
-    wanted
-        .into_iter()
-        .filter(|(nr, rules)| in_force.get(nr) != Some(rules))
-        .collect()
+/// The calls a filter names, by kernel name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamedCalls {
+    /// Let through (some only with given arguments); every other call fails.
+    pub allowed: Vec<&'static str>,
+    /// Kill the process (some only with given arguments).
+    pub killed: Vec<&'static str>,
+    /// Answered `ENOSYS` (they pass the allowlist to be answered so).
+    pub enosys: Vec<&'static str>,
 }
 
 #[cfg(test)]
@@ -640,72 +288,135 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_template_may_fork_but_never_exec_or_enter_namespaces() {
-        let template = eperm_rules(&template_scope()).unwrap();
-        let worker = eperm_rules(&scope(Some(6))).unwrap();
-        for nr in [libc::SYS_fork, libc::SYS_vfork, libc::SYS_setrlimit] {
-            assert!(worker.contains_key(&nr), "the worker is denied {nr}");
-            assert!(!template.contains_key(&nr), "the template needs {nr}");
-        }
-        for nr in [
-            libc::SYS_execve,
-            libc::SYS_execveat,
-            libc::SYS_ptrace,
-            libc::SYS_socket,
-            libc::SYS_unshare,
-            libc::SYS_setns,
-        ] {
-            assert_eq!(template.get(&nr), Some(&Vec::new()), "{nr} stays denied");
-        }
-        // clone: no rule for "no CLONE_THREAD" any more, one per namespace flag instead.
-        assert_eq!(template[&libc::SYS_clone].len(), NAMESPACE_FLAGS.len());
-        assert_eq!(worker[&libc::SYS_clone].len(), 1);
+    fn maps(scope: &FilterScope) -> RuleMaps {
+        rule_maps(scope, Arch::X86_64).unwrap()
+    }
+
+    fn nr(call: Syscall) -> i64 {
+        Arch::X86_64.number(call).unwrap()
     }
 
     #[test]
-    fn every_call_the_template_is_denied_the_worker_is_denied_too() {
-        // The child stacks the worker's filter on the template's: the result is the worker's
-        // exactly only if the template's denies nothing the worker's allows outright.
-        let template = eperm_rules(&template_scope()).unwrap();
-        let worker = eperm_rules(&scope(Some(6))).unwrap();
-        for nr in template.keys() {
-            assert!(
-                worker.contains_key(nr),
-                "{nr} is denied to the template only"
-            );
+    fn a_call_the_filter_does_not_name_is_denied_and_the_dangerous_families_kill() {
+        for arch in Arch::ALL {
+            for role_scope in [scope(Some(6)), template_scope()] {
+                let maps = rule_maps(&role_scope, arch).unwrap();
+                // Sockets of every family, SysV IPC, file metadata, truncation by name: not
+                // named, so EPERM.
+                for unnamed in [41, 53, 29, 90, 76] {
+                    if arch == Arch::X86_64 {
+                        assert!(!maps.allow.contains_key(&unnamed), "{arch:?}: {unnamed}");
+                    }
+                }
+                for call in [
+                    Syscall::Execve,
+                    Syscall::Execveat,
+                    Syscall::Ptrace,
+                    Syscall::ProcessVmReadv,
+                    Syscall::Unshare,
+                    Syscall::Setns,
+                    Syscall::IoUringSetup,
+                    Syscall::Bpf,
+                    Syscall::Keyctl,
+                    Syscall::AddKey,
+                    Syscall::FinitModule,
+                    Syscall::KexecLoad,
+                    Syscall::Mount,
+                ] {
+                    let nr = arch.number(call).unwrap();
+                    assert_eq!(maps.kill.get(&nr), Some(&Vec::new()), "{arch:?}: {call:?}");
+                    assert!(!maps.allow.contains_key(&nr), "{arch:?}: {call:?}");
+                }
+            }
         }
     }
 
     #[test]
-    fn the_template_may_kill_children_but_not_groups_or_everyone() {
-        let template = eperm_rules(&template_scope()).unwrap();
-        // kill(pid != own && sig != SIGKILL), kill(0, …), kill(pid > PID_MAX_LIMIT, …).
-        assert_eq!(template[&libc::SYS_kill].len(), 3);
-        // The other signal calls stay limited to the template itself.
-        for nr in [libc::SYS_tkill, libc::SYS_tgkill, libc::SYS_rt_sigqueueinfo] {
-            assert_eq!(template[&nr].len(), 1, "{nr}");
+    fn the_worker_may_start_threads_only_and_a_process_kills_it() {
+        let worker = maps(&scope(Some(6)));
+        let clone = nr(Syscall::Clone);
+        assert_eq!(worker.allow[&clone].len(), 1);
+        // No CLONE_THREAD, or any namespace flag.
+        assert_eq!(worker.kill[&clone].len(), 1 + policy::NAMESPACE_FLAGS.len());
+        for call in [Syscall::Fork, Syscall::Vfork] {
+            assert_eq!(worker.kill.get(&nr(call)), Some(&Vec::new()), "{call:?}");
         }
-        // -1 (every process of the user) as the 32-bit value the filter compares.
-        assert!(u64::from(-1i32 as u32) > PID_MAX_LIMIT);
+        // clone3 passes the allowlist to be answered ENOSYS.
+        let clone3 = nr(Syscall::Clone3);
+        assert_eq!(worker.allow.get(&clone3), Some(&Vec::new()));
+        assert_eq!(worker.enosys.get(&clone3), Some(&Vec::new()));
+        // aarch64 has no fork: clone is the one way, and it is guarded the same way.
+        let aarch64 = rule_maps(&scope(Some(6)), Arch::Aarch64).unwrap();
+        let clone = Arch::Aarch64.number(Syscall::Clone).unwrap();
+        assert_eq!(aarch64.kill[&clone], worker.kill[&nr(Syscall::Clone)]);
+        assert_eq!(Arch::Aarch64.number(Syscall::Fork), None);
     }
 
     #[test]
-    fn filters_compile_for_this_architecture() {
-        for abi in [None, Some(1), Some(2), Some(3), Some(6), Some(9)] {
-            let programs = compile(&scope(abi), None).expect("filters compile");
-            let [eperm, enosys] = programs.as_slice() else {
-                panic!("{abi:?}: {} programs, not 2", programs.len());
-            };
-            assert!(eperm.len() > always_denied().len());
-            assert!(!enosys.is_empty());
-            // BPF_MAXINSNS: a longer program gets EINVAL, which `install` would read as a
-            // kernel without seccomp filters.
-            assert!(
-                eperm.len() <= 4096 && enosys.len() <= 4096,
-                "{abi:?}: {}",
-                eperm.len()
-            );
+    fn the_template_may_fork_and_kill_children_but_never_exec_or_enter_namespaces() {
+        let template = maps(&template_scope());
+        let worker = maps(&scope(Some(6)));
+        for call in [Syscall::Fork, Syscall::Vfork, Syscall::Wait4] {
+            assert_eq!(template.allow.get(&nr(call)), Some(&Vec::new()), "{call:?}");
+            assert!(!template.kill.contains_key(&nr(call)), "{call:?}");
+        }
+        assert_eq!(template.allow[&nr(Syscall::Seccomp)].len(), 1);
+        assert!(!worker.allow.contains_key(&nr(Syscall::Wait4)));
+        assert!(!worker.allow.contains_key(&nr(Syscall::Seccomp)));
+        // clone: any flags but the namespace ones, each of which kills.
+        assert_eq!(
+            template.kill[&nr(Syscall::Clone)].len(),
+            policy::NAMESPACE_FLAGS.len()
+        );
+        // kill(own pid, any) or kill(child, SIGKILL); tgkill and the rest to itself only.
+        assert_eq!(template.allow[&nr(Syscall::Kill)].len(), 2);
+        assert_eq!(template.allow[&nr(Syscall::Tgkill)].len(), 1);
+        assert!(u64::from(-1i32 as u32) > policy::PID_MAX_LIMIT);
+    }
+
+    #[test]
+    fn everything_the_worker_may_do_the_template_may_and_everything_the_template_kills_kills_the_worker()
+     {
+        // So a forked child, which keeps the template's filter under its own, has exactly a
+        // worker's rights.
+        for arch in Arch::ALL {
+            let template = rule_maps(&template_scope(), arch).unwrap();
+            let worker = rule_maps(&scope(Some(6)), arch).unwrap();
+            // Two calls the worker narrows with a condition of its own on top of the
+            // template's: clone (CLONE_THREAD too) and prlimit64 (no new limit too).
+            let narrowed = [Syscall::Clone, Syscall::Prlimit64].map(|call| arch.number(call));
+            for (nr, rules) in &worker.allow {
+                let Some(theirs) = template.allow.get(nr) else {
+                    panic!("{arch:?}: the worker may make call {nr}, the template may not");
+                };
+                assert!(
+                    theirs.is_empty()
+                        || rules.iter().all(|rule| theirs.contains(rule))
+                        || narrowed.contains(&Some(*nr)),
+                    "{arch:?}: the worker may make call {nr} where the template may not"
+                );
+            }
+            for nr in template.kill.keys() {
+                assert!(worker.kill.contains_key(nr), "{arch:?}: {nr} kills the template only");
+            }
+        }
+    }
+
+    #[test]
+    fn filters_compile_for_every_architecture_within_the_kernels_limit() {
+        for arch in Arch::ALL {
+            for abi in [None, Some(1), Some(2), Some(3), Some(6), Some(9)] {
+                for role in [Role::Worker, Role::Template] {
+                    let scope = FilterScope { role, ..scope(abi) };
+                    let programs = compile_for(arch, &scope, None).expect("filters compile");
+                    assert_eq!(programs.len(), 3, "{arch:?} {abi:?} {role:?}");
+                    // BPF_MAXINSNS: a longer program gets EINVAL, which `install` would read
+                    // as a kernel without seccomp filters.
+                    for program in &programs {
+                        assert!(program.len() <= 4096, "{arch:?} {abi:?}: {}", program.len());
+                    }
+                }
+            }
         }
     }
 
@@ -719,164 +430,111 @@ mod tests {
     }
 
     #[test]
-    fn a_stacked_child_filter_denies_with_the_template_exactly_what_a_whole_worker_filter_would() {
-        for abi in [None, Some(1), Some(2), Some(3), Some(6), Some(9)] {
-            let template = FilterScope {
-                role: Role::Template,
-                ..scope(abi)
-            };
-            let child = child_of(&template, 5151);
-            let (stacked_eperm, stacked_enosys) =
-                rule_maps(&child, Some(&template)).expect("rules");
-            let (whole_eperm, whole_enosys) = rule_maps(&child, None).expect("rules");
-            let (template_eperm, template_enosys) = rule_maps(&template, None).expect("rules");
-            for (stacked, whole, in_force) in [
-                (&stacked_eperm, &whole_eperm, &template_eperm),
-                (&stacked_enosys, &whole_enosys, &template_enosys),
-            ] {
-                // Per call: whatever the whole filter denies, the template's rules or the
-                // stacked ones deny with the very same rules.
-                for (nr, rules) in whole {
+    fn a_stacked_child_filter_allows_and_kills_with_the_template_exactly_what_a_whole_worker_filter_would()
+     {
+        for arch in Arch::ALL {
+            for abi in [None, Some(1), Some(2), Some(3), Some(6), Some(9)] {
+                let template = FilterScope {
+                    role: Role::Template,
+                    ..scope(abi)
+                };
+                let child = child_of(&template, 5151);
+                let in_force = rule_maps(&template, arch).unwrap();
+                let whole = rule_maps(&child, arch).unwrap();
+                let stacked = stacked(whole.clone(), &in_force);
+                // Allowed by both filters exactly when by the template's and a whole worker's:
+                // each call the child lets through unconditionally, the template restricts as
+                // the worker would; every other keeps the worker's rules.
+                assert_eq!(
+                    stacked.allow.keys().collect::<Vec<_>>(),
+                    whole.allow.keys().collect::<Vec<_>>(),
+                    "{arch:?} {abi:?}"
+                );
+                for (nr, rules) in &stacked.allow {
                     assert!(
-                        stacked.get(nr) == Some(rules) || in_force.get(nr) == Some(rules),
-                        "{abi:?}: call {nr} loses rules"
+                        rules == &whole.allow[nr]
+                            || (rules.is_empty() && in_force.allow.get(nr) == Some(&whole.allow[nr])),
+                        "{arch:?} {abi:?}: call {nr}"
                     );
                 }
-                // And the stacked filter adds nothing of its own.
-                for (nr, rules) in stacked {
-                    assert_eq!(whole.get(nr), Some(rules), "{abi:?}: call {nr}");
+                // Killed by either exactly when by the template's or a whole worker's.
+                for (nr, rules) in &whole.kill {
+                    assert!(
+                        stacked.kill.get(nr) == Some(rules) || in_force.kill.get(nr) == Some(rules),
+                        "{arch:?} {abi:?}: call {nr} loses its kill rules"
+                    );
                 }
+                for (nr, rules) in &stacked.kill {
+                    assert_eq!(whole.kill.get(nr), Some(rules), "{arch:?} {abi:?}: {nr}");
+                }
+                // What the template may and the worker may not: processes, signals to others,
+                // limits, its parent-death signal.
+                if arch == Arch::X86_64 {
+                    for call in [Syscall::Fork, Syscall::Vfork] {
+                        assert!(stacked.kill.contains_key(&nr(call)), "{call:?}");
+                    }
+                }
+                for call in [Syscall::Clone, Syscall::Kill, Syscall::Prlimit64, Syscall::Prctl] {
+                    let n = arch.number(call).unwrap();
+                    assert_eq!(stacked.allow[&n], whole.allow[&n], "{arch:?}: {call:?}");
+                }
+                assert!(stacked.enosys.is_empty(), "clone3's ENOSYS is the template's");
+                assert!(!stacked.kill.contains_key(&arch.number(Syscall::Execve).unwrap()));
             }
-            // What the template may and the worker may not: processes, signals to others,
-            // limits, its parent-death signal.
-            for nr in [
-                libc::SYS_fork,
-                libc::SYS_vfork,
-                libc::SYS_clone,
-                libc::SYS_kill,
-                libc::SYS_tgkill,
-                libc::SYS_setrlimit,
-                libc::SYS_prlimit64,
-                libc::SYS_prctl,
-            ] {
-                assert!(stacked_eperm.contains_key(&nr), "{abi:?}: call {nr}");
-            }
-            // The calls both deny the same way are left to the template's filter.
-            assert!(!stacked_eperm.contains_key(&libc::SYS_execve));
-            assert!(!stacked_eperm.contains_key(&libc::SYS_socket));
-            assert!(
-                stacked_enosys.is_empty(),
-                "{abi:?}: clone3 is the template's"
-            );
         }
     }
 
     #[test]
-    fn a_stacked_child_filter_is_one_small_program() {
-        let template = FilterScope {
-            role: Role::Template,
-            ..scope(Some(6))
-        };
+    fn a_stacked_child_filter_is_two_small_programs() {
+        let template = template_scope();
         let child = child_of(&template, 5151);
-        let stacked = compile(&child, Some(&template)).expect("compiles");
-        let whole = compile(&child, None).expect("compiles");
-        assert_eq!(
-            stacked.len(),
-            1,
-            "no ENOSYS program: the template's is the same"
-        );
+        let stacked = compile_for(Arch::X86_64, &child, Some(&template)).expect("compiles");
+        let whole = compile_for(Arch::X86_64, &child, None).expect("compiles");
+        assert_eq!(stacked.len(), 2, "kill and allow; the ENOSYS one is the template's");
+        let size = |programs: &[BpfProgram]| programs.iter().map(Vec::len).sum::<usize>();
         assert!(
-            stacked[0].len() * 5 < whole[0].len(),
+            size(&stacked) < size(&whole),
             "{} instructions against {}",
-            stacked[0].len(),
-            whole[0].len()
+            size(&stacked),
+            size(&whole)
         );
     }
 
     #[test]
-    fn exec_socket_ptrace_and_mounts_are_denied_unconditionally() {
-        let rules = eperm_rules(&scope(Some(6))).unwrap();
-        for nr in [
-            libc::SYS_execve,
-            libc::SYS_execveat,
-            libc::SYS_socket,
-            libc::SYS_socketpair,
-            libc::SYS_ptrace,
-            libc::SYS_process_vm_readv,
-            libc::SYS_mount,
-            libc::SYS_bpf,
-            libc::SYS_io_uring_setup,
-            libc::SYS_unshare,
-        ] {
-            assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "syscall {nr}");
+    fn x32_numbers_of_killed_calls_kill_and_none_is_allowed() {
+        let worker = maps(&scope(Some(6)));
+        for call in [Syscall::Execve, Syscall::Ptrace, Syscall::Bpf] {
+            assert_eq!(
+                worker.kill.get(&(nr(call) | x86_64::X32_SYSCALL_BIT)),
+                worker.kill.get(&nr(call)),
+                "{call:?}"
+            );
         }
-    }
-
-    #[test]
-    fn file_metadata_changes_are_denied() {
-        let rules = eperm_rules(&scope(Some(6))).unwrap();
-        for nr in [
-            libc::SYS_fchmodat,
-            libc::SYS_fchownat,
-            libc::SYS_utimensat,
-            libc::SYS_setxattr,
-            SYS_SETXATTRAT,
-            libc::SYS_setrlimit,
-        ] {
-            assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "syscall {nr}");
+        for (x32_only, _) in x86_64::X32_ONLY {
+            assert!(worker.kill.contains_key(&(x32_only | x86_64::X32_SYSCALL_BIT)));
         }
-    }
-
-    #[test]
-    fn threads_are_not_denied_but_processes_are() {
-        let rules = eperm_rules(&scope(Some(6))).unwrap();
-        assert_eq!(rules.get(&libc::SYS_clone).map(Vec::len), Some(1));
         assert!(
-            !rules.contains_key(&libc::SYS_clone3),
-            "clone3 belongs to the ENOSYS filter"
+            worker.allow.keys().all(|nr| nr & x86_64::X32_SYSCALL_BIT == 0),
+            "an x32 number is on the allowlist"
         );
-        assert!(enosys_rules(&scope(Some(6))).contains_key(&libc::SYS_clone3));
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn x32_numbers_are_denied_too() {
-        let rules = eperm_rules(&scope(Some(6))).unwrap();
-        for nr in [libc::SYS_execve, libc::SYS_socket, libc::SYS_clone] {
-            assert_eq!(
-                rules.get(&(nr | X32_SYSCALL_BIT)),
-                rules.get(&nr),
-                "syscall {nr}"
-            );
-        }
-        for nr in X32_ONLY_DENIED {
-            assert!(rules.contains_key(&(nr | X32_SYSCALL_BIT)));
-        }
-        for (x32_only, native) in X32_ONLY_WITH_RULES {
-            assert_eq!(
-                rules.get(&(x32_only | X32_SYSCALL_BIT)),
-                rules.get(&native),
-                "x32 {x32_only}"
-            );
-        }
-        assert_eq!(rules.get(&libc::SYS_ioctl).map(Vec::len), Some(5));
     }
 
     #[test]
     fn signals_are_limited_to_the_worker_itself_at_every_abi() {
         for abi in [None, Some(1), Some(5), Some(6), Some(9)] {
-            let rules = eperm_rules(&scope(abi)).unwrap();
-            for nr in [
-                libc::SYS_kill,
-                libc::SYS_tkill,
-                libc::SYS_tgkill,
-                libc::SYS_rt_sigqueueinfo,
-                libc::SYS_rt_tgsigqueueinfo,
+            let rules = maps(&scope(abi));
+            for call in [
+                Syscall::Kill,
+                Syscall::Tkill,
+                Syscall::Tgkill,
+                Syscall::RtSigqueueinfo,
+                Syscall::RtTgsigqueueinfo,
             ] {
-                assert_eq!(rules.get(&nr).map(Vec::len), Some(1), "{abi:?}: {nr}");
+                assert_eq!(rules.allow[&nr(call)].len(), 1, "{abi:?}: {call:?}");
             }
-            for nr in [libc::SYS_pidfd_open, libc::SYS_pidfd_send_signal] {
-                assert_eq!(rules.get(&nr).map(Vec::len), Some(0), "{abi:?}: {nr}");
+            // pidfd_open and pidfd_send_signal are not named: EPERM.
+            for pidfd in [434, 424] {
+                assert!(!rules.allow.contains_key(&pidfd));
             }
         }
     }
@@ -890,19 +548,126 @@ mod tests {
             (Some(3), false),
             (Some(6), false),
         ] {
-            let rules = eperm_rules(&scope(abi)).unwrap();
+            let rules = maps(&scope(abi));
             assert_eq!(
-                rules.contains_key(&libc::SYS_openat),
+                !rules.allow[&nr(Syscall::Openat)].is_empty(),
                 takes_over,
                 "{abi:?}: openat"
             );
-            assert_eq!(
-                enosys_rules(&scope(abi)).contains_key(&libc::SYS_openat2),
-                takes_over,
-                "{abi:?}: openat2"
-            );
-            // By name: denied on every kernel.
-            assert_eq!(rules.get(&libc::SYS_truncate).map(Vec::len), Some(0));
+            // truncate(2) by name (76) and openat2 (437) are not named: EPERM on every kernel.
+            assert!(!rules.allow.contains_key(&76) && !rules.allow.contains_key(&437));
         }
+    }
+
+    /// Where `arch`'s own kernel headers are on this machine: Debian's cross package for it
+    /// (`linux-libc-dev-<arch>-cross`), or the host's own `linux-libc-dev` when the host is
+    /// `arch`; and the header that has its numbers.
+    fn kernel_headers(arch: Arch) -> Option<(Vec<&'static str>, &'static str)> {
+        let (cross, native, header) = match arch {
+            Arch::X86_64 => (
+                "/usr/x86_64-linux-gnu/include",
+                "/usr/include/x86_64-linux-gnu",
+                "asm/unistd_64.h",
+            ),
+            Arch::Aarch64 => (
+                "/usr/aarch64-linux-gnu/include",
+                "/usr/include/aarch64-linux-gnu",
+                "asm/unistd.h",
+            ),
+        };
+        if std::path::Path::new(cross).join(header).exists() {
+            return Some((vec![cross], header));
+        }
+        if std::path::Path::new(native).join(header).exists() {
+            return Some((vec!["/usr/include", native], header));
+        }
+        None
+    }
+
+    /// `__NR_<name>` of every call the filter names, as `arch`'s headers define it (`None`: not
+    /// defined there), read with the C preprocessor.
+    fn header_numbers(arch: Arch) -> BTreeMap<&'static str, Option<i64>> {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let (includes, header) = kernel_headers(arch).unwrap_or_else(|| {
+            panic!(
+                "no {} kernel headers on this machine: install Debian's linux-libc-dev-{}-cross \
+                 (.ci/run's tools stage does)",
+                arch.name(),
+                match arch {
+                    Arch::X86_64 => "amd64",
+                    Arch::Aarch64 => "arm64",
+                }
+            )
+        });
+        let mut source = format!("#include <{header}>\n");
+        for call in Syscall::ALL {
+            source.push_str(&format!("duckgate_{0} __NR_{0}\n", call.name()));
+        }
+        let mut cpp = Command::new("cpp");
+        cpp.args(["-P", "-nostdinc"]);
+        for include in includes {
+            cpp.args(["-I", include]);
+        }
+        let mut child = cpp
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run cpp (gcc's C preprocessor)");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(source.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "cpp failed on {header}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let mut numbers = BTreeMap::new();
+        for line in text.lines() {
+            let Some((name, value)) = line.trim().strip_prefix("duckgate_").and_then(|rest| rest.split_once(' ')) else {
+                continue;
+            };
+            let call = Syscall::ALL
+                .iter()
+                .find(|call| call.name() == name)
+                .unwrap_or_else(|| panic!("cpp gave back a name never sent: {name}"));
+            let value = value.trim();
+            let number = match value.strip_prefix("__NR_") {
+                Some(_) => None,
+                None => Some(value.parse::<i64>().unwrap_or_else(|_| {
+                    panic!("{}: __NR_{name} is {value:?}, not a number", arch.name())
+                })),
+            };
+            numbers.insert(call.name(), number);
+        }
+        assert_eq!(numbers.len(), Syscall::ALL.len(), "cpp lost names");
+        numbers
+    }
+
+    /// Each architecture's table against that architecture's own kernel headers, whatever the
+    /// machine the test runs on: every number the filter uses is the one the kernel uses there,
+    /// and a call the table says is missing there is missing from the headers too.
+    #[test]
+    fn tables_match_each_architectures_own_headers() {
+        for arch in Arch::ALL {
+            let headers = header_numbers(arch);
+            for &call in Syscall::ALL {
+                assert_eq!(
+                    arch.number(call),
+                    headers[call.name()],
+                    "{}: {}",
+                    arch.name(),
+                    call.name()
+                );
+            }
+        }
+        // The table the running binary uses is its own target's, and agrees with the libc
+        // crate's constants for it.
+        let native = Arch::native().expect("a table for this target");
+        assert_eq!(native.name(), std::env::consts::ARCH);
+        assert_eq!(native.number(Syscall::Openat), Some(libc::SYS_openat));
+        assert_eq!(native.number(Syscall::Execve), Some(libc::SYS_execve));
+        assert_eq!(native.number(Syscall::Clone3), Some(libc::SYS_clone3));
     }
 }

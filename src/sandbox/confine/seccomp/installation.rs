@@ -3,7 +3,7 @@
 
 use nix::libc;
 
-use super::{FilterScope, compile};
+use super::{Arch, FilterScope, compile_for};
 use crate::protocol::SeccompAbsence;
 use crate::sandbox::confine::ConfineError;
 
@@ -16,14 +16,15 @@ pub(in crate::sandbox::confine) struct SeccompOutcome {
     pub(in crate::sandbox::confine) gap: Option<SeccompAbsence>,
 }
 
-/// Step 6: install the filters on every thread (there is only one; TSYNC makes sure).
+/// Step 6: install the filters on every thread (there is only one; TSYNC makes sure), in the
+/// order `compile_for` gives them: the allowlist last.
 ///
 /// The kernel has no seccomp when `/proc/self/status` has no `Seccomp:` line (read by step 0:
 /// the kernel prints it only when built with `CONFIG_SECCOMP`), or when installing the first
 /// filter fails with `ENOSYS` (no `seccomp` system call) or `EINVAL` (a kernel without
 /// `CONFIG_SECCOMP_FILTER` answers `SECCOMP_SET_MODE_FILTER` so; our filters are well-formed and
-/// within the kernel's 4096-instruction limit, which `filters_compile_for_this_architecture`
-/// checks). That is
+/// within the kernel's 4096-instruction limit, which
+/// `filters_compile_for_every_architecture_within_the_kernels_limit` checks). That is
 /// [`ConfineError::SeccompUnavailable`], which `allow_unconfined` turns into a posture without
 /// a filter; every other failure is [`ConfineError::SeccompInstall`] whatever the operator
 /// allowed.
@@ -46,7 +47,10 @@ pub(in crate::sandbox::confine) fn install(
     if !kernel_has_seccomp {
         return unavailable(SeccompAbsence::NotBuiltIn);
     }
-    let programs = compile(scope, stacked_on).map_err(ConfineError::SeccompBuild)?;
+    let arch = Arch::native().ok_or(ConfineError::SeccompArchitecture {
+        arch: std::env::consts::ARCH,
+    })?;
+    let programs = compile_for(arch, scope, stacked_on).map_err(ConfineError::SeccompBuild)?;
     for (index, program) in programs.iter().enumerate() {
         match seccompiler::apply_filter_all_threads(program) {
             Ok(()) => {}
