@@ -79,7 +79,11 @@ pub struct ProbeRequest {
     /// Addresses to connect to: `host:port` (TCP), `unix:/path` (a pathname unix socket) or
     /// `unix:@name` (an abstract unix socket).
     pub connect: Vec<String>,
-    /// Programs to execute.
+    /// Programs to run in a new process (`std::process::Command`).
+    #[serde(default)]
+    pub spawn: Vec<String>,
+    /// Programs to `execve` in place of the worker.
+    #[serde(default)]
     pub exec: Vec<String>,
     /// Pid to send signal 0 (existence check) and SIGTERM to.
     pub signal_pid: Option<i32>,

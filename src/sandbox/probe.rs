@@ -4,10 +4,12 @@
 //! [`super::bypass`]). Each attempt is recorded as `Ok(())` when the forbidden thing
 //! *succeeded* (a breach) or `Err(text)` with the operating system's error when it was denied.
 //!
-//! Two attempts cannot report their own success in the usual way, and say so: a successful
-//! in-place `execve` replaces the worker, so the reply never comes (the caller sees the pipe
-//! close, which a test must treat as a breach); a successful SIGTERM to the given pid reaches
-//! that process, which a test sees when the process is its own.
+//! Some attempts cannot report their outcome in the usual way: a successful in-place `execve`
+//! replaces the worker, so the reply never comes (the caller sees the pipe close, which a test
+//! must treat as a breach unless the worker died of SIGSYS); the calls seccomp's kill filter
+//! takes (a new process, `execve`, `ptrace`) end the worker with SIGSYS before they happen, so a
+//! test sends each of them alone; a successful SIGTERM to the given pid reaches that process,
+//! which a test sees when the process is its own.
 
 use std::ffi::CString;
 use std::io::{Read, Write};
@@ -51,8 +53,10 @@ pub fn run(req: &ProbeRequest) -> ProbeReport {
     for target in &req.connect {
         attempts.push((format!("connect to {target}"), connect(target)));
     }
-    for program in &req.exec {
+    for program in &req.spawn {
         attempts.push((format!("spawn {program}"), spawn(program)));
+    }
+    for program in &req.exec {
         attempts.push((format!("execve {program} in place"), exec_in_place(program)));
     }
     if let Some(pid) = req.signal_pid {

@@ -248,6 +248,22 @@ impl Worker {
         }
     }
 
+    /// Send `request`, which must end the worker by seccomp's kill filter: no reply, and death
+    /// by SIGSYS (a reply, or any other end, fails the test).
+    fn ask_expecting_sigsys(&mut self, request: &Request, what: &str) {
+        use std::os::unix::process::ExitStatusExt;
+        write_frame(&mut self.stdin, request).expect("send the request");
+        if let Ok(reply) = read_frame::<Response, _>(&mut self.stdout, MAX_REPLY) {
+            panic!("BREACH: {what} was answered instead of killing the worker: {reply:?}");
+        }
+        let status = self.child.wait().unwrap();
+        assert_eq!(
+            status.signal(),
+            Some(nix::libc::SIGSYS),
+            "{what}: the worker ended with {status:?}, not by seccomp's kill (SIGSYS)"
+        );
+    }
+
     fn stderr_text(&mut self) -> String {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -330,10 +346,39 @@ fn attack(scene: &Scene, parent: i32) -> ProbeRequest {
             format!("unix:{}", text(&scene.unix_path)),
             format!("unix:@{}", scene.abstract_name),
         ],
-        exec: vec!["/bin/sh".into()],
+        spawn: Vec::new(),
+        exec: Vec::new(),
         signal_pid: Some(parent),
-        ptrace_pid: Some(parent),
+        ptrace_pid: None,
     }
+}
+
+/// The attempts seccomp's kill filter takes, each alone (the first ends the worker): start a
+/// program in a new process, `execve` one in place, `ptrace` the parent.
+fn killing_attempts(parent: i32) -> Vec<(&'static str, ProbeRequest)> {
+    vec![
+        (
+            "spawn /bin/sh",
+            ProbeRequest {
+                spawn: vec!["/bin/sh".into()],
+                ..ProbeRequest::default()
+            },
+        ),
+        (
+            "execve /bin/sh in place",
+            ProbeRequest {
+                exec: vec!["/bin/sh".into()],
+                ..ProbeRequest::default()
+            },
+        ),
+        (
+            "ptrace attach to the parent",
+            ProbeRequest {
+                ptrace_pid: Some(parent),
+                ..ProbeRequest::default()
+            },
+        ),
+    ]
 }
 
 fn describe(report: &ProbeReport) -> String {
@@ -351,7 +396,8 @@ fn attempts_in(request: &ProbeRequest) -> usize {
         + request.write_files.len()
         + 2 * request.truncate_files.len()
         + request.connect.len()
-        + 2 * request.exec.len()
+        + request.spawn.len()
+        + request.exec.len()
         + 2 * usize::from(request.signal_pid.is_some())
         + usize::from(request.ptrace_pid.is_some())
 }
@@ -517,6 +563,16 @@ fn denial_suite(cap: Option<u8>) {
     );
     let status = worker.child.wait().unwrap();
     assert!(status.success(), "worker exit: {status:?}");
+
+    // Each call of the kill filter's families, alone in a worker of its own: the worker dies
+    // of SIGSYS before the call does anything (no program ran: /bin/sh would have outlived the
+    // worker's reply; the parent, this test, is not traced).
+    for (what, request) in killing_attempts(parent) {
+        let mut worker = Worker::spawn_with_temp(&scene.db, &bypass, &scene.own_temp);
+        worker.ready();
+        worker.ask_expecting_sigsys(&Request::Probe(request), what);
+    }
+    assert_eq!(status_field(parent, "TracerPid"), "0", "the test process is traced");
 }
 
 #[test]
@@ -575,8 +631,8 @@ fn without_landlock_the_worker_fails_closed() {
 
 /// Without landlock and with `--allow-unconfined`, the posture says the file promises are not
 /// kept, and says the truth: a file outside the grants is readable. Every promise seccomp keeps
-/// still holds: no network, no unix sockets, no signal to the parent, no exec, no ptrace, no
-/// truncation.
+/// still holds: no network, no unix sockets, no signal to the parent, no truncation, and a new
+/// process, an exec or a ptrace kills the worker.
 #[test]
 fn without_landlock_and_allowed_only_the_file_promises_are_lost() {
     let scene = scene("no-landlock-allowed");
@@ -621,6 +677,16 @@ fn without_landlock_and_allowed_only_the_file_promises_are_lost() {
     }
     assert_eq!(std::fs::read(&scene.db).unwrap(), scene.db_bytes);
     assert_eq!(std::fs::read(&scene.secret).unwrap(), secret_before);
+    for (what, request) in killing_attempts(parent) {
+        let mut worker = Worker::spawn_on(
+            Kernel::WithoutLandlockAllowed,
+            &scene.db,
+            "validator,duckdb_hardening,probe",
+            None,
+        );
+        worker.ready();
+        worker.ask_expecting_sigsys(&Request::Probe(request), what);
+    }
 }
 
 /// The same attempts from the unconfined test process succeed: the denials above are the
@@ -635,9 +701,7 @@ fn unconfined_control_the_same_attempts_succeed_outside_the_sandbox() {
     request.write_files.retain(|f| *f != text(&scene.db));
     // Truncating works here too (on the secret: the database stays for the other attempts).
     request.truncate_files = vec![text(&scene.secret)];
-    request.exec.clear();
     request.signal_pid = None;
-    request.ptrace_pid = None;
     let report = duckgate::sandbox::probe::run(&request);
     // Reads 4, listings 5, writes 3 + 2 (beside and inside another worker's directory),
     // truncations 2, connects 3.

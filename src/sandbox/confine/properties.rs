@@ -125,17 +125,17 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
                 true,
                 format!(
                     "landlock ABI {abi}: no write, create, remove or truncate right anywhere but \
-                     its own temporary directory; seccomp: file metadata (mode, owner, times, \
-                     extended attributes) and truncate(2)"
+                     its own temporary directory; seccomp's allowlist: no file metadata call \
+                     (mode, owner, times, extended attributes), no truncate(2)"
                 ),
             ),
             (Some(abi), true) => (
                 true,
                 format!(
                     "landlock ABI {abi}: no write, create or remove right anywhere but its own \
-                     temporary directory; seccomp: truncation (truncate(2), read-only O_TRUNC opens and openat2: landlock ABI \
-                     {abi} has no truncate right) and file metadata (mode, owner, times, \
-                     extended attributes)"
+                     temporary directory; seccomp's allowlist: no truncation (truncate(2), \
+                     read-only O_TRUNC opens and openat2: landlock ABI {abi} has no truncate \
+                     right) and no file metadata call (mode, owner, times, extended attributes)"
                 ),
             ),
             (Some(abi), false) => (
@@ -157,15 +157,15 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             (true, Some(abi)) if abi >= 4 => (
                 true,
                 format!(
-                    "seccomp: no socket of any family (TCP, UDP, unix, netlink); landlock ABI \
-                     {abi}: TCP bind and connect"
+                    "seccomp: no socket of any family (TCP, UDP, unix, netlink) on its \
+                     allowlist; landlock ABI {abi}: TCP bind and connect"
                 ),
             ),
             (true, landlock) => (
                 true,
                 format!(
-                    "seccomp: no socket of any family (TCP, UDP, unix, netlink) ({} has no \
-                     network rules)",
+                    "seccomp: no socket of any family (TCP, UDP, unix, netlink) on its \
+                     allowlist ({} has no network rules)",
                     landlock_name(landlock)
                 ),
             ),
@@ -188,15 +188,15 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             (true, Some(abi)) if abi >= 6 => (
                 true,
                 format!(
-                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, no \
-                     ptrace, no pidfd; landlock ABI {abi}: signal scoping; not dumpable"
+                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, ptrace \
+                     kills it, no pidfd; landlock ABI {abi}: signal scoping; not dumpable"
                 ),
             ),
             (true, landlock) => (
                 true,
                 format!(
-                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, no \
-                     ptrace, no pidfd ({} has no signal scoping); not dumpable",
+                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, ptrace \
+                     kills it, no pidfd ({} has no signal scoping); not dumpable",
                     landlock_name(landlock)
                 ),
             ),
@@ -219,13 +219,15 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             (true, Some(abi)) => (
                 true,
                 format!(
-                    "seccomp: no execve, fork or process-creating clone; landlock ABI {abi}: no \
-                     execute right anywhere"
+                    "seccomp: execve, fork and a process-creating clone kill the worker; \
+                     landlock ABI {abi}: no execute right anywhere"
                 ),
             ),
             (true, None) => (
                 true,
-                "seccomp: no execve, fork or process-creating clone (no landlock)".into(),
+                "seccomp: execve, fork and a process-creating clone kill the worker (no \
+                 landlock)"
+                    .into(),
             ),
             (false, landlock) => (
                 false,

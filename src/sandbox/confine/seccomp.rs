@@ -37,7 +37,7 @@ mod syscalls;
 mod x86_64;
 
 pub(super) use installation::install;
-pub(super) use syscalls::Syscall;
+use syscalls::Syscall;
 
 use std::collections::BTreeMap;
 
