@@ -41,6 +41,7 @@ mod protocol_versions;
 mod queue;
 mod reply_budget;
 mod sandbox_denial;
+mod seccomp_trace;
 mod security_md;
 mod spilling;
 mod supply_chain;

@@ -1,0 +1,387 @@
+//! The seccomp allowlist against what confined processes really do.
+//!
+//! The real server runs under `strace -f` through every path a worker takes: every tool (queries
+//! of many kinds, explain, the catalog tools, every chart kind), spilling to its temporary
+//! directory, privacy rules, workers forked from the template and spawned ones, landlock at this
+//! kernel's ABI and below ABI 3 (where seccomp takes over truncation), and the start-up's
+//! confine-only worker. The trace is read process by process: a thread belongs to the process
+//! that cloned it; a process is a worker or the template by its command line, or a child the
+//! template forked; and from its last `seccomp()` call on, a process is under its own filter (a
+//! forked child before that is under the template's). Then, per filter:
+//!
+//! - every call a process made under it is one the filter lets through (or answers `ENOSYS` on
+//!   purpose): nothing a worker needs is missing from the allowlist;
+//! - every call the allowlist lets through was made by some traced process: the list holds only
+//!   what was measured.
+//!
+//! The calls of both are printed, so the list can be remeasured after a DuckDB or glibc upgrade.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use duckgate::mcp::client::{DEFAULT_PROTOCOL_VERSION, McpClient};
+use duckgate::sandbox::confine::{NamedCalls, Role, system_calls_named};
+use serde_json::{Value, json};
+
+use crate::support::{TempDir, cgm_db, error_kind, exe, make_db, status};
+
+/// Which filter a traced call was made under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Under {
+    /// A worker's own (a spawned worker, the confine-only one, a forked child after its own).
+    Worker,
+    /// The template's (the template, and a forked child before its own filter).
+    Template,
+}
+
+/// What a process is, from its command line or its parent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Worker,
+    Template,
+    ForkedChild,
+    Other,
+}
+
+/// One system call a traced thread made: where in the trace, which thread, its name, its
+/// arguments as strace wrote them and its return value.
+#[derive(Debug)]
+struct Call {
+    line: usize,
+    tid: u32,
+    name: String,
+    args: String,
+    ret: String,
+}
+
+/// The calls of one `strace -f -o` file, in the order they were made (an interrupted call
+/// joined with its resumption).
+fn parse_trace(text: &str) -> Vec<Call> {
+    let mut calls = Vec::new();
+    let mut pending: HashMap<u32, (String, String)> = HashMap::new();
+    for (line, raw) in text.lines().enumerate() {
+        let Some((tid, rest)) = raw.split_once(' ') else {
+            continue;
+        };
+        let Ok(tid) = tid.trim().parse::<u32>() else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        let (name, args) = if let Some(resumed) = rest.strip_prefix("<... ") {
+            let Some((name, after)) = resumed.split_once(" resumed>") else {
+                continue;
+            };
+            let before = pending.remove(&tid).map(|(_, args)| args).unwrap_or_default();
+            (name.to_string(), format!("{before}{after}"))
+        } else {
+            let Some((name, args)) = rest.split_once('(') else {
+                continue;
+            };
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+                continue;
+            }
+            if let Some(started) = args.strip_suffix("<unfinished ...>") {
+                pending.insert(tid, (name.to_string(), started.to_string()));
+                continue;
+            }
+            (name.to_string(), args.to_string())
+        };
+        let ret = args
+            .rsplit_once(") = ")
+            .map(|(_, ret)| ret.split_whitespace().next().unwrap_or("").to_string())
+            .unwrap_or_else(|| "?".into());
+        calls.push(Call {
+            line,
+            tid,
+            name,
+            args,
+            ret,
+        });
+    }
+    calls
+}
+
+/// Per filter, every call made under it and how often, from one trace.
+fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, usize>> {
+    let mut process_of: HashMap<u32, u32> = HashMap::new();
+    let mut kind: HashMap<u32, Kind> = HashMap::new();
+    for call in calls {
+        let process = *process_of.entry(call.tid).or_insert(call.tid);
+        let creates = matches!(call.name.as_str(), "clone" | "clone3" | "fork" | "vfork");
+        if let (true, Ok(child)) = (creates, call.ret.parse::<u32>()) {
+            if call.args.contains("CLONE_THREAD") {
+                process_of.insert(child, process);
+            } else {
+                process_of.insert(child, child);
+                let parent = kind.get(&process).copied().unwrap_or(Kind::Other);
+                let child_kind = match parent {
+                    Kind::Template => Kind::ForkedChild,
+                    Kind::Worker | Kind::ForkedChild | Kind::Other => Kind::Other,
+                };
+                kind.insert(child, child_kind);
+            }
+        }
+        if call.name == "execve" && call.ret == "0" {
+            let worker = call.args.contains("\"__worker\"");
+            let template = call.args.contains("\"template\"");
+            kind.insert(
+                process,
+                match (worker, template) {
+                    (true, true) => Kind::Template,
+                    (true, false) => Kind::Worker,
+                    (false, _) => Kind::Other,
+                },
+            );
+        }
+    }
+    // From its last filter on, a process is under its own filter.
+    let mut last_filter: HashMap<u32, usize> = HashMap::new();
+    for call in calls {
+        if call.name == "seccomp" && call.ret == "0" {
+            last_filter.insert(process_of[&call.tid], call.line);
+        }
+    }
+    let mut under: BTreeMap<Under, BTreeMap<String, usize>> = BTreeMap::new();
+    for call in calls {
+        let process = process_of[&call.tid];
+        let own_filter = last_filter.get(&process).is_some_and(|&line| call.line > line);
+        let filter = match (kind.get(&process).copied().unwrap_or(Kind::Other), own_filter) {
+            (Kind::Worker, true) => Under::Worker,
+            (Kind::Template, true) => Under::Template,
+            (Kind::ForkedChild, true) => Under::Worker,
+            (Kind::ForkedChild, false) => Under::Template,
+            (Kind::Worker | Kind::Template | Kind::Other, _) => continue,
+        };
+        *under
+            .entry(filter)
+            .or_default()
+            .entry(call.name.clone())
+            .or_default() += 1;
+    }
+    under
+}
+
+/// One traced server: its extra arguments and environment, and the tool calls it is given.
+struct Session {
+    name: &'static str,
+    args: Vec<String>,
+    env: Vec<(&'static str, &'static str)>,
+    calls: Vec<(&'static str, Value)>,
+}
+
+/// Every tool, the queries of an ordinary session and every chart kind.
+fn everyday_calls() -> Vec<(&'static str, Value)> {
+    let mut calls = vec![
+        ("server_info", json!({})),
+        ("list_tables", json!({})),
+        ("describe_table", json!({ "table_name": "cgm_readings" })),
+        ("list_relationships", json!({})),
+        ("search_schema", json!({ "query": "glucose" })),
+        ("sample_rows", json!({ "table_name": "events" })),
+        ("query", json!({ "sql": "SELECT 1" })),
+        ("query", json!({ "sql": "SELECT date_trunc('day', ts) AS day, avg(glucose_mg_dl), \
+            count(*) FILTER (WHERE glucose_mg_dl < 70) FROM cgm_readings GROUP BY ALL ORDER BY 1" })),
+        ("query", json!({ "sql": "SELECT ts, glucose_mg_dl, avg(glucose_mg_dl) OVER (ORDER BY ts \
+            ROWS 11 PRECEDING) FROM cgm_readings ORDER BY ts LIMIT 500" })),
+        ("query", json!({ "sql": "SELECT r.id, e.kind, e.units, r.note, now() > r.ts, \
+            r.ts::TIMESTAMPTZ, {'a': [1, 2]}, uuid(), random() FROM cgm_readings r \
+            JOIN events e ON e.reading_id = r.id" })),
+        ("query", json!({ "sql": "SELECT quantile_cont(glucose_mg_dl, [0.05, 0.5, 0.95]), \
+            string_agg(DISTINCT trend, ','), regexp_matches(any_value(trend), 'ri') FROM cgm_readings" })),
+        ("query", json!({ "sql": "SELECT * FROM no_such_table" })),
+        ("query", json!({ "sql": "DELETE FROM cgm_readings" })),
+        ("explain_query", json!({ "sql": "SELECT count(*) FROM cgm_readings WHERE glucose_mg_dl > 180" })),
+    ];
+    for kind in ["line", "scatter", "bar", "histogram", "agp", "tir"] {
+        let sql = match kind {
+            "bar" => "SELECT trend, count(*) FROM cgm_readings GROUP BY trend",
+            "histogram" | "tir" => "SELECT glucose_mg_dl FROM cgm_readings",
+            _ => "SELECT ts, glucose_mg_dl FROM cgm_readings",
+        };
+        calls.push(("plot", json!({ "sql": sql, "kind": kind })));
+    }
+    calls
+}
+
+/// A database whose DISTINCT needs more than a 64 MB memory limit: it spills.
+fn spill_db(dir: &Path) -> PathBuf {
+    let db = dir.join("spill.duckdb");
+    make_db(
+        &db,
+        "CREATE TABLE readings AS SELECT i % 2000 AS patient_id, \
+         'note-' || (i * 104729 % 3000017)::VARCHAR AS note FROM range(2000000) t(i);",
+    );
+    db
+}
+
+/// Run `session` on `db` under strace; the trace's text.
+async fn traced(session: &Session, db: &Path, dir: &Path) -> String {
+    let trace = dir.join(format!("{}.trace", session.name));
+    let mut command = tokio::process::Command::new("strace");
+    command
+        .args(["-f", "-qq", "-s", "96", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(exe())
+        .arg("serve")
+        .arg("--db")
+        .arg(db)
+        .args(&session.args);
+    for (key, value) in &session.env {
+        command.env(key, value);
+    }
+    let client = McpClient::spawn_command_pinned(command, Stdio::null(), DEFAULT_PROTOCOL_VERSION)
+        .await
+        .unwrap_or_else(|e| panic!("{}: strace duckgate serve: {e}", session.name));
+    for (tool, args) in &session.calls {
+        let result = client
+            .call(tool, args.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{}: {tool}: {e}", session.name));
+        // Refusals and DuckDB's own errors are answers too; a worker the filter killed, or one
+        // that could not confine itself, is not.
+        let answered = status(&result);
+        if answered == "error" {
+            let kind = error_kind(&result);
+            assert!(
+                kind != "internal_error" && kind != "sandbox_unavailable",
+                "{}: {tool} {args}: {kind}: {result:?}",
+                session.name
+            );
+        }
+    }
+    client.close().await.expect("close the session");
+    std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{}: {e}", trace.display()))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_else_is() {
+    let strace = std::process::Command::new("strace").arg("-V").output();
+    assert!(
+        strace.is_ok_and(|out| out.status.success()),
+        "strace is needed (Debian's strace; .ci/run's tools stage installs it)"
+    );
+    let (dir, db) = cgm_db("seccomp-trace");
+    let spill_dir = TempDir::new("seccomp-trace-spill");
+    let spill = spill_db(spill_dir.path());
+    let temp_root = dir.path().join("temp");
+    std::fs::create_dir_all(&temp_root).unwrap();
+    let temp = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = vec!["--temp-dir".into(), temp_root.display().to_string()];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let sessions = [
+        Session {
+            name: "forked",
+            args: temp(&[]),
+            env: Vec::new(),
+            calls: everyday_calls(),
+        },
+        Session {
+            name: "spawned",
+            args: temp(&["--spawn-workers"]),
+            env: Vec::new(),
+            calls: everyday_calls(),
+        },
+        Session {
+            name: "privacy",
+            args: temp(&["--hide-column", "cgm_readings.note", "--hide-table", "basal_deliveries"]),
+            env: Vec::new(),
+            calls: everyday_calls(),
+        },
+        Session {
+            name: "landlock-abi-2",
+            args: temp(&[]),
+            env: vec![(duckgate::sandbox::bypass::ENV_VAR, "landlock_abi_2")],
+            calls: everyday_calls(),
+        },
+    ];
+    let mut made: BTreeMap<Under, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut add = |trace: &str| {
+        for (filter, calls) in calls_under_filters(&parse_trace(trace)) {
+            for (name, count) in calls {
+                *made.entry(filter).or_default().entry(name).or_default() += count;
+            }
+        }
+    };
+    for session in &sessions {
+        add(&traced(session, &db, dir.path()).await);
+    }
+    // Spilling: a DISTINCT larger than its memory limit, forked and spawned.
+    for (name, extra) in [("spill-forked", &[][..]), ("spill-spawned", &["--spawn-workers"][..])] {
+        let mut args = temp(&["--memory-limit", "64MB"]);
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let session = Session {
+            name,
+            args,
+            env: Vec::new(),
+            calls: vec![(
+                "query",
+                json!({ "sql": "SELECT count(*) FROM (SELECT DISTINCT note, patient_id FROM readings)" }),
+            )],
+        };
+        add(&traced(&session, &spill, dir.path()).await);
+    }
+
+    let mut problems = Vec::new();
+    for (filter, role) in [(Under::Worker, Role::Worker), (Under::Template, Role::Template)] {
+        let named: NamedCalls = system_calls_named(role).expect("a table for this architecture");
+        let passes: BTreeSet<&str> = named.allowed.iter().copied().collect();
+        let calls = made.get(&filter).cloned().unwrap_or_default();
+        eprintln!(
+            "under the {filter:?} filter, {} calls made ({} allowed): {}",
+            calls.len(),
+            passes.len(),
+            calls
+                .iter()
+                .map(|(name, count)| format!("{name} ×{count}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        assert!(calls.len() > 20, "{filter:?}: the trace saw too little: {calls:?}");
+        for name in calls.keys() {
+            if !passes.contains(name.as_str()) {
+                problems.push(format!("{filter:?}: made {name}, which its filter does not let through"));
+            }
+        }
+        for name in &passes {
+            if !calls.contains_key(*name) {
+                problems.push(format!("{filter:?}: the allowlist lets {name} through, but no traced process made it"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_trace_reader_follows_threads_forks_and_filters() {
+    let trace = "\
+100 execve(\"/x/duckgate\", [\"/x/duckgate\", \"__worker\", \"--start\", \"template\"], 0x1 /* 0 vars */) = 0
+100 openat(AT_FDCWD, \"/etc/ld.so.cache\", O_RDONLY|O_CLOEXEC) = 3
+100 seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, {len=9, filter=0x1}) = 0
+100 recvmsg(3, {msg_name=NULL}, 0) = 40
+100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+101 prctl(PR_SET_PDEATHSIG, SIGKILL) = 0
+100 <... clone resumed>, child_tidptr=0x7f) = 101
+101 seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, {len=9, filter=0x1}) = 0
+101 clone3({flags=CLONE_VM|CLONE_THREAD|CLONE_SIGHAND, child_tid=0x1}, 88) = -1 ENOSYS (Function not implemented)
+101 clone(child_stack=0x7f, flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM) = 102
+102 futex(0x7f, FUTEX_WAIT_PRIVATE, 0, NULL) = 0
+102 exit(0)                                 = ?
+200 execve(\"/x/duckgate\", [\"/x/duckgate\", \"serve\"], 0x1 /* 0 vars */) = 0
+200 socket(AF_INET, SOCK_STREAM, 0) = 3
+";
+    let under = calls_under_filters(&parse_trace(trace));
+    let names = |filter| {
+        under[&filter]
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    };
+    // The template's own calls after its filter, and its child's before the child's own.
+    assert_eq!(names(Under::Template), ["clone", "prctl", "recvmsg", "seccomp"]);
+    // The child's after its own filter, its thread's included; the server's are nobody's.
+    assert_eq!(names(Under::Worker), ["clone", "clone3", "exit", "futex"]);
+}
