@@ -21,13 +21,14 @@
 //!    offers handled, only read-file granted on the database, its `.wal` and the few `/proc` and
 //!    `/sys` files DuckDB reads, and read-write on the worker's own temporary directory; from ABI 4 TCP bind and connect handled with no port allowed;
 //!    from ABI 6 signals and abstract unix sockets scoped.
-//! 6. [`seccomp::install`]: a default-allow filter returning `EPERM` for the system calls the
-//!    worker never needs (sockets, exec, fork, ptrace, mounts, namespaces, SysV IPC, io_uring,
-//!    file-metadata changes landlock does not see, kernel-surface calls) and for signals to any
-//!    process but the worker itself; below landlock ABI 3 also for truncation. It is built after
-//!    step 5, from the worker's pid and the ABI step 5 enforced, and comes last so that it need
-//!    not allow the prctl, setrlimit and landlock calls made above; it forbids undoing steps 2
-//!    to 4.
+//! 6. [`seccomp::install`]: an allowlist: only the system calls a worker is measured to make
+//!    pass, some only with given arguments (threads but no process, signals to itself only, its
+//!    own limits read; below landlock ABI 3 no read-only `O_TRUNC` open); every other call
+//!    fails with `EPERM`, and the dangerous families (exec, process creation, ptrace,
+//!    namespaces, io_uring, BPF, keyrings, module and kernel loading, mounts) kill the process.
+//!    It is built after step 5, from the worker's pid and the ABI step 5 enforced, and comes
+//!    last so that it need not allow the prctl, setrlimit and landlock calls made above; it
+//!    forbids undoing steps 2 to 4.
 //!
 //! Confinement is a set of properties, not an ABI number ([`properties`]): for each one the
 //! strongest mechanism the kernel offers is used, seccomp taking over where landlock is too old,
