@@ -71,13 +71,23 @@ fn building_the_test_switches_outside_the_test_harness_fails_naming_the_feature(
     );
     // And so does naming the feature alone.
     let output = Command::new(env!("CARGO"))
-        .args(["build", "--release", "--locked", "--features", "test-bypass", "--lib"])
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--features",
+            "test-bypass",
+            "--lib",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success(), "{stderr}");
-    assert!(stderr.contains("error: the `test-bypass` feature"), "{stderr}");
+    assert!(
+        stderr.contains("error: the `test-bypass` feature"),
+        "{stderr}"
+    );
 }
 
 /// `cargo build --release --locked --bin duckgate`, as a user builds it; the executable it made.

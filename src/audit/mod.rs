@@ -39,8 +39,7 @@ pub use charge::{CHARGE_BURST_BYTES, CHARGE_BYTES_PER_SECOND};
 pub use record::{
     MAX_RECORD_BYTES, MAX_RECORDED_ARGUMENTS_BYTES, MAX_RECORDED_NAME_BYTES,
     MAX_RECORDED_TEXT_BYTES, bounded_arguments, bounded_bytes, bounded_text,
-    escape_line_terminators, escaped_prefix, json_line, rfc3339_utc, sha256_hex,
-    sha256_hex_bytes,
+    escape_line_terminators, escaped_prefix, json_line, rfc3339_utc, sha256_hex, sha256_hex_bytes,
 };
 pub use rotation::{generation_path, rotated_path};
 
@@ -348,8 +347,7 @@ impl AuditLog {
                 error,
             })?;
         drop(files);
-        let settles_call =
-            entry.event == event::TOOL_CALL || entry.event == event::UNKNOWN_TOOL;
+        let settles_call = entry.event == event::TOOL_CALL || entry.event == event::UNKNOWN_TOOL;
         Ok(self.charge.charge(line.len() as u64, settles_call))
     }
 }

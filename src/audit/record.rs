@@ -280,4 +280,3 @@ pub fn rfc3339_utc(time: SystemTime) -> String {
         since.subsec_millis()
     )
 }
-

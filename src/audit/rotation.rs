@@ -265,8 +265,13 @@ mod tests {
         let mut names: std::collections::BTreeMap<u32, u32> =
             remaining.iter().map(|&i| (i, i)).collect();
         for &(from, to) in plan {
-            assert!(!names.contains_key(&to), "{plan:?} renames {from} onto {to}");
-            let generation = names.remove(&from).expect("renames a generation that is there");
+            assert!(
+                !names.contains_key(&to),
+                "{plan:?} renames {from} onto {to}"
+            );
+            let generation = names
+                .remove(&from)
+                .expect("renames a generation that is there");
             names.insert(to, generation);
         }
         names.into_iter().collect()
@@ -287,8 +292,11 @@ mod tests {
         for remaining in cases {
             let plan = shift_plan(remaining);
             let after = apply(remaining, &plan);
-            let expected: Vec<(u32, u32)> =
-                remaining.iter().zip(2..).map(|(from, to)| (to, *from)).collect();
+            let expected: Vec<(u32, u32)> = remaining
+                .iter()
+                .zip(2..)
+                .map(|(from, to)| (to, *from))
+                .collect();
             assert_eq!(after, expected, "{remaining:?} with {plan:?}");
         }
     }

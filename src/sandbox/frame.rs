@@ -104,10 +104,7 @@ pub async fn read_frame_async<T: DeserializeOwned, R: AsyncRead + Unpin>(
     cap: usize,
 ) -> Result<T, FrameError> {
     let mut prefix = [0u8; 4];
-    input
-        .read_exact(&mut prefix)
-        .await
-        .map_err(closed_or_io)?;
+    input.read_exact(&mut prefix).await.map_err(closed_or_io)?;
     let len = announced_len(prefix, cap)?;
     let mut body = vec![0u8; len];
     input.read_exact(&mut body).await.map_err(closed_or_io)?;

@@ -572,7 +572,11 @@ fn denial_suite(cap: Option<u8>) {
         worker.ready();
         worker.ask_expecting_sigsys(&Request::Probe(request), what);
     }
-    assert_eq!(status_field(parent, "TracerPid"), "0", "the test process is traced");
+    assert_eq!(
+        status_field(parent, "TracerPid"),
+        "0",
+        "the test process is traced"
+    );
 }
 
 #[test]

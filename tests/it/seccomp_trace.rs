@@ -72,13 +72,20 @@ fn parse_trace(text: &str) -> Vec<Call> {
             let Some((name, after)) = resumed.split_once(" resumed>") else {
                 continue;
             };
-            let before = pending.remove(&tid).map(|(_, args)| args).unwrap_or_default();
+            let before = pending
+                .remove(&tid)
+                .map(|(_, args)| args)
+                .unwrap_or_default();
             (name.to_string(), format!("{before}{after}"))
         } else {
             let Some((name, args)) = rest.split_once('(') else {
                 continue;
             };
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+            if name.is_empty()
+                || !name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
                 continue;
             }
             if let Some(started) = args.strip_suffix("<unfinished ...>") {
@@ -145,8 +152,13 @@ fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, usize
     let mut under: BTreeMap<Under, BTreeMap<String, usize>> = BTreeMap::new();
     for call in calls {
         let process = process_of[&call.tid];
-        let own_filter = last_filter.get(&process).is_some_and(|&line| call.line > line);
-        let filter = match (kind.get(&process).copied().unwrap_or(Kind::Other), own_filter) {
+        let own_filter = last_filter
+            .get(&process)
+            .is_some_and(|&line| call.line > line);
+        let filter = match (
+            kind.get(&process).copied().unwrap_or(Kind::Other),
+            own_filter,
+        ) {
             (Kind::Worker, true) => Under::Worker,
             (Kind::Template, true) => Under::Template,
             (Kind::ForkedChild, true) => Under::Worker,
@@ -180,18 +192,33 @@ fn everyday_calls() -> Vec<(&'static str, Value)> {
         ("search_schema", json!({ "query": "glucose" })),
         ("sample_rows", json!({ "table_name": "events" })),
         ("query", json!({ "sql": "SELECT 1" })),
-        ("query", json!({ "sql": "SELECT date_trunc('day', ts) AS day, avg(glucose_mg_dl), \
-            count(*) FILTER (WHERE glucose_mg_dl < 70) FROM cgm_readings GROUP BY ALL ORDER BY 1" })),
-        ("query", json!({ "sql": "SELECT ts, glucose_mg_dl, avg(glucose_mg_dl) OVER (ORDER BY ts \
-            ROWS 11 PRECEDING) FROM cgm_readings ORDER BY ts LIMIT 500" })),
-        ("query", json!({ "sql": "SELECT r.id, e.kind, e.units, r.note, now() > r.ts, \
+        (
+            "query",
+            json!({ "sql": "SELECT date_trunc('day', ts) AS day, avg(glucose_mg_dl), \
+            count(*) FILTER (WHERE glucose_mg_dl < 70) FROM cgm_readings GROUP BY ALL ORDER BY 1" }),
+        ),
+        (
+            "query",
+            json!({ "sql": "SELECT ts, glucose_mg_dl, avg(glucose_mg_dl) OVER (ORDER BY ts \
+            ROWS 11 PRECEDING) FROM cgm_readings ORDER BY ts LIMIT 500" }),
+        ),
+        (
+            "query",
+            json!({ "sql": "SELECT r.id, e.kind, e.units, r.note, now() > r.ts, \
             r.ts::TIMESTAMPTZ, {'a': [1, 2]}, uuid(), random() FROM cgm_readings r \
-            JOIN events e ON e.reading_id = r.id" })),
-        ("query", json!({ "sql": "SELECT quantile_cont(glucose_mg_dl, [0.05, 0.5, 0.95]), \
-            string_agg(DISTINCT trend, ','), regexp_matches(any_value(trend), 'ri') FROM cgm_readings" })),
+            JOIN events e ON e.reading_id = r.id" }),
+        ),
+        (
+            "query",
+            json!({ "sql": "SELECT quantile_cont(glucose_mg_dl, [0.05, 0.5, 0.95]), \
+            string_agg(DISTINCT trend, ','), regexp_matches(any_value(trend), 'ri') FROM cgm_readings" }),
+        ),
         ("query", json!({ "sql": "SELECT * FROM no_such_table" })),
         ("query", json!({ "sql": "DELETE FROM cgm_readings" })),
-        ("explain_query", json!({ "sql": "SELECT count(*) FROM cgm_readings WHERE glucose_mg_dl > 180" })),
+        (
+            "explain_query",
+            json!({ "sql": "SELECT count(*) FROM cgm_readings WHERE glucose_mg_dl > 180" }),
+        ),
     ];
     for kind in ["line", "scatter", "bar", "histogram", "agp", "tir"] {
         let sql = match kind {
@@ -287,7 +314,12 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
         },
         Session {
             name: "privacy",
-            args: temp(&["--hide-column", "cgm_readings.note", "--hide-table", "basal_deliveries"]),
+            args: temp(&[
+                "--hide-column",
+                "cgm_readings.note",
+                "--hide-table",
+                "basal_deliveries",
+            ]),
             env: Vec::new(),
             calls: everyday_calls(),
         },
@@ -310,7 +342,10 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
         add(&traced(session, &db, dir.path()).await);
     }
     // Spilling: a DISTINCT larger than its memory limit, forked and spawned.
-    for (name, extra) in [("spill-forked", &[][..]), ("spill-spawned", &["--spawn-workers"][..])] {
+    for (name, extra) in [
+        ("spill-forked", &[][..]),
+        ("spill-spawned", &["--spawn-workers"][..]),
+    ] {
         let mut args = temp(&["--memory-limit", "64MB"]);
         args.extend(extra.iter().map(|a| a.to_string()));
         let session = Session {
@@ -326,7 +361,10 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
     }
 
     let mut problems = Vec::new();
-    for (filter, role) in [(Under::Worker, Role::Worker), (Under::Template, Role::Template)] {
+    for (filter, role) in [
+        (Under::Worker, Role::Worker),
+        (Under::Template, Role::Template),
+    ] {
         let named: NamedCalls = system_calls_named(role).expect("a table for this architecture");
         let passes: BTreeSet<&str> = named.allowed.iter().copied().collect();
         let calls = made.get(&filter).cloned().unwrap_or_default();
@@ -340,15 +378,22 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        assert!(calls.len() > 20, "{filter:?}: the trace saw too little: {calls:?}");
+        assert!(
+            calls.len() > 20,
+            "{filter:?}: the trace saw too little: {calls:?}"
+        );
         for name in calls.keys() {
             if !passes.contains(name.as_str()) {
-                problems.push(format!("{filter:?}: made {name}, which its filter does not let through"));
+                problems.push(format!(
+                    "{filter:?}: made {name}, which its filter does not let through"
+                ));
             }
         }
         for name in &passes {
             if !calls.contains_key(*name) {
-                problems.push(format!("{filter:?}: the allowlist lets {name} through, but no traced process made it"));
+                problems.push(format!(
+                    "{filter:?}: the allowlist lets {name} through, but no traced process made it"
+                ));
             }
         }
     }
@@ -381,7 +426,10 @@ fn the_trace_reader_follows_threads_forks_and_filters() {
             .collect::<Vec<_>>()
     };
     // The template's own calls after its filter, and its child's before the child's own.
-    assert_eq!(names(Under::Template), ["clone", "prctl", "recvmsg", "seccomp"]);
+    assert_eq!(
+        names(Under::Template),
+        ["clone", "prctl", "recvmsg", "seccomp"]
+    );
     // The child's after its own filter, its thread's included; the server's are nobody's.
     assert_eq!(names(Under::Worker), ["clone", "clone3", "exit", "futex"]);
 }

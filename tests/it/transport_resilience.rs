@@ -504,7 +504,11 @@ async fn an_answered_call_flood_stays_within_the_disk_bound_and_under_audit_requ
     next.initialize().await;
     answers_marked(&mut next, 2, "MARKED-next").await;
     next.finish().await;
-    assert!(all_records(&log).iter().any(|r| is_marked(r, "MARKED-next")));
+    assert!(
+        all_records(&log)
+            .iter()
+            .any(|r| is_marked(r, "MARKED-next"))
+    );
     assert!(generations_on_disk(&log) as u64 <= generations);
     assert!(log_bytes(&log) <= disk_bound);
 }

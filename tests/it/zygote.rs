@@ -464,7 +464,9 @@ async fn probe_killed(pool: &Arc<Pool>, request: ProbeRequest) -> String {
     match reply {
         Err(failure) => {
             assert!(
-                failure.message.contains(&format!("(signal {})", nix::libc::SIGSYS)),
+                failure
+                    .message
+                    .contains(&format!("(signal {})", nix::libc::SIGSYS)),
                 "{request:?}: the worker did not die of SIGSYS: {failure:?}"
             );
             failure.message

@@ -42,7 +42,9 @@ use syscalls::Syscall;
 use std::collections::BTreeMap;
 
 use nix::libc;
-use seccompiler::{BackendError, BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch};
+use seccompiler::{
+    BackendError, BpfProgram, SeccompAction, SeccompFilter, SeccompRule, TargetArch,
+};
 
 use super::Role;
 
@@ -138,7 +140,8 @@ fn rule_maps(scope: &FilterScope, arch: Arch) -> Result<RuleMaps, BackendError> 
         }
         if let Some(rules) = decision.kill {
             if arch == Arch::X86_64 {
-                maps.kill.insert(nr | x86_64::X32_SYSCALL_BIT, rules.clone());
+                maps.kill
+                    .insert(nr | x86_64::X32_SYSCALL_BIT, rules.clone());
             }
             maps.kill.insert(nr, rules);
         }
@@ -167,10 +170,12 @@ fn stacked(wanted: RuleMaps, in_force: &RuleMaps) -> RuleMaps {
     let allow = wanted
         .allow
         .into_iter()
-        .map(|(nr, rules)| match in_force.allow.get(&nr) == Some(&rules) {
-            true => (nr, Vec::new()),
-            false => (nr, rules),
-        })
+        .map(
+            |(nr, rules)| match in_force.allow.get(&nr) == Some(&rules) {
+                true => (nr, Vec::new()),
+                false => (nr, rules),
+            },
+        )
         .collect();
     let beyond = |wanted: BTreeMap<i64, Vec<SeccompRule>>, in_force: &BTreeMap<_, _>| {
         wanted
@@ -430,7 +435,10 @@ mod tests {
                 );
             }
             for nr in template.kill.keys() {
-                assert!(worker.kill.contains_key(nr), "{arch:?}: {nr} kills the template only");
+                assert!(
+                    worker.kill.contains_key(nr),
+                    "{arch:?}: {nr} kills the template only"
+                );
             }
         }
     }
@@ -486,7 +494,8 @@ mod tests {
                 for (nr, rules) in &stacked.allow {
                     assert!(
                         rules == &whole.allow[nr]
-                            || (rules.is_empty() && in_force.allow.get(nr) == Some(&whole.allow[nr])),
+                            || (rules.is_empty()
+                                && in_force.allow.get(nr) == Some(&whole.allow[nr])),
                         "{arch:?} {abi:?}: call {nr}"
                     );
                 }
@@ -507,12 +516,24 @@ mod tests {
                         assert!(stacked.kill.contains_key(&nr(call)), "{call:?}");
                     }
                 }
-                for call in [Syscall::Clone, Syscall::Kill, Syscall::Prlimit64, Syscall::Prctl] {
+                for call in [
+                    Syscall::Clone,
+                    Syscall::Kill,
+                    Syscall::Prlimit64,
+                    Syscall::Prctl,
+                ] {
                     let n = arch.number(call).unwrap();
                     assert_eq!(stacked.allow[&n], whole.allow[&n], "{arch:?}: {call:?}");
                 }
-                assert!(stacked.enosys.is_empty(), "clone3's ENOSYS is the template's");
-                assert!(!stacked.kill.contains_key(&arch.number(Syscall::Execve).unwrap()));
+                assert!(
+                    stacked.enosys.is_empty(),
+                    "clone3's ENOSYS is the template's"
+                );
+                assert!(
+                    !stacked
+                        .kill
+                        .contains_key(&arch.number(Syscall::Execve).unwrap())
+                );
             }
         }
     }
@@ -523,7 +544,11 @@ mod tests {
         let child = child_of(&template, 5151);
         let stacked = compile_for(Arch::X86_64, &child, Some(&template)).expect("compiles");
         let whole = compile_for(Arch::X86_64, &child, None).expect("compiles");
-        assert_eq!(stacked.len(), 2, "kill and allow; the ENOSYS one is the template's");
+        assert_eq!(
+            stacked.len(),
+            2,
+            "kill and allow; the ENOSYS one is the template's"
+        );
         let size = |programs: &[BpfProgram]| programs.iter().map(Vec::len).sum::<usize>();
         assert!(
             size(&stacked) < size(&whole),
@@ -544,10 +569,17 @@ mod tests {
             );
         }
         for (x32_only, _) in x86_64::X32_ONLY {
-            assert!(worker.kill.contains_key(&(x32_only | x86_64::X32_SYSCALL_BIT)));
+            assert!(
+                worker
+                    .kill
+                    .contains_key(&(x32_only | x86_64::X32_SYSCALL_BIT))
+            );
         }
         assert!(
-            worker.allow.keys().all(|nr| nr & x86_64::X32_SYSCALL_BIT == 0),
+            worker
+                .allow
+                .keys()
+                .all(|nr| nr & x86_64::X32_SYSCALL_BIT == 0),
             "an x32 number is on the allowlist"
         );
     }
@@ -658,7 +690,11 @@ mod tests {
         let text = String::from_utf8(output.stdout).unwrap();
         let mut numbers = BTreeMap::new();
         for line in text.lines() {
-            let Some((name, value)) = line.trim().strip_prefix("duckgate_").and_then(|rest| rest.split_once(' ')) else {
+            let Some((name, value)) = line
+                .trim()
+                .strip_prefix("duckgate_")
+                .and_then(|rest| rest.split_once(' '))
+            else {
                 continue;
             };
             let call = Syscall::ALL

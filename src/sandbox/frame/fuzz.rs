@@ -39,7 +39,11 @@ pub fn worker_frame(data: &[u8]) {
     let chunked = read_counted::<Request>(bytes, pieces, MAX_REQUEST_BYTES);
     assert_same("whole and in pieces", &whole, &chunked);
     let async_read = RUNTIME.with(|runtime| {
-        runtime.block_on(read_async_counted::<Request>(bytes, pieces, MAX_REQUEST_BYTES))
+        runtime.block_on(read_async_counted::<Request>(
+            bytes,
+            pieces,
+            MAX_REQUEST_BYTES,
+        ))
     });
     assert_same("the worker's and the parent's reader", &whole, &async_read);
     check_outcome::<Request>(bytes, &whole, MAX_REQUEST_BYTES);
@@ -153,7 +157,11 @@ fn check_outcome<T: DeserializeOwned + Serialize>(bytes: &[u8], read: &Read1, ca
         (Err(FrameErrorKind::Closed), _) => {
             let whole = announced.map_or(usize::MAX, |len| len.saturating_add(4));
             assert!(bytes.len() < whole, "a whole frame was reported closed");
-            assert_eq!(read.consumed, bytes.len(), "closed before the end of the pipe");
+            assert_eq!(
+                read.consumed,
+                bytes.len(),
+                "closed before the end of the pipe"
+            );
         }
         (Err(FrameErrorKind::Io), _) => panic!("an in-memory pipe failed"),
         (Err(FrameErrorKind::Malformed), Some(announced)) => {
@@ -163,7 +171,11 @@ fn check_outcome<T: DeserializeOwned + Serialize>(bytes: &[u8], read: &Read1, ca
         (Err(FrameErrorKind::Malformed), None) => panic!("malformed without a prefix"),
         (Ok(reencoded), Some(announced)) => {
             assert!(announced <= cap);
-            assert_eq!(read.consumed, announced + 4, "the reader took more than the frame");
+            assert_eq!(
+                read.consumed,
+                announced + 4,
+                "the reader took more than the frame"
+            );
             // What one side writes, the other reads back as it was.
             let again = read_counted::<T>(reencoded, reencoded.len(), usize::MAX);
             assert_eq!(
@@ -268,7 +280,12 @@ mod tests {
         assert_eq!(short.outcome, Err(FrameErrorKind::Closed));
         let garbage = read_counted::<Request>(&frame(b"[1,2]"), 2, MAX_REQUEST_BYTES);
         assert_eq!(garbage.outcome, Err(FrameErrorKind::Malformed));
-        for input in [&b""[..], b"\x00", b"\x07\xff\xff\xff\xff", b"\x00\x00\x00\x00\x02{}"] {
+        for input in [
+            &b""[..],
+            b"\x00",
+            b"\x07\xff\xff\xff\xff",
+            b"\x00\x00\x00\x00\x02{}",
+        ] {
             worker_frame(input);
             parent_frame(input);
         }
@@ -303,27 +320,39 @@ mod tests {
             target_range: Some((70.0, 180.0)),
         };
         let requests = [
-            ("query", Request::Query {
-                sql: "SELECT ts, glucose_mg_dl FROM cgm_readings ORDER BY ts DESC".into(),
-                limit: 100,
-                max_bytes: 65536,
-                privacy: PrivacyPolicy::default(),
-            }),
-            ("query-privacy", Request::Query {
-                sql: "SELECT count(*) FROM cgm_readings WHERE glucose_mg_dl < 54".into(),
-                limit: 1,
-                max_bytes: 65536,
-                privacy: privacy.clone(),
-            }),
-            ("explain", Request::Explain {
-                sql: "SELECT avg(glucose_mg_dl) FROM cgm_readings".into(),
-                privacy: PrivacyPolicy::default(),
-            }),
-            ("plot", Request::Plot {
-                sql: "SELECT ts, glucose_mg_dl FROM cgm_readings".into(),
-                chart,
-                privacy,
-            }),
+            (
+                "query",
+                Request::Query {
+                    sql: "SELECT ts, glucose_mg_dl FROM cgm_readings ORDER BY ts DESC".into(),
+                    limit: 100,
+                    max_bytes: 65536,
+                    privacy: PrivacyPolicy::default(),
+                },
+            ),
+            (
+                "query-privacy",
+                Request::Query {
+                    sql: "SELECT count(*) FROM cgm_readings WHERE glucose_mg_dl < 54".into(),
+                    limit: 1,
+                    max_bytes: 65536,
+                    privacy: privacy.clone(),
+                },
+            ),
+            (
+                "explain",
+                Request::Explain {
+                    sql: "SELECT avg(glucose_mg_dl) FROM cgm_readings".into(),
+                    privacy: PrivacyPolicy::default(),
+                },
+            ),
+            (
+                "plot",
+                Request::Plot {
+                    sql: "SELECT ts, glucose_mg_dl FROM cgm_readings".into(),
+                    chart,
+                    privacy,
+                },
+            ),
             ("catalog", Request::Catalog),
             ("posture", Request::Posture),
         ];
@@ -343,13 +372,19 @@ mod tests {
         };
         let rows = QueryResult {
             columns: vec![
-                ColumnMeta { name: "ts".into(), data_type: "TIMESTAMP".into() },
-                ColumnMeta { name: "glucose_mg_dl".into(), data_type: "INTEGER".into() },
+                ColumnMeta {
+                    name: "ts".into(),
+                    data_type: "TIMESTAMP".into(),
+                },
+                ColumnMeta {
+                    name: "glucose_mg_dl".into(),
+                    data_type: "INTEGER".into(),
+                },
             ],
             rows: vec![
                 vec![json!("2026-11-01 00:05:00"), json!(120)],
                 vec![json!("2026-11-01 00:10:00"), json!(null)],
-                vec![json!([1.5, {"a": "\u2028"}]), json!(-0.0)],
+                vec![json!([1.5, {"a": "\u{2028}"}]), json!(-0.0)],
             ],
             row_count: 3,
             truncated: true,
@@ -379,20 +414,34 @@ mod tests {
         };
         let replies = [
             ("rows", Response::Rows(rows)),
-            ("plan", Response::Plan(ExplainResult { plan: json!([{"name": "PROJECTION", "children": []}]) })),
+            (
+                "plan",
+                Response::Plan(ExplainResult {
+                    plan: json!([{"name": "PROJECTION", "children": []}]),
+                }),
+            ),
             ("catalog", Response::Catalog(catalog)),
-            ("chart", Response::Chart(ChartReply {
-                png_base64: "iVBORw0KGgo=".into(),
-                width: 900,
-                height: 500,
-                x: "ts".into(),
-                y: "glucose_mg_dl".into(),
-                rows_read: 3,
-                summary_columns: vec!["hour".into(), "median".into()],
-                summary_rows: vec![vec![json!(0), json!(118)]],
-                summary_text: "AGP of 3 readings".into(),
-            })),
-            ("error", Response::Error(Failure::new(crate::error::ErrorKind::UnknownName, "Table with name cgm does not exist"))),
+            (
+                "chart",
+                Response::Chart(ChartReply {
+                    png_base64: "iVBORw0KGgo=".into(),
+                    width: 900,
+                    height: 500,
+                    x: "ts".into(),
+                    y: "glucose_mg_dl".into(),
+                    rows_read: 3,
+                    summary_columns: vec!["hour".into(), "median".into()],
+                    summary_rows: vec![vec![json!(0), json!(118)]],
+                    summary_text: "AGP of 3 readings".into(),
+                }),
+            ),
+            (
+                "error",
+                Response::Error(Failure::new(
+                    crate::error::ErrorKind::UnknownName,
+                    "Table with name cgm does not exist",
+                )),
+            ),
         ];
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
         let write = |target: &str, name: &str, body: &[u8]| {

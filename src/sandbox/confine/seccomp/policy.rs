@@ -210,10 +210,9 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
         }
         // Signals: to itself only (raise, abort); the template also SIGKILLs its children.
         Syscall::Kill => match role {
-            Role::Worker => Decision::allow_if(
-                vec![arg_eq(0, own(scope))?],
-                "signal itself only (raise)",
-            ),
+            Role::Worker => {
+                Decision::allow_if(vec![arg_eq(0, own(scope))?], "signal itself only (raise)")
+            }
             Role::Template => Decision::allow_if(
                 vec![
                     arg_eq(0, own(scope))?,
@@ -317,7 +316,9 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
         | Syscall::Adjtimex
         | Syscall::Sethostname
         | Syscall::Setdomainname
-        | Syscall::Vhangup => Decision::kill("machine-wide settings a server run as root could change"),
+        | Syscall::Vhangup => {
+            Decision::kill("machine-wide settings a server run as root could change")
+        }
     })
 }
 
