@@ -100,16 +100,36 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
         ),
         Syscall::Newfstatat
         | Syscall::Fstat
+        | Syscall::Stat
+        | Syscall::Lstat
         | Syscall::Statx
+        | Syscall::Statfs
+        | Syscall::Fstatfs
+        | Syscall::Access
+        | Syscall::Faccessat
+        | Syscall::Faccessat2
+        | Syscall::Readlink
         | Syscall::Readlinkat
         | Syscall::Getdents64
         | Syscall::Getcwd => Decision::allow("file metadata and listings (landlock decides where)"),
-        Syscall::Mkdirat | Syscall::Unlinkat => {
+        Syscall::Mkdirat
+        | Syscall::Mkdir
+        | Syscall::Unlinkat
+        | Syscall::Unlink
+        | Syscall::Rmdir
+        | Syscall::Rename
+        | Syscall::Renameat
+        | Syscall::Renameat2
+        | Syscall::Fadvise64 => {
             Decision::allow("DuckDB's spill files, in its own temporary directory (landlock)")
         }
-        Syscall::Flock | Syscall::Fcntl | Syscall::Dup3 => {
-            Decision::allow("descriptor flags and the database's POSIX locks")
-        }
+        Syscall::Flock
+        | Syscall::Fcntl
+        | Syscall::Dup
+        | Syscall::Dup2
+        | Syscall::Dup3
+        | Syscall::CloseRange
+        | Syscall::Pipe2 => Decision::allow("descriptor flags and the database's POSIX locks"),
         // Memory.
         Syscall::Mmap
         | Syscall::Munmap
@@ -123,7 +143,12 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
         | Syscall::Rseq
         | Syscall::SetTidAddress
         | Syscall::SchedYield
-        | Syscall::SchedGetaffinity => Decision::allow("DuckDB's threads and their locks"),
+        | Syscall::SchedGetaffinity
+        | Syscall::SchedGetparam
+        | Syscall::SchedGetscheduler
+        | Syscall::Membarrier
+        | Syscall::ArchPrctl
+        | Syscall::RestartSyscall => Decision::allow("DuckDB's threads and their locks"),
         Syscall::Clone => match role {
             Role::Worker => Decision {
                 allow: Some(vec![SeccompRule::new(vec![
@@ -170,13 +195,23 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
         },
         Syscall::Exit | Syscall::ExitGroup => Decision::allow("ending a thread or the process"),
         // The process itself.
-        Syscall::Getpid | Syscall::Gettid | Syscall::Getppid => {
-            Decision::allow("its own ids (the parent check of step 2, raise)")
-        }
-        Syscall::ClockNanosleep | Syscall::Nanosleep => Decision::allow("sleeping"),
+        Syscall::Getpid
+        | Syscall::Gettid
+        | Syscall::Getppid
+        | Syscall::Getuid
+        | Syscall::Geteuid
+        | Syscall::Getgid
+        | Syscall::Getegid
+        | Syscall::Uname => Decision::allow("its own ids (the parent check of step 2, raise)"),
+        Syscall::ClockNanosleep
+        | Syscall::Nanosleep
+        | Syscall::ClockGettime
+        | Syscall::ClockGetres
+        | Syscall::Gettimeofday => Decision::allow("clocks and sleeping"),
         Syscall::RtSigaction
         | Syscall::RtSigprocmask
         | Syscall::RtSigreturn
+        | Syscall::RtSigtimedwait
         | Syscall::Sigaltstack => Decision::allow("its own signal handling"),
         Syscall::Getrandom => Decision::allow("per-request secrets from the kernel"),
         Syscall::Sysinfo | Syscall::Getrusage => {
@@ -243,7 +278,7 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
             )
         }
         // The template's own work: its children, its control socket, their confinement.
-        Syscall::Wait4 => template_only(role, "reap its children"),
+        Syscall::Wait4 | Syscall::Waitid => template_only(role, "reap its children"),
         Syscall::Sendmsg | Syscall::Recvmsg => template_only(
             role,
             "its control socket: orders in, events and worker sockets (SCM_RIGHTS) out",
