@@ -462,7 +462,7 @@ async fn probe_killed(pool: &Arc<Pool>, request: ProbeRequest) -> String {
         )
         .await;
     match reply {
-        Err(failure) => {
+        Err(RunError::Worker(failure)) => {
             assert!(
                 failure
                     .message
@@ -471,6 +471,7 @@ async fn probe_killed(pool: &Arc<Pool>, request: ProbeRequest) -> String {
             );
             failure.message
         }
+        Err(other) => panic!("{request:?}: {other:?}"),
         Ok(reply) => panic!("BREACH: {request:?} was answered: {reply:?}"),
     }
 }
