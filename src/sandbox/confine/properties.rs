@@ -188,15 +188,15 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             (true, Some(abi)) if abi >= 6 => (
                 true,
                 format!(
-                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, ptrace \
-                     kills it, no pidfd; landlock ABI {abi}: signal scoping; not dumpable"
+                    "seccomp: kill only to the worker itself, no tkill, tgkill, sigqueue or \
+                     pidfd, ptrace kills it; landlock ABI {abi}: signal scoping; not dumpable"
                 ),
             ),
             (true, landlock) => (
                 true,
                 format!(
-                    "seccomp: kill, tgkill, tkill and sigqueue only to the worker itself, ptrace \
-                     kills it, no pidfd ({} has no signal scoping); not dumpable",
+                    "seccomp: kill only to the worker itself, no tkill, tgkill, sigqueue or \
+                     pidfd, ptrace kills it ({} has no signal scoping); not dumpable",
                     landlock_name(landlock)
                 ),
             ),

@@ -11,8 +11,8 @@
 use nix::libc;
 use seccompiler::{BackendError, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompRule};
 
-use super::FilterScope;
 use super::syscalls::Syscall;
+use super::{Arch, FilterScope};
 use crate::sandbox::confine::Role;
 
 /// What the filter does with one call.
@@ -72,83 +72,59 @@ fn template_only(role: Role, why: &'static str) -> Decision {
     }
 }
 
-/// What the filter for `scope` does with `call`.
-pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, BackendError> {
+/// A call measured on x86_64 in its old form (`legacy`), allowed in its `*at` or `p*` form only
+/// on an architecture that lacks the old one (aarch64: glibc makes the same request with the
+/// newer call there).
+fn newer_form_of(legacy: Syscall, arch: Arch, role_allows: Decision) -> Decision {
+    match arch.number(legacy) {
+        Some(_) => Decision::deny(role_allows.why),
+        None => role_allows,
+    }
+}
+
+/// What the filter for `scope` on `arch` does with `call`. Each allowed call is one a traced
+/// process made under that filter (`tests/it/seccomp_trace.rs`), or says why it is needed
+/// although no trace reaches it.
+pub(super) fn decide(call: Syscall, scope: &FilterScope, arch: Arch) -> Result<Decision, BackendError> {
     let role = scope.role;
     Ok(match call {
-        // Reading and writing what is already open (pipes, the database, spill files).
-        Syscall::Read
-        | Syscall::Write
-        | Syscall::Readv
-        | Syscall::Writev
-        | Syscall::Pread64
-        | Syscall::Pwrite64
-        | Syscall::Lseek
-        | Syscall::Close
-        | Syscall::Fsync
-        | Syscall::Fdatasync
-        | Syscall::Ftruncate
-        | Syscall::Fallocate => Decision::allow("I/O on descriptors landlock let it open"),
-        // Opening and naming files: landlock decides which.
+        // I/O on what landlock let it open: the request and reply pipes, the database, DuckDB's
+        // spill files.
+        Syscall::Read | Syscall::Write | Syscall::Pread64 | Syscall::Pwrite64 | Syscall::Close => {
+            Decision::allow("I/O on descriptors landlock let it open")
+        }
+        Syscall::Ftruncate => Decision::allow("DuckDB's spill files (landlock: its own directory)"),
         Syscall::Openat => Decision::allow_if(
             opens_without_read_only_truncation(2, scope)?,
             "open files landlock grants (below landlock ABI 3 never a read-only O_TRUNC open)",
         ),
-        Syscall::Open => Decision::allow_if(
-            opens_without_read_only_truncation(1, scope)?,
-            "open files landlock grants (below landlock ABI 3 never a read-only O_TRUNC open)",
-        ),
-        Syscall::Newfstatat
-        | Syscall::Fstat
-        | Syscall::Stat
-        | Syscall::Lstat
-        | Syscall::Statx
-        | Syscall::Statfs
-        | Syscall::Fstatfs
-        | Syscall::Access
-        | Syscall::Faccessat
-        | Syscall::Faccessat2
-        | Syscall::Readlink
-        | Syscall::Readlinkat
-        | Syscall::Getdents64
-        | Syscall::Getcwd => Decision::allow("file metadata and listings (landlock decides where)"),
-        Syscall::Mkdirat
-        | Syscall::Mkdir
-        | Syscall::Unlinkat
-        | Syscall::Unlink
-        | Syscall::Rmdir
-        | Syscall::Rename
-        | Syscall::Renameat
-        | Syscall::Renameat2
-        | Syscall::Fadvise64 => {
-            Decision::allow("DuckDB's spill files, in its own temporary directory (landlock)")
+        Syscall::Newfstatat | Syscall::Statx | Syscall::Getdents64 | Syscall::Readlink => {
+            Decision::allow("file metadata and listings (landlock decides where)")
         }
-        Syscall::Flock
-        | Syscall::Fcntl
-        | Syscall::Dup
-        | Syscall::Dup2
-        | Syscall::Dup3
-        | Syscall::CloseRange
-        | Syscall::Pipe2 => Decision::allow("descriptor flags and the database's POSIX locks"),
+        Syscall::Readlinkat => newer_form_of(
+            Syscall::Readlink,
+            arch,
+            Decision::allow("file metadata and listings (landlock decides where)"),
+        ),
+        Syscall::Unlink => {
+            Decision::allow("DuckDB removes its spill files (landlock: its own directory)")
+        }
+        Syscall::Unlinkat => newer_form_of(
+            Syscall::Unlink,
+            arch,
+            Decision::allow("DuckDB removes its spill files (landlock: its own directory)"),
+        ),
+        Syscall::Fcntl => Decision::allow("descriptor flags and the database's POSIX locks"),
         // Memory.
-        Syscall::Mmap
-        | Syscall::Munmap
-        | Syscall::Mprotect
-        | Syscall::Mremap
-        | Syscall::Madvise
-        | Syscall::Brk => Decision::allow("memory (bounded by RLIMIT_DATA and RLIMIT_AS)"),
+        Syscall::Mmap | Syscall::Munmap | Syscall::Mprotect | Syscall::Madvise | Syscall::Brk => {
+            Decision::allow("memory (bounded by RLIMIT_DATA and RLIMIT_AS)")
+        }
         // Threads and their synchronisation.
         Syscall::Futex
         | Syscall::SetRobustList
         | Syscall::Rseq
-        | Syscall::SetTidAddress
-        | Syscall::SchedYield
-        | Syscall::SchedGetaffinity
-        | Syscall::SchedGetparam
-        | Syscall::SchedGetscheduler
-        | Syscall::Membarrier
-        | Syscall::ArchPrctl
-        | Syscall::RestartSyscall => Decision::allow("DuckDB's threads and their locks"),
+        | Syscall::Gettid
+        | Syscall::SchedGetaffinity => Decision::allow("DuckDB's threads and their locks"),
         Syscall::Clone => match role {
             Role::Worker => Decision {
                 allow: Some(vec![SeccompRule::new(vec![
@@ -183,7 +159,8 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
                         .collect::<Result<_, _>>()?,
                 ),
                 enosys: false,
-                why: "the template forks workers; a namespace flag kills it",
+                why: "the template forks workers (glibc's fork is clone); a namespace flag \
+                      kills it",
             },
         },
         Syscall::Clone3 => Decision {
@@ -193,30 +170,22 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
             why: "answered ENOSYS: glibc then falls back to clone, whose flags sit in a register \
                   the filter can read (clone3's sit in memory)",
         },
-        Syscall::Exit | Syscall::ExitGroup => Decision::allow("ending a thread or the process"),
+        // Ending: no trace reaches a thread's own end (workers end whole, with exit_group),
+        // but glibc ends a thread with exit and retries it forever if it fails.
+        Syscall::Exit => Decision::allow("a thread's end (glibc loops on it)"),
+        Syscall::ExitGroup => Decision::allow("the process's end"),
         // The process itself.
-        Syscall::Getpid
-        | Syscall::Gettid
-        | Syscall::Getppid
-        | Syscall::Getuid
-        | Syscall::Geteuid
-        | Syscall::Getgid
-        | Syscall::Getegid
-        | Syscall::Uname => Decision::allow("its own ids (the parent check of step 2, raise)"),
-        Syscall::ClockNanosleep
-        | Syscall::Nanosleep
-        | Syscall::ClockGettime
-        | Syscall::ClockGetres
-        | Syscall::Gettimeofday => Decision::allow("clocks and sleeping"),
-        Syscall::RtSigaction
-        | Syscall::RtSigprocmask
-        | Syscall::RtSigreturn
-        | Syscall::RtSigtimedwait
-        | Syscall::Sigaltstack => Decision::allow("its own signal handling"),
-        Syscall::Getrandom => Decision::allow("per-request secrets from the kernel"),
-        Syscall::Sysinfo | Syscall::Getrusage => {
-            Decision::allow("memory and CPU figures DuckDB sizes itself by")
+        Syscall::Getpid => Decision::allow("its own pid (DuckDB's temporary files, raise)"),
+        // Signal handling of its own; no trace delivers a signal to a handler, but returning
+        // from one needs rt_sigreturn, and the kernel restarts an interrupted call with
+        // restart_syscall.
+        Syscall::RtSigaction | Syscall::RtSigprocmask | Syscall::Sigaltstack => {
+            Decision::allow("its own signal handling (Rust's stack-overflow guard)")
         }
+        Syscall::RtSigreturn => Decision::allow("returning from a signal handler"),
+        Syscall::RestartSyscall => Decision::allow("the kernel's restart of an interrupted call"),
+        Syscall::Getrandom => Decision::allow("per-request secrets from the kernel"),
+        Syscall::Sysinfo => Decision::allow("the memory figures DuckDB sizes itself by"),
         Syscall::Prlimit64 => match role {
             // glibc's getrlimit is prlimit64(0, resource, NULL, old).
             Role::Worker => Decision::allow_if(
@@ -236,52 +205,54 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
                 .iter()
                 .map(|&option| arg_eq(0, option))
                 .collect::<Result<_, _>>()?,
-            "thread names; the template's children set their parent-death signal, dumpable flag \
-             and no_new_privs before their own filter",
+            "thread names and reading no_new_privs back; the template's children set their \
+             parent-death signal, dumpable flag and no_new_privs before their own filter",
         ),
-        Syscall::Ioctl => Decision::deny("no ioctl is needed: terminals, inode flags"),
-        Syscall::Poll | Syscall::Ppoll => {
-            Decision::allow("waiting for its request (and the template for its orders)")
-        }
-        // Signals: to itself only (raise, abort); the template also SIGKILLs its children.
+        Syscall::Poll => Decision::allow("waiting for its request (and the template for orders)"),
+        Syscall::Ppoll => newer_form_of(
+            Syscall::Poll,
+            arch,
+            Decision::allow("waiting for its request (and the template for orders)"),
+        ),
+        // Signals: to itself only. DuckDB checks whether the owner of a temporary file is alive
+        // with kill(pid, 0); the template also SIGKILLs its children. tkill, tgkill, sigqueue
+        // and pidfds are not on the list: nothing traced uses them.
         Syscall::Kill => match role {
-            Role::Worker => {
-                Decision::allow_if(vec![arg_eq(0, own(scope))?], "signal itself only (raise)")
-            }
+            Role::Worker => Decision::allow_if(
+                vec![arg_eq(0, own(scope))?],
+                "signal itself only (DuckDB's liveness check of its own temporary files)",
+            ),
             Role::Template => Decision::allow_if(
-                vec![
-                    arg_eq(0, own(scope))?,
-                    SeccompRule::new(vec![
-                        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Gt, 0)?,
-                        SeccompCondition::new(
-                            0,
-                            SeccompCmpArgLen::Dword,
-                            SeccompCmpOp::Le,
-                            PID_MAX_LIMIT,
-                        )?,
-                        SeccompCondition::new(
-                            1,
-                            SeccompCmpArgLen::Dword,
-                            SeccompCmpOp::Eq,
-                            libc::SIGKILL as u64,
-                        )?,
-                    ])?,
-                ],
-                "signal itself, and SIGKILL a positive pid (a child it has not reaped), never a \
-                 group or every process",
+                vec![SeccompRule::new(vec![
+                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Gt, 0)?,
+                    SeccompCondition::new(
+                        0,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Le,
+                        PID_MAX_LIMIT,
+                    )?,
+                    SeccompCondition::new(
+                        1,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::Eq,
+                        libc::SIGKILL as u64,
+                    )?,
+                ])?],
+                "SIGKILL a positive pid (a child it has not reaped), never a group or every \
+                 process",
             ),
         },
-        Syscall::Tkill | Syscall::Tgkill | Syscall::RtSigqueueinfo | Syscall::RtTgsigqueueinfo => {
-            Decision::allow_if(
-                vec![arg_eq(0, own(scope))?],
-                "signal its own threads only (raise, abort)",
-            )
-        }
         // The template's own work: its children, its control socket, their confinement.
-        Syscall::Wait4 | Syscall::Waitid => template_only(role, "reap its children"),
-        Syscall::Sendmsg | Syscall::Recvmsg => template_only(
-            role,
-            "its control socket: orders in, events and worker sockets (SCM_RIGHTS) out",
+        Syscall::Wait4 => template_only(role, "reap its children"),
+        Syscall::Signalfd4 => template_only(role, "learn of its children's end (SIGCHLD)"),
+        Syscall::Recvmsg => template_only(role, "orders and worker sockets (SCM_RIGHTS) in"),
+        Syscall::Sendto => template_only(role, "events out on its control socket"),
+        Syscall::Getppid => template_only(role, "a child checks its parent (step 2)"),
+        Syscall::Dup2 => template_only(role, "a child makes its socket its stdin and stdout"),
+        Syscall::Dup3 => newer_form_of(
+            Syscall::Dup2,
+            arch,
+            template_only(role, "a child makes its socket its stdin and stdout"),
         ),
         Syscall::LandlockCreateRuleset
         | Syscall::LandlockAddRule
@@ -295,13 +266,13 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
             ),
             Role::Worker => Decision::deny("its filters are installed"),
         },
-        // Killed: running programs, reaching into other processes, the kernel's large and
-        // exploit-prone surfaces, and what a server run as root could change machine-wide.
+        // Killed: running programs, creating processes, reaching into other processes, the
+        // kernel's large and exploit-prone surfaces, and what a server run as root could change
+        // machine-wide.
         Syscall::Execve | Syscall::Execveat => Decision::kill("run another program"),
-        Syscall::Fork | Syscall::Vfork => match role {
-            Role::Worker => Decision::kill("create a process"),
-            Role::Template => Decision::allow("the template forks workers"),
-        },
+        Syscall::Fork | Syscall::Vfork => {
+            Decision::kill("create a process (the template forks with clone, as glibc does)")
+        }
         Syscall::Ptrace => Decision::kill("inspect or control another process"),
         Syscall::ProcessVmReadv | Syscall::ProcessVmWritev | Syscall::ProcessMadvise => {
             Decision::kill("reach into another process's memory")
@@ -360,7 +331,7 @@ pub(super) fn decide(call: Syscall, scope: &FilterScope) -> Result<Decision, Bac
 /// The `prctl` options a process under this filter uses.
 fn prctl_options(role: Role) -> &'static [u64] {
     match role {
-        Role::Worker => &[PR_SET_NAME],
+        Role::Worker => &[PR_SET_NAME, libc::PR_GET_NO_NEW_PRIVS as u64],
         Role::Template => &[
             PR_SET_NAME,
             libc::PR_SET_NO_NEW_PRIVS as u64,
