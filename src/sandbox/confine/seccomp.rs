@@ -401,10 +401,20 @@ mod tests {
             template.kill[&nr(Syscall::Clone)].len(),
             policy::NAMESPACE_FLAGS.len()
         );
-        for call in [Syscall::Fork, Syscall::Vfork, Syscall::Execve, Syscall::Ptrace] {
+        for call in [
+            Syscall::Fork,
+            Syscall::Vfork,
+            Syscall::Execve,
+            Syscall::Ptrace,
+        ] {
             assert_eq!(template.kill.get(&nr(call)), Some(&Vec::new()), "{call:?}");
         }
-        for call in [Syscall::Wait4, Syscall::Signalfd4, Syscall::Recvmsg, Syscall::Sendto] {
+        for call in [
+            Syscall::Wait4,
+            Syscall::Signalfd4,
+            Syscall::Recvmsg,
+            Syscall::Sendto,
+        ] {
             assert_eq!(template.allow.get(&nr(call)), Some(&Vec::new()), "{call:?}");
             assert!(!worker.allow.contains_key(&nr(call)), "{call:?}");
         }
@@ -596,7 +606,11 @@ mod tests {
         for abi in [None, Some(1), Some(5), Some(6), Some(9)] {
             let rules = rule_maps(&scope(abi), native).unwrap();
             let kill = native.number(Syscall::Kill).unwrap();
-            assert_eq!(rules.allow[&kill].len(), 1, "{abi:?}: kill to its own pid only");
+            assert_eq!(
+                rules.allow[&kill].len(),
+                1,
+                "{abi:?}: kill to its own pid only"
+            );
             // The other ways to signal are not named: EPERM.
             for nr in [
                 libc::SYS_tkill,

@@ -85,7 +85,11 @@ fn newer_form_of(legacy: Syscall, arch: Arch, role_allows: Decision) -> Decision
 /// What the filter for `scope` on `arch` does with `call`. Each allowed call is one a traced
 /// process made under that filter (`tests/it/seccomp_trace.rs`), or says why it is needed
 /// although no trace reaches it.
-pub(super) fn decide(call: Syscall, scope: &FilterScope, arch: Arch) -> Result<Decision, BackendError> {
+pub(super) fn decide(
+    call: Syscall,
+    scope: &FilterScope,
+    arch: Arch,
+) -> Result<Decision, BackendError> {
     let role = scope.role;
     Ok(match call {
         // I/O on what landlock let it open: the request and reply pipes, the database, DuckDB's
