@@ -79,7 +79,8 @@ pub(in crate::sandbox::confine) enum Arch {
 
 impl Arch {
     /// Every architecture with a table.
-    pub(in crate::sandbox::confine) const ALL: [Arch; 2] = [Arch::X86_64, Arch::Aarch64];
+    #[cfg(test)]
+    const ALL: [Arch; 2] = [Arch::X86_64, Arch::Aarch64];
 
     /// The architecture this binary runs on, if the filter has a table for it: the one place
     /// the target chooses.
@@ -93,7 +94,8 @@ impl Arch {
     }
 
     /// The kernel's name for it (`uname -m`).
-    pub(in crate::sandbox::confine) fn name(self) -> &'static str {
+    #[cfg(test)]
+    fn name(self) -> &'static str {
         match self {
             Arch::X86_64 => "x86_64",
             Arch::Aarch64 => "aarch64",
