@@ -204,7 +204,7 @@ impl<'a> Pipe<'a> {
         }
     }
 
-    fn take(&mut self, room: usize) -> &'a [u8] {
+    fn next_piece(&mut self, room: usize) -> &'a [u8] {
         let n = room.min(self.pieces).min(self.bytes.len() - self.consumed);
         let piece = &self.bytes[self.consumed..self.consumed + n];
         self.consumed += n;
@@ -214,7 +214,7 @@ impl<'a> Pipe<'a> {
 
 impl Read for Pipe<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let piece = self.take(buf.len());
+        let piece = self.next_piece(buf.len());
         buf[..piece.len()].copy_from_slice(piece);
         Ok(piece.len())
     }
@@ -226,7 +226,7 @@ impl AsyncRead for Pipe<'_> {
         _cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let piece = self.take(buf.remaining());
+        let piece = self.next_piece(buf.remaining());
         buf.put_slice(piece);
         Poll::Ready(Ok(()))
     }
