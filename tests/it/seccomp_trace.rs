@@ -17,6 +17,7 @@
 //! The calls of both are printed, so the list can be remeasured after a DuckDB or glibc upgrade.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -292,8 +293,10 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
     let (dir, db) = cgm_db("seccomp-trace");
     let spill_dir = TempDir::new("seccomp-trace-spill");
     let spill = spill_db(spill_dir.path());
+    // The workers' temporary root must be private to the user, as the server checks.
     let temp_root = dir.path().join("temp");
     std::fs::create_dir_all(&temp_root).unwrap();
+    std::fs::set_permissions(&temp_root, std::fs::Permissions::from_mode(0o700)).unwrap();
     let temp = |extra: &[&str]| -> Vec<String> {
         let mut args: Vec<String> = vec!["--temp-dir".into(), temp_root.display().to_string()];
         args.extend(extra.iter().map(|a| a.to_string()));
