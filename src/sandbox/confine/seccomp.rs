@@ -173,12 +173,13 @@ fn stacked(wanted: RuleMaps, in_force: &RuleMaps) -> RuleMaps {
     let allow = wanted
         .allow
         .into_iter()
-        .map(
-            |(nr, rules)| match in_force.allow.get(&nr) == Some(&rules) {
-                true => (nr, Vec::new()),
-                false => (nr, rules),
-            },
-        )
+        .map(|(nr, rules)| {
+            if in_force.allow.get(&nr) == Some(&rules) {
+                (nr, Vec::new())
+            } else {
+                (nr, rules)
+            }
+        })
         .collect();
     let beyond = |wanted: BTreeMap<i64, Vec<SeccompRule>>, in_force: &BTreeMap<_, _>| {
         wanted
