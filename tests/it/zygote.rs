@@ -359,18 +359,21 @@ async fn spares_come_up(pool: &Arc<Pool>, n: usize) {
     assert_eq!(pool.spares_ready().await, n, "the spares never came up");
 }
 
+/// One probe sent to a fresh worker of `pool`, and what came back.
+async fn send_probe(pool: &Arc<Pool>, request: ProbeRequest) -> Result<Response, RunError> {
+    pool.run(
+        &Request::Probe(request),
+        GENEROUS,
+        GENEROUS,
+        &CancellationToken::new(),
+        16 << 20,
+    )
+    .await
+}
+
 /// One probe, answered by a fresh worker of `pool`.
 async fn probe(pool: &Arc<Pool>, request: ProbeRequest) -> ProbeReport {
-    let reply = pool
-        .run(
-            &Request::Probe(request),
-            GENEROUS,
-            GENEROUS,
-            &CancellationToken::new(),
-            16 << 20,
-        )
-        .await;
-    match reply {
+    match send_probe(pool, request).await {
         Ok(Response::Probe(report)) => report,
         // A successful in-place execve replaces the worker: no reply comes. A breach.
         other => panic!("no probe report (a successful exec ends the worker): {other:?}"),
@@ -452,16 +455,7 @@ fn killing_attempts(target: u32) -> Vec<ProbeRequest> {
 /// A probe that must end its worker by seccomp's kill filter: the call fails, the worker having
 /// died of SIGSYS before answering; the failure's message.
 async fn probe_killed(pool: &Arc<Pool>, request: ProbeRequest) -> String {
-    let reply = pool
-        .run(
-            &Request::Probe(request.clone()),
-            GENEROUS,
-            GENEROUS,
-            &CancellationToken::new(),
-            16 << 20,
-        )
-        .await;
-    match reply {
+    match send_probe(pool, request.clone()).await {
         Err(RunError::Worker(failure)) => {
             assert!(
                 failure
