@@ -7,6 +7,10 @@ macro_rules! syscalls {
     ($($variant:ident $name:literal,)*) => {
         /// A system call the filter names, on any architecture.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[expect(
+            clippy::enum_variant_names,
+            reason = "each variant is the kernel's name, and one of them is restart_syscall"
+        )]
         pub(in crate::sandbox::confine) enum Syscall {
             $(
                 #[doc = concat!("`", $name, "`")]
