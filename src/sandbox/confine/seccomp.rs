@@ -650,6 +650,61 @@ mod tests {
         }
     }
 
+    /// aarch64's allowlist is x86_64's measured one carried over: the same calls, but for the
+    /// three that aarch64 lacks, whose newer form glibc makes there instead; and the same calls
+    /// kill but for those that do not exist on aarch64.
+    #[test]
+    fn aarch64_allows_what_x86_64_was_measured_to_need_in_the_forms_aarch64_has() {
+        use std::collections::BTreeSet;
+        for role in [Role::Worker, Role::Template] {
+            let x86_64 = named_calls(role, Arch::X86_64).unwrap();
+            let aarch64 = named_calls(role, Arch::Aarch64).unwrap();
+            eprintln!(
+                "{role:?}: {} calls allowed on x86_64, {} on aarch64; {} kill on x86_64, {} on \
+                 aarch64; {} answered ENOSYS",
+                x86_64.allowed.len(),
+                aarch64.allowed.len(),
+                x86_64.killed.len(),
+                aarch64.killed.len(),
+                x86_64.enosys.len(),
+            );
+            let set = |names: &[&'static str]| names.iter().copied().collect::<BTreeSet<_>>();
+            let (x86_allowed, arm_allowed) = (set(&x86_64.allowed), set(&aarch64.allowed));
+            let only_x86_64: Vec<_> = x86_allowed.difference(&arm_allowed).copied().collect();
+            let only_aarch64: Vec<_> = arm_allowed.difference(&x86_allowed).copied().collect();
+            let (old, newer): (&[&str], &[&str]) = match role {
+                Role::Worker => (
+                    &["poll", "readlink", "unlink"],
+                    &["ppoll", "readlinkat", "unlinkat"],
+                ),
+                Role::Template => (
+                    &["dup2", "poll", "readlink", "unlink"],
+                    &["dup3", "ppoll", "readlinkat", "unlinkat"],
+                ),
+            };
+            assert_eq!(only_x86_64, old, "{role:?}");
+            assert_eq!(only_aarch64, newer, "{role:?}");
+            for name in old {
+                let call = Syscall::ALL.iter().find(|c| c.name() == *name).unwrap();
+                assert_eq!(
+                    Arch::Aarch64.number(*call),
+                    None,
+                    "{name} exists on aarch64"
+                );
+            }
+            for name in set(&x86_64.killed).difference(&set(&aarch64.killed)) {
+                let call = Syscall::ALL.iter().find(|c| c.name() == *name).unwrap();
+                assert_eq!(
+                    Arch::Aarch64.number(*call),
+                    None,
+                    "{name} exists on aarch64"
+                );
+            }
+            assert!(set(&aarch64.killed).is_subset(&set(&x86_64.killed)));
+            assert_eq!(x86_64.enosys, aarch64.enosys);
+        }
+    }
+
     /// Where `arch`'s own kernel headers are on this machine: Debian's cross package for it
     /// (`linux-libc-dev-<arch>-cross`), or the host's own `linux-libc-dev` when the host is
     /// `arch`; and the header that has its numbers.
