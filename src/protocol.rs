@@ -101,8 +101,9 @@ pub struct ProbeReport {
     /// The pid of the process that ran the probe.
     #[serde(default)]
     pub pid: i32,
-    /// Its parent's pid (`getppid`): the server for a spawned worker, the zygote's template for
-    /// a forked one, so a test can tell which kind answered.
+    /// Its parent's pid (`getppid` at confinement's step 2, checked there against the pid the
+    /// worker was given): the server for a spawned worker, the zygote's template for a forked
+    /// one, so a test can tell which kind answered.
     #[serde(default)]
     pub parent_pid: i32,
 }

@@ -27,12 +27,14 @@ use crate::protocol::{ProbeReport, ProbeRequest};
 /// loopback answers at once).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Try everything `req` asks for, in order, and report each outcome.
+/// Try everything `req` asks for, in order, and report each outcome. `parent_pid`: the parent
+/// confinement's step 2 found (`getppid()`, checked against the pid the worker was given): the
+/// worker's own filter does not let it ask again.
 ///
 /// An entry of `req.connect` is `host:port` (a numeric socket address: no name resolution, which
 /// would itself need the network), `unix:/path` for a pathname unix socket or `unix:@name` for
 /// an abstract one.
-pub fn run(req: &ProbeRequest) -> ProbeReport {
+pub fn run(req: &ProbeRequest, parent_pid: i32) -> ProbeReport {
     let mut attempts = Vec::new();
     for path in &req.read_files {
         attempts.push((format!("read file {path}"), read_file(path)));
@@ -72,7 +74,7 @@ pub fn run(req: &ProbeRequest) -> ProbeReport {
     ProbeReport {
         attempts,
         pid: std::process::id() as i32,
-        parent_pid: nix::unistd::getppid().as_raw(),
+        parent_pid,
     }
 }
 

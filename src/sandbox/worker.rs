@@ -351,7 +351,8 @@ fn answer(
                     "probes are a test-only request",
                 ));
             }
-            Response::Probe(probe::run(&probe_request))
+            // Step 2 of confinement checked this is the kernel's getppid().
+            Response::Probe(probe::run(&probe_request, args.parent_pid))
         }
     })
 }

@@ -709,7 +709,7 @@ fn unconfined_control_the_same_attempts_succeed_outside_the_sandbox() {
     // Truncating works here too (on the secret: the database stays for the other attempts).
     request.truncate_files = vec![text(&scene.secret)];
     request.signal_pid = None;
-    let report = duckgate::sandbox::probe::run(&request);
+    let report = duckgate::sandbox::probe::run(&request, nix::unistd::getppid().as_raw());
     // Reads 4, listings 5, writes 3 + 2 (beside and inside another worker's directory),
     // truncations 2, connects 3.
     assert_eq!(

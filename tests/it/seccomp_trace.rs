@@ -110,8 +110,15 @@ fn parse_trace(text: &str) -> Vec<Call> {
     calls
 }
 
-/// Per filter, every call made under it and how often, from one trace.
-fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, usize>> {
+/// How often a call was made under a filter, and the first time it was, as strace wrote it.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    count: usize,
+    first: String,
+}
+
+/// Per filter, every call made under it, from one trace.
+fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, Seen>> {
     let mut process_of: HashMap<u32, u32> = HashMap::new();
     let mut kind: HashMap<u32, Kind> = HashMap::new();
     for call in calls {
@@ -150,7 +157,7 @@ fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, usize
             last_filter.insert(process_of[&call.tid], call.line);
         }
     }
-    let mut under: BTreeMap<Under, BTreeMap<String, usize>> = BTreeMap::new();
+    let mut under: BTreeMap<Under, BTreeMap<String, Seen>> = BTreeMap::new();
     for call in calls {
         let process = process_of[&call.tid];
         let own_filter = last_filter
@@ -166,11 +173,24 @@ fn calls_under_filters(calls: &[Call]) -> BTreeMap<Under, BTreeMap<String, usize
             (Kind::ForkedChild, false) => Under::Template,
             (Kind::Worker | Kind::Template | Kind::Other, _) => continue,
         };
-        *under
+        let seen = under
             .entry(filter)
             .or_default()
             .entry(call.name.clone())
-            .or_default() += 1;
+            .or_default();
+        if seen.count == 0 {
+            seen.first = format!(
+                "line {}: {} {}({} = {}",
+                call.line + 1,
+                call.tid,
+                call.name,
+                call.args
+                    .rsplit_once(") = ")
+                    .map_or(call.args.as_str(), |(args, _)| args),
+                call.ret
+            );
+        }
+        seen.count += 1;
     }
     under
 }
@@ -181,6 +201,8 @@ struct Session {
     args: Vec<String>,
     env: Vec<(&'static str, &'static str)>,
     calls: Vec<(&'static str, Value)>,
+    /// Every call must succeed (the spilling sessions: a query that failed did not spill).
+    all_succeed: bool,
 }
 
 /// Every tool, the queries of an ordinary session and every chart kind.
@@ -232,13 +254,16 @@ fn everyday_calls() -> Vec<(&'static str, Value)> {
     calls
 }
 
-/// A database whose DISTINCT needs more than a 64 MB memory limit: it spills.
+/// A database whose DISTINCT needs more than a 64 MB memory limit: it spills (the table of
+/// tests/it/spilling.rs, which shows the same query fails without spilling).
 fn spill_db(dir: &Path) -> PathBuf {
     let db = dir.join("spill.duckdb");
     make_db(
         &db,
         "CREATE TABLE readings AS SELECT i % 2000 AS patient_id, \
-         'note-' || (i * 104729 % 3000017)::VARCHAR AS note FROM range(2000000) t(i);",
+         TIMESTAMP '2026-01-01' + to_seconds(i * 300 // 2000) AS ts, \
+         40 + (i * 7919) % 360 AS glucose, 'note-' || (i * 104729 % 3000017)::VARCHAR AS note \
+         FROM range(3000000) t(i);",
     );
     db
 }
@@ -270,6 +295,11 @@ async fn traced(session: &Session, db: &Path, dir: &Path) -> String {
         // Refusals and DuckDB's own errors are answers too; a worker the filter killed, or one
         // that could not confine itself, is not.
         let answered = status(&result);
+        assert!(
+            !session.all_succeed || answered == "success",
+            "{}: {tool} {args}: {result:?}",
+            session.name
+        );
         if answered == "error" {
             let kind = error_kind(&result);
             assert!(
@@ -308,12 +338,14 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
             args: temp(&[]),
             env: Vec::new(),
             calls: everyday_calls(),
+            all_succeed: false,
         },
         Session {
             name: "spawned",
             args: temp(&["--spawn-workers"]),
             env: Vec::new(),
             calls: everyday_calls(),
+            all_succeed: false,
         },
         Session {
             name: "privacy",
@@ -325,24 +357,30 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
             ]),
             env: Vec::new(),
             calls: everyday_calls(),
+            all_succeed: false,
         },
         Session {
             name: "landlock-abi-2",
             args: temp(&[]),
             env: vec![(duckgate::sandbox::bypass::ENV_VAR, "landlock_abi_2")],
             calls: everyday_calls(),
+            all_succeed: false,
         },
     ];
-    let mut made: BTreeMap<Under, BTreeMap<String, usize>> = BTreeMap::new();
-    let mut add = |trace: &str| {
+    let mut made: BTreeMap<Under, BTreeMap<String, Seen>> = BTreeMap::new();
+    let mut add = |session: &str, trace: &str| {
         for (filter, calls) in calls_under_filters(&parse_trace(trace)) {
-            for (name, count) in calls {
-                *made.entry(filter).or_default().entry(name).or_default() += count;
+            for (name, seen) in calls {
+                let total = made.entry(filter).or_default().entry(name).or_default();
+                if total.count == 0 {
+                    total.first = format!("{session}, {}", seen.first);
+                }
+                total.count += seen.count;
             }
         }
     };
     for session in &sessions {
-        add(&traced(session, &db, dir.path()).await);
+        add(session.name, &traced(session, &db, dir.path()).await);
     }
     // Spilling: a DISTINCT larger than its memory limit, forked and spawned.
     for (name, extra) in [
@@ -359,8 +397,9 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
                 "query",
                 json!({ "sql": "SELECT count(*) FROM (SELECT DISTINCT note, patient_id FROM readings)" }),
             )],
+            all_succeed: true,
         };
-        add(&traced(&session, &spill, dir.path()).await);
+        add(name, &traced(&session, &spill, dir.path()).await);
     }
 
     let mut problems = Vec::new();
@@ -379,7 +418,7 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
             named.killed.len(),
             calls
                 .iter()
-                .map(|(name, count)| format!("{name} ×{count}"))
+                .map(|(name, seen)| format!("{name} ×{}", seen.count))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -387,11 +426,12 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
             calls.len() > 20,
             "{filter:?}: the trace saw too little: {calls:?}"
         );
-        for name in calls.keys() {
+        for (name, seen) in &calls {
             if !passes.contains(name.as_str()) {
                 problems.push(format!(
                     "{filter:?}: a confined process made {name}, which its filter does not let \
-                     through"
+                     through (first in {})",
+                    seen.first
                 ));
             }
         }

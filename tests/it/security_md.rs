@@ -627,7 +627,7 @@ fn with_thousands(n: usize) -> String {
 /// number of either fails here, so a change to an odd value cannot pass by rounding.
 fn size_words(bytes: usize, unit: &str) -> String {
     let per = match unit {
-        "KB" => 1024,
+        "KB" | "KiB" => 1024,
         "MiB" => MIB,
         other => panic!("no such unit in SECURITY.md: {other}"),
     };
@@ -671,7 +671,7 @@ fn stated_numbers() -> Vec<(&'static str, String)> {
             ),
         ),
         (
-            "the audit log's string cap (src/audit.rs)",
+            "the audit log's string cap (src/audit/record.rs)",
             format!(
                 "{} is kept as its first {}",
                 size_words(duckgate::audit::MAX_RECORDED_TEXT_BYTES, "KB"),
@@ -679,25 +679,34 @@ fn stated_numbers() -> Vec<(&'static str, String)> {
             ),
         ),
         (
-            "the audit log's rotation default (src/audit.rs)",
+            "the audit log's rotation default (src/audit/mod.rs)",
             format!(
                 "`--audit-max-bytes` (default {})",
                 size_words(duckgate::audit::DEFAULT_MAX_BYTES as usize, "MiB")
             ),
         ),
         (
-            "the audit log's generations default (src/audit.rs)",
+            "the audit log's generations default (src/audit/mod.rs)",
             format!(
-                "`--audit-generations` (default {})",
+                "`--audit-generations` (G, default {})",
                 duckgate::audit::DEFAULT_GENERATIONS
             ),
         ),
         (
-            "the audit log's charge in time (src/audit.rs)",
+            "the audit log's charge in time (src/audit/charge.rs)",
             format!(
-                "past a burst of {}, 1 s per {}",
-                size_words(duckgate::audit::CHARGE_BURST_BYTES as usize, "KB"),
-                size_words(duckgate::audit::CHARGE_BYTES_PER_SECOND as usize, "KB"),
+                "past a burst of {} at {}/s",
+                size_words(duckgate::audit::CHARGE_BURST_BYTES as usize, "KiB"),
+                size_words(duckgate::audit::CHARGE_BYTES_PER_SECOND as usize, "KiB"),
+            ),
+        ),
+        (
+            "the audit log's bound per session (src/audit/charge.rs, src/audit/record.rs)",
+            format!(
+                "a session writes at most {} + {}/s × t + {}",
+                size_words(duckgate::audit::CHARGE_BURST_BYTES as usize, "KiB"),
+                size_words(duckgate::audit::CHARGE_BYTES_PER_SECOND as usize, "KiB"),
+                size_words(duckgate::audit::MAX_RECORD_BYTES, "KiB"),
             ),
         ),
         (

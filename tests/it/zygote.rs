@@ -569,7 +569,7 @@ async fn a_forked_child_can_start_no_program_signal_no_elder_and_reach_no_outsid
     control.write_files = planted.iter().map(|f| text(f)).collect();
     control.truncate_files.clear();
     control.signal_pid = None;
-    let report = duckgate::sandbox::probe::run(&control);
+    let report = duckgate::sandbox::probe::run(&control, nix::unistd::getppid().as_raw());
     assert_eq!(report.attempts.len(), 3 + 2 + 4, "{}", describe(&report));
     for (what, outcome) in &report.attempts {
         assert_eq!(

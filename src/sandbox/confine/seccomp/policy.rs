@@ -84,7 +84,9 @@ fn newer_form_of(legacy: Syscall, arch: Arch, role_allows: Decision) -> Decision
 
 /// What the filter for `scope` on `arch` does with `call`. Each allowed call is one a traced
 /// process made under that filter (`tests/it/seccomp_trace.rs`), or says why it is needed
-/// although no trace reaches it.
+/// although no trace reaches it. What is not here is denied without a name: `socket` of every
+/// family among them, AF_UNIX too (landlock before ABI 9 does not control connecting to a
+/// pathname unix socket, so this filter alone keeps a worker from reaching one).
 pub(super) fn decide(
     call: Syscall,
     scope: &FilterScope,
