@@ -25,7 +25,7 @@ use duckgate::mcp::client::{DEFAULT_PROTOCOL_VERSION, McpClient};
 use duckgate::sandbox::confine::{NamedCalls, Role, system_calls_named};
 use serde_json::{Value, json};
 
-use crate::support::{TempDir, cgm_db, error_kind, exe, make_db, status};
+use crate::support::{cgm_db, error_kind, exe, status};
 
 /// Which filter a traced call was made under.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -254,20 +254,6 @@ fn everyday_calls() -> Vec<(&'static str, Value)> {
     calls
 }
 
-/// A database whose DISTINCT needs more than a 64 MB memory limit: it spills (the table of
-/// tests/it/spilling.rs, which shows the same query fails without spilling).
-fn spill_db(dir: &Path) -> PathBuf {
-    let db = dir.join("spill.duckdb");
-    make_db(
-        &db,
-        "CREATE TABLE readings AS SELECT i % 2000 AS patient_id, \
-         TIMESTAMP '2026-01-01' + to_seconds(i * 300 // 2000) AS ts, \
-         40 + (i * 7919) % 360 AS glucose, 'note-' || (i * 104729 % 3000017)::VARCHAR AS note \
-         FROM range(3000000) t(i);",
-    );
-    db
-}
-
 /// Run `session` on `db` under strace; the trace's text.
 async fn traced(session: &Session, db: &Path, dir: &Path) -> String {
     let trace = dir.join(format!("{}.trace", session.name));
@@ -321,8 +307,9 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
         "strace is needed (Debian's strace; .ci/run's tools stage installs it)"
     );
     let (dir, db) = cgm_db("seccomp-trace");
-    let spill_dir = TempDir::new("seccomp-trace-spill");
-    let spill = spill_db(spill_dir.path());
+    // A DISTINCT that needs more than a 64 MB memory limit: it spills (tests/it/spilling.rs
+    // shows the same query fails without spilling).
+    let (_spill_dir, spill) = crate::spilling::spill_db("seccomp-trace-spill");
     // The workers' temporary root must be private to the user, as the server checks.
     let temp_root = dir.path().join("temp");
     std::fs::create_dir_all(&temp_root).unwrap();

@@ -15,7 +15,7 @@ use serde_json::json;
 
 /// 3 M readings of 2,000 patients, with a note that makes every row distinct: a DISTINCT over
 /// it needs ~150 MB of hash table, well past a 64 MB memory_limit.
-fn spill_db(tag: &str) -> (TempDir, PathBuf) {
+pub(crate) fn spill_db(tag: &str) -> (TempDir, PathBuf) {
     let dir = TempDir::new(tag);
     let db = dir.path().join("spill.duckdb");
     make_db(
