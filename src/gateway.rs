@@ -7,6 +7,7 @@
 
 mod catalog;
 mod config;
+pub mod database_file;
 
 use std::sync::Arc;
 
@@ -153,6 +154,24 @@ impl Gateway {
     /// Test-only layers switched off (empty in production).
     pub fn bypassed_layers(&self) -> Vec<String> {
         self.inner.bypass.names()
+    }
+
+    /// Why the database cannot be used now, as the kernel answers for its path: missing (the
+    /// operator's hint), or not readable by this process (the folder or file that stops it);
+    /// `None` when it can be read.
+    fn database_unavailable(&self) -> Option<Failure> {
+        match database_file::examine(&self.inner.config.db_path) {
+            database_file::DatabaseFile::Readable => None,
+            database_file::DatabaseFile::Missing => Some(self.database_not_found()),
+            database_file::DatabaseFile::Unreadable(why) => Some(Failure {
+                kind: ErrorKind::DatabaseError,
+                message: why.to_string(),
+                construct: None,
+                suggestion: Some(why.next_step()),
+                missing: None,
+                refusal: None,
+            }),
+        }
     }
 
     fn database_not_found(&self) -> Failure {
@@ -330,8 +349,8 @@ impl Gateway {
         max_reply_bytes: usize,
     ) -> Result<Response, Failure> {
         self.refusal()?;
-        if !self.inner.config.db_path.exists() {
-            return Err(self.database_not_found());
+        if let Some(unavailable) = self.database_unavailable() {
+            return Err(unavailable);
         }
         let deadline = self.inner.config.timeout;
         let queue_timeout = self.inner.config.queue_timeout;
@@ -365,11 +384,15 @@ impl Gateway {
 
 /// The start-up refusal as the error every call is answered with.
 fn sandbox_unavailable(refusal: preflight::StartRefusal) -> Failure {
+    let fix = match &refusal {
+        preflight::StartRefusal::Unconfinable(gaps) => preflight::fix_for(gaps),
+        preflight::StartRefusal::SetupFailed(_) => preflight::FIX.to_string(),
+    };
     Failure {
         kind: ErrorKind::SandboxUnavailable,
         message: refusal.to_string(),
         construct: None,
-        suggestion: Some(preflight::FIX.to_string()),
+        suggestion: Some(fix),
         missing: None,
         refusal: None,
     }

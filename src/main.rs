@@ -41,8 +41,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    runtime.block_on(cli::run(command))
+    let code = runtime.block_on(cli::run(command));
+    // Dropping the runtime would wait for every blocking task, and the one reading stdin never
+    // returns while a client keeps stdin open (a server stopped by a signal): tasks are dropped
+    // now, and blocking work gets this long to finish.
+    runtime.shutdown_timeout(BLOCKING_GRACE);
+    code
 }
+
+/// How long the exit waits for blocking tasks (file removals, the stdin reader) to end.
+const BLOCKING_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("DUCKGATE_LOG")

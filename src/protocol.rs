@@ -466,6 +466,17 @@ pub enum LandlockAbsence {
     NotImplemented,
     /// `EOPNOTSUPP`: built in, but not in the `lsm=` list.
     NotEnabled,
+    /// `landlock_create_ruleset` fails (as `ENOSYS` or another error but `EOPNOTSUPP`, which
+    /// the `landlock` crate does not tell apart) on a kernel new enough for landlock, in a
+    /// process that runs under seccomp filters it inherited: most likely a container runtime's
+    /// seccomp profile, or a service manager's system-call filter, refusing landlock's system
+    /// calls (a filter answering `ENOSYS` looks exactly like a kernel without landlock, so the
+    /// words say both).
+    FailsUnderInheritedFilter {
+        /// Filters in force before duckgate installed any (`Seccomp_filters:`, or 1 for
+        /// `Seccomp: 2` where the kernel does not count them).
+        inherited_filters: u32,
+    },
     /// The kernel reports an ABI but refuses even the ABI 1 ruleset.
     RejectsRuleset {
         /// The ABI it reports, as the `landlock` crate writes it.
@@ -509,6 +520,12 @@ const REJECTS_BEFORE: &str = "the kernel reports landlock ABI ";
 const REJECTS_AFTER: &str = " but rejects duckgate's ruleset";
 const UNUSABLE_BEFORE: &str = "the kernel has no usable landlock (";
 const UNUSABLE_AFTER: &str = ")";
+const BLOCKED_BEFORE: &str = "landlock_create_ruleset fails (ENOSYS, or EPERM as some seccomp \
+    profiles answer) in a process that runs under ";
+const BLOCKED_AFTER: &str = " seccomp filter(s) it inherited, on a kernel new enough for \
+    landlock: most likely that filter (a container runtime's seccomp profile, or a service \
+    manager's system-call filter) refuses landlock's system calls, unless the kernel was built \
+    without landlock";
 
 impl fmt::Display for UnenforcedLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -534,6 +551,9 @@ impl fmt::Display for LandlockAbsence {
                 "landlock is built into the kernel but not enabled (landlock_create_ruleset \
                  returns EOPNOTSUPP: add `landlock` to the `lsm=` boot parameter)",
             ),
+            LandlockAbsence::FailsUnderInheritedFilter { inherited_filters } => {
+                write!(f, "{BLOCKED_BEFORE}{inherited_filters}{BLOCKED_AFTER}")
+            }
             LandlockAbsence::RejectsRuleset { effective_abi } => {
                 write!(f, "{REJECTS_BEFORE}{effective_abi}{REJECTS_AFTER}")
             }
@@ -577,6 +597,15 @@ impl LandlockAbsence {
             .or_else(|| {
                 between(REJECTS_BEFORE, REJECTS_AFTER)
                     .map(|effective_abi| LandlockAbsence::RejectsRuleset { effective_abi })
+            })
+            .or_else(|| {
+                between(BLOCKED_BEFORE, BLOCKED_AFTER)
+                    .and_then(|count| count.parse().ok())
+                    .map(
+                        |inherited_filters| LandlockAbsence::FailsUnderInheritedFilter {
+                            inherited_filters,
+                        },
+                    )
             })
             .or_else(|| {
                 between(UNUSABLE_BEFORE, UNUSABLE_AFTER)
@@ -640,6 +669,9 @@ mod tests {
             }),
             UnenforcedLayer::Landlock(LandlockAbsence::Unusable {
                 error: "some (nested) error".into(),
+            }),
+            UnenforcedLayer::Landlock(LandlockAbsence::FailsUnderInheritedFilter {
+                inherited_filters: 2,
             }),
             UnenforcedLayer::Seccomp(SeccompAbsence::NotBuiltIn),
             UnenforcedLayer::Seccomp(SeccompAbsence::NoSystemCall),

@@ -71,8 +71,8 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
     let mut stdout = std::io::stdout();
     match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
         Ok(()) => {
-            let wsl = duckgate::mcp::demo::wsl_distribution();
-            out::text(duckgate::mcp::demo::next_steps(&exe, &out_path, wsl.as_deref()).trim_end());
+            let host = duckgate::mcp::next_steps::detect_host(&out_path);
+            out::text(duckgate::mcp::next_steps::next_steps(&exe, &out_path, &host).trim_end());
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -96,11 +96,9 @@ fn summary(report: &ImportReport, mode: Mode) -> String {
         ));
     }
     let exe = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("duckgate"));
-    let wsl = duckgate::mcp::demo::wsl_distribution();
-    text.push_str(&duckgate::mcp::demo::next_steps(
-        &exe,
-        &report.db,
-        wsl.as_deref(),
+    let host = duckgate::mcp::next_steps::detect_host(&report.db);
+    text.push_str(&duckgate::mcp::next_steps::next_steps(
+        &exe, &report.db, &host,
     ));
     text.trim_end().to_string()
 }

@@ -10,6 +10,7 @@ mod import;
 mod query;
 mod serve;
 mod start;
+mod stop;
 
 use std::process::ExitCode;
 
@@ -30,6 +31,10 @@ mod out {
 /// Run one command in the async runtime (the worker mode never gets here: `main` runs it
 /// before any runtime exists).
 pub(crate) async fn run(command: Command) -> ExitCode {
+    // `serve` stops on a signal by itself; the rest exit as its default action would.
+    if !matches!(command, Command::Serve(_)) {
+        stop::exit_on_stop_signal();
+    }
     match command {
         Command::Serve(args) => serve::serve(args).await,
         Command::Query { mut db, limit, sql } => {

@@ -7,8 +7,9 @@ use duckgate::gateway::{Gateway, GatewayConfig};
 
 use super::args::ServeArgs;
 use super::start::{
-    StartFailure, UsageError, gateway_config, missing_database_line, start_gateway, usage_error,
+    StartFailure, UsageError, database_lines, gateway_config, start_gateway, usage_error,
 };
+use super::stop::stop_signal;
 
 pub(super) async fn serve(args: ServeArgs) -> ExitCode {
     let mut config = match gateway_config(&args.db, "serve") {
@@ -28,7 +29,7 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
     let options = duckgate::mcp::ServeOptions { descriptions };
     let (gateway, refused) = match start_gateway(config.clone(), true).await {
         Ok(g) => {
-            if let Some(line) = missing_database_line(&g.config().db_path) {
+            for line in database_lines(&g.config().db_path) {
                 eprintln!("{line}");
             }
             (g, false)
@@ -44,7 +45,16 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         eprintln!("{}", terminal_notice(&gateway.config().db_path));
     }
-    let result = duckgate::mcp::serve_stdio(gateway.clone(), options).await;
+    // A signal ends the session where it is: dropping it cancels rmcp's service and every call
+    // in flight (their workers are killed as their handles drop).
+    let result = tokio::select! {
+        result = duckgate::mcp::serve_stdio(gateway.clone(), options) => result,
+        signal = stop_signal() => {
+            tracing::info!("stopping on {signal}: ending the workers");
+            gateway.shutdown().await;
+            return ExitCode::from(signal.exit_code());
+        }
+    };
     gateway.shutdown().await;
     match result {
         Ok(()) if refused => ExitCode::from(1),

@@ -182,16 +182,32 @@ pub(super) async fn start_gateway(
     }
 }
 
-/// The start-up line of a server whose database does not exist yet (it starts anyway, and its
-/// calls answer `database_not_found` with the operator's hint until the file is there).
-pub(super) fn missing_database_line(db: &std::path::Path) -> Option<String> {
-    (!db.exists()).then(|| {
-        format!(
+/// The start-up lines about the database: one for a server whose database does not exist yet
+/// (it starts anyway, and its calls answer `database_not_found` with the operator's hint until
+/// the file is there), or cannot be read by this process (the folder or file that stops it),
+/// and one for a database mounted as a single file (its write-ahead log is not visible).
+pub(super) fn database_lines(db: &std::path::Path) -> Vec<String> {
+    use duckgate::gateway::database_file::{self, DatabaseFile};
+    let mut lines = Vec::new();
+    match database_file::examine(db) {
+        DatabaseFile::Readable => {}
+        DatabaseFile::Missing => lines.push(format!(
             "duckgate: serving; the database does not exist yet: {} — calls answer \
              database_not_found until it is created",
             db.display()
-        )
-    })
+        )),
+        DatabaseFile::Unreadable(why) => lines.push(format!(
+            "duckgate: serving, but {why} Calls fail until it can be read. {}",
+            why.next_step()
+        )),
+    }
+    if database_file::is_single_file_mount(db) {
+        lines.push(format!(
+            "duckgate: warning: {}",
+            database_file::single_file_mount_warning(db)
+        ));
+    }
+    lines
 }
 
 /// `start_gateway` for the commands that run once: a refusal exits 1.

@@ -58,7 +58,9 @@ impl Gateway {
         &self,
     ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), Failure> {
         let Some(now) = stamp(&self.inner.config.db_path) else {
-            return Err(self.database_not_found());
+            return Err(self
+                .database_unavailable()
+                .unwrap_or_else(|| self.database_not_found()));
         };
         let mut cache = self.inner.catalog.lock().await;
         if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {

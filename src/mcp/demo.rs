@@ -130,83 +130,6 @@ pub async fn run_demo_session(
     )
 }
 
-/// Where Claude Desktop reads its MCP servers on Windows, as Windows spells the path.
-pub const CLAUDE_DESKTOP_CONFIG: &str = r"%APPDATA%\Claude\claude_desktop_config.json";
-
-/// The WSL distribution this process runs in, if it runs under WSL: `WSL_DISTRO_NAME`, which
-/// WSL sets, else `Ubuntu` when /proc/version names Microsoft's kernel (the distribution's name
-/// is then unknown; Ubuntu is WSL's default).
-pub fn wsl_distribution() -> Option<String> {
-    if let Some(name) = std::env::var("WSL_DISTRO_NAME")
-        .ok()
-        .filter(|name| !name.trim().is_empty())
-    {
-        return Some(name);
-    }
-    let version = std::fs::read_to_string("/proc/version").ok()?;
-    version
-        .to_ascii_lowercase()
-        .contains("microsoft")
-        .then(|| "Ubuntu".to_string())
-}
-
-/// What to do after the demo: the command that adds `exe serve --db db` to Claude Code (for
-/// every project of this user), and for Claude Desktop, which runs on Windows and macOS but not
-/// Linux, the Windows entry that starts duckgate inside WSL2 (`wsl`: this distribution's name,
-/// when the demo runs under WSL) or where that route is. `exe` and `db` should be absolute: an
-/// MCP client starts the server from a directory of its own.
-pub fn next_steps(exe: &Path, db: &Path, wsl: Option<&str>) -> String {
-    let exe_text = exe.to_string_lossy();
-    let db_text = db.to_string_lossy();
-    let desktop = match wsl {
-        Some(distribution) => format!(
-            "  Claude Desktop on Windows: add this to {CLAUDE_DESKTOP_CONFIG} (merge it into an \
-             existing \"mcpServers\"), then restart Claude Desktop; it starts duckgate inside \
-             WSL2 through wsl.exe:\n\n{}",
-            wsl_desktop_entry(distribution, &exe_text, &db_text)
-        ),
-        None => "  Claude Desktop runs on Windows and macOS, not on Linux. On Windows, install \
-                 duckgate inside WSL2 and run `duckgate demo` there: it prints the entry that \
-                 starts it through wsl.exe. macOS has no supported route yet.\n"
-            .to_string(),
-    };
-    format!(
-        "\nNext step: ask your own questions about this database from Claude.\n\n{desktop}\
-         \n  Claude Code:\n\n    claude mcp add -s user duckgate -- {} serve --db {}\n",
-        shell_word(&exe_text),
-        shell_word(&db_text),
-    )
-}
-
-/// Claude Desktop's entry on Windows: `wsl.exe -d DISTRIBUTION -- EXE serve --db DB`, written out
-/// rather than serialised to keep the order a reader expects (command first); the strings are
-/// JSON-escaped.
-pub fn wsl_desktop_entry(distribution: &str, exe: &str, db: &str) -> String {
-    let string = |text: &str| serde_json::to_string(text).unwrap_or_default();
-    format!(
-        "    {{\n      \"mcpServers\": {{\n        \"duckgate\": {{\n          \"command\": \
-         \"wsl.exe\",\n          \"args\": [\"-d\", {}, \"--\", {}, \"serve\", \"--db\", {}]\n        \
-         }}\n      }}\n    }}\n",
-        string(distribution),
-        string(exe),
-        string(db),
-    )
-}
-
-/// `text` as one word of a POSIX shell command line: as is when that is safe, else in single
-/// quotes.
-fn shell_word(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 fn say(out: &mut dyn Write, text: &str) -> Result<(), String> {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
@@ -311,45 +234,5 @@ mod tests {
         );
         let no_time = json!({ "columns": [{ "name": "glucose", "type": "INTEGER" }] });
         assert!(pick_columns(&no_time).is_err());
-    }
-
-    #[test]
-    fn the_next_step_quotes_paths_for_the_shell_and_escapes_them_for_json() {
-        let text = next_steps(
-            Path::new("/opt/duck gate/duckgate"),
-            Path::new("/home/me/it's.duckdb"),
-            Some("Ubuntu-24.04"),
-        );
-        assert!(
-            text.trim_end().ends_with(
-                r"claude mcp add -s user duckgate -- '/opt/duck gate/duckgate' serve --db '/home/me/it'\''s.duckdb'"
-            ),
-            "{text}"
-        );
-        assert!(text.contains(CLAUDE_DESKTOP_CONFIG), "{text}");
-        let start = text.find('{').unwrap();
-        let end = text.rfind('}').unwrap();
-        let desktop: Value = serde_json::from_str(&text[start..=end]).unwrap();
-        assert_eq!(
-            desktop["mcpServers"]["duckgate"],
-            json!({ "command": "wsl.exe",
-                    "args": ["-d", "Ubuntu-24.04", "--", "/opt/duck gate/duckgate", "serve", "--db", "/home/me/it's.duckdb"] })
-        );
-        let plain = next_steps(
-            Path::new("/usr/bin/duckgate"),
-            Path::new("/d/x.duckdb"),
-            None,
-        );
-        assert!(
-            plain.contains(
-                "claude mcp add -s user duckgate -- /usr/bin/duckgate serve --db /d/x.duckdb\n"
-            ),
-            "{plain}"
-        );
-        assert!(
-            plain.contains("macOS has no supported route yet"),
-            "{plain}"
-        );
-        assert!(!plain.contains("mcpServers"), "{plain}");
     }
 }

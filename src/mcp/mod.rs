@@ -23,6 +23,7 @@ pub mod client;
 pub mod demo;
 pub mod envelope;
 pub mod fuzzy;
+pub mod next_steps;
 pub mod prompts;
 pub mod render;
 pub mod server;

@@ -447,10 +447,11 @@ pub fn sandbox_report(posture: &Posture, confined: bool) -> String {
         ));
     }
     if !confined {
-        for gap in crate::sandbox::preflight::gaps(posture) {
+        let gaps = crate::sandbox::preflight::gaps(posture);
+        for gap in &gaps {
             text.push_str(&format!("\nMissing: {gap}"));
         }
-        text.push_str(&format!("\n{}", crate::sandbox::preflight::FIX));
+        text.push_str(&format!("\n{}", crate::sandbox::preflight::fix_for(&gaps)));
     }
     text
 }

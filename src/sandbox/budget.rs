@@ -263,8 +263,16 @@ fn meminfo_total(meminfo: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// The files that may hold this process's cgroup memory limit, from `/proc/self/cgroup`. A file
-/// that holds `max` (no limit) or does not exist is skipped by the caller.
+/// The files that may hold this process's cgroup memory limit, from `/proc/self/cgroup`: its
+/// own cgroup's and every ancestor's up to the root of the mounted hierarchy, since a limit on
+/// any of them applies. A file that holds `max` (no limit) or does not exist is skipped by the
+/// caller, and the smallest limit wins.
+///
+/// The ancestors matter in a container on a cgroup v1 host: without a cgroup namespace of its
+/// own (`--cgroupns private`), `/proc/self/cgroup` names the container's cgroup as the host
+/// sees it (`/libpod_parent/libpod-…`, `/docker/…`), while the runtime mounts that very cgroup
+/// at `/sys/fs/cgroup/memory` itself: the limit (`--memory`) is then in the root's file, and the
+/// path the host sees does not exist.
 fn cgroup_limit_files(cgroups: &str) -> Vec<String> {
     let mut files = Vec::new();
     for line in cgroups.lines() {
@@ -273,11 +281,20 @@ fn cgroup_limit_files(cgroups: &str) -> Vec<String> {
         else {
             continue;
         };
-        let path = path.trim_end_matches('/');
-        if id == "0" && controllers.is_empty() {
-            files.push(format!("/sys/fs/cgroup{path}/memory.max"));
+        let (mount, file) = if id == "0" && controllers.is_empty() {
+            ("/sys/fs/cgroup", "memory.max")
         } else if controllers.split(',').any(|c| c == "memory") {
-            files.push(format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"));
+            ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")
+        } else {
+            continue;
+        };
+        let mut cgroup = path.trim_end_matches('/');
+        loop {
+            files.push(format!("{mount}{cgroup}/{file}"));
+            match cgroup.rfind('/') {
+                Some(parent) => cgroup = &cgroup[..parent],
+                None => break,
+            }
         }
     }
     files
@@ -389,9 +406,15 @@ mod tests {
             files,
             [
                 "/sys/fs/cgroup/memory/process_api/abc/memory.limit_in_bytes",
-                "/sys/fs/cgroup/user.slice/app/memory.max"
+                "/sys/fs/cgroup/memory/process_api/memory.limit_in_bytes",
+                "/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                "/sys/fs/cgroup/user.slice/app/memory.max",
+                "/sys/fs/cgroup/user.slice/memory.max",
+                "/sys/fs/cgroup/memory.max",
             ]
         );
+        // The root cgroup: its own file only.
+        assert_eq!(cgroup_limit_files("0::/\n"), ["/sys/fs/cgroup/memory.max"]);
     }
 
     #[test]

@@ -23,7 +23,7 @@ use std::fmt;
 use std::io::{self, Write};
 
 use crate::error::ErrorKind;
-use crate::protocol::{Failure, Posture, Response, UnenforcedLayer};
+use crate::protocol::{Failure, LandlockAbsence, Posture, Response, UnenforcedLayer};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
@@ -184,17 +184,53 @@ pub fn gaps(posture: &Posture) -> Vec<Gap> {
 
 /// Why duckgate will not start on a kernel that lacks a confinement feature: one paragraph.
 fn refusal(unenforced: &[Gap]) -> String {
+    let cause = if under_inherited_filter(unenforced) {
+        "the query workers cannot be confined in this process"
+    } else {
+        "this kernel cannot confine the query workers"
+    };
     format!(
-        "duckgate refuses to start: this kernel cannot confine the query workers. {} Every query \
+        "duckgate refuses to start: {cause}. {} Every query \
          runs in a single-use worker process that locks itself down with landlock (which files \
          it may read; no network) and a seccomp filter (no exec, sockets, ptrace or mounts) \
          before it opens the database, so that SQL which gets past the validator and DuckDB's \
          own hardening still cannot read other files, reach the network or run programs; \
          without that layer the database's reader would be guarded by SQL checks alone, so \
-         duckgate does not serve. {FIX}",
+         duckgate does not serve. {}",
         sentences(unenforced),
+        fix_for(unenforced),
     )
 }
+
+/// Whether a gap is landlock failing under a seccomp filter duckgate inherited (most likely a
+/// container's profile refusing it), on a kernel new enough to have it.
+fn under_inherited_filter(gaps: &[Gap]) -> bool {
+    gaps.iter().any(|gap| {
+        matches!(
+            gap,
+            Gap::Layer(UnenforcedLayer::Landlock(
+                LandlockAbsence::FailsUnderInheritedFilter { .. }
+            ))
+        )
+    })
+}
+
+/// What to do about these gaps: [`FIX`], after the way out of an inherited seccomp filter that
+/// refuses landlock when one is in force (then a newer kernel would not help).
+pub fn fix_for(gaps: &[Gap]) -> String {
+    if under_inherited_filter(gaps) {
+        format!("{FIX_INHERITED_FILTER} {FIX}")
+    } else {
+        FIX.to_owned()
+    }
+}
+
+/// The way out when landlock is refused by a seccomp filter duckgate was started under.
+pub const FIX_INHERITED_FILTER: &str = "Start duckgate without a seccomp filter that refuses \
+    landlock: in a container, Docker's and Podman's default profiles allow \
+    landlock_create_ruleset, landlock_add_rule and landlock_restrict_self, so drop the \
+    --security-opt seccomp=… option or add those three calls to your profile; under a service \
+    manager, allow them in its system-call filter.";
 
 /// What to do about a kernel that cannot confine workers: the same words in the refusal, the
 /// warning, the MCP tools' error and the README.
@@ -248,7 +284,7 @@ fn sentences(unenforced: &[Gap]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{LandlockAbsence, SeccompAbsence};
+    use crate::protocol::SeccompAbsence;
 
     const NO_LANDLOCK: UnenforcedLayer = UnenforcedLayer::Landlock(LandlockAbsence::NotImplemented);
     const NO_SECCOMP: UnenforcedLayer = UnenforcedLayer::Seccomp(SeccompAbsence::NoSystemCall);
@@ -293,6 +329,30 @@ mod tests {
             decide(posture(&gap), true).unwrap().unenforced,
             gap.to_vec()
         );
+    }
+
+    #[test]
+    fn landlock_refused_by_an_inherited_filter_is_not_blamed_on_the_kernel() {
+        let blocked = UnenforcedLayer::Landlock(LandlockAbsence::FailsUnderInheritedFilter {
+            inherited_filters: 1,
+        });
+        let refused = decide(posture(std::slice::from_ref(&blocked)), false)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("cannot be confined in this process"),
+            "{refused}"
+        );
+        assert!(!refused.contains("this kernel cannot"), "{refused}");
+        assert!(
+            refused.contains("most likely that filter (a container runtime's seccomp profile"),
+            "{refused}"
+        );
+        assert!(refused.contains(FIX_INHERITED_FILTER), "{refused}");
+        // A kernel without landlock gets the kernel's fix only.
+        let kernel = fix_for(&[Gap::Layer(NO_LANDLOCK)]);
+        assert_eq!(kernel, FIX);
+        assert!(fix_for(&[Gap::Layer(blocked)]).starts_with(FIX_INHERITED_FILTER));
     }
 
     #[test]

@@ -68,12 +68,22 @@ pub enum TempDirError {
 impl std::fmt::Display for TempDirError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            TempDirError::CreateRoot { root, error } => write!(
-                f,
-                "cannot create the workers' temporary directory {}: {error}; pass --temp-dir \
-                 with a directory you can write, or --max-temp-size 0 to run without spilling",
-                root.display()
-            ),
+            TempDirError::CreateRoot { root, error } => {
+                write!(
+                    f,
+                    "cannot create the workers' temporary directory {}: {error}; pass --temp-dir \
+                     with a directory you can write, or --max-temp-size 0 to run without spilling",
+                    root.display()
+                )?;
+                if error.raw_os_error() == Some(nix::errno::Errno::EROFS as i32) {
+                    f.write_str(
+                        ". The file system is read-only: in a container run with --read-only, \
+                         mount a tmpfs for it (--tmpfs /tmp; spilled data then stays in memory) \
+                         or a volume, and pass --temp-dir with a folder on it",
+                    )?;
+                }
+                Ok(())
+            }
             TempDirError::RootNotPrivate { root, why } => write!(
                 f,
                 "the workers' temporary directory {} is not private ({why}); remove it, or \
@@ -244,6 +254,10 @@ pub fn over_cap_message(max: u64) -> String {
 /// The default root: `$XDG_RUNTIME_DIR/duckgate`, else `<system temp>/duckgate-<uid>`, the first
 /// of them on a disk; when both are in RAM (tmpfs), `~/.cache/duckgate/spill`, because spilling
 /// to RAM would not relieve memory. `--temp-dir` overrides it.
+///
+/// A place on a read-only file system is never chosen while another can be written: in a
+/// container whose root file system is read-only (`--read-only`) with a tmpfs on `/tmp`, the
+/// cache folder is read-only too, and the tmpfs is the one place that works.
 pub fn default_root() -> PathBuf {
     let uid = nix::unistd::geteuid().as_raw();
     let mut candidates = Vec::new();
@@ -251,14 +265,24 @@ pub fn default_root() -> PathBuf {
         candidates.push(PathBuf::from(runtime).join("duckgate"));
     }
     candidates.push(std::env::temp_dir().join(format!("duckgate-{uid}")));
+    let writable = |path: &PathBuf| !read_only(&existing_ancestor(path));
     let on_disk = candidates
         .iter()
-        .find(|c| backing(&existing_ancestor(c)) == Backing::Disk);
-    match (on_disk, cache_root()) {
+        .find(|c| writable(c) && backing(&existing_ancestor(c)) == Backing::Disk);
+    match (on_disk, cache_root().filter(writable)) {
         (Some(found), _) => found.clone(),
         (None, Some(cache)) => cache,
-        (None, None) => candidates.swap_remove(0),
+        (None, None) => match candidates.iter().position(writable) {
+            Some(first_writable) => candidates.swap_remove(first_writable),
+            None => candidates.swap_remove(0),
+        },
     }
+}
+
+/// Whether `path` is on a file system mounted read-only.
+fn read_only(path: &Path) -> bool {
+    use nix::sys::statvfs::{FsFlags, statvfs};
+    statvfs(path).is_ok_and(|s| s.flags().contains(FsFlags::ST_RDONLY))
 }
 
 /// `$XDG_CACHE_HOME/duckgate/spill`, else `~/.cache/duckgate/spill`.

@@ -19,6 +19,7 @@ mod bind_time;
 mod bypass_reach;
 mod cli;
 mod conformance;
+mod container_route;
 mod engine_hardening;
 mod everyday_corpus;
 mod import_corpus;

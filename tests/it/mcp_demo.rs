@@ -120,7 +120,7 @@ fn the_demo_ends_with_the_claude_mcp_add_line_for_this_binary_and_its_database()
     // the route is instead of printing an entry no client reads.
     if std::env::var_os("WSL_DISTRO_NAME").is_none() {
         assert!(
-            stdout.contains("macOS has no supported route yet"),
+            stdout.contains("On macOS (and on Windows without WSL), run duckgate in a container"),
             "{stdout}"
         );
         assert!(!stdout.contains("mcpServers"), "{stdout}");
@@ -147,7 +147,7 @@ async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_ws
     assert!(output.status.success(), "{}", stderr_of(&output));
     let stdout = stdout_of(&output);
     let from = stdout
-        .rfind(duckgate::mcp::demo::CLAUDE_DESKTOP_CONFIG)
+        .rfind(duckgate::mcp::next_steps::CLAUDE_DESKTOP_CONFIG)
         .unwrap_or_else(|| panic!("no Windows config path:\n{stdout}"));
     let start = from + stdout[from..].find("\n    {\n").expect("a JSON entry") + 1;
     let end = from + stdout[from..].find("\n    }\n").expect("its end") + "\n    }".len();

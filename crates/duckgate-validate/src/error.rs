@@ -32,7 +32,9 @@ pub enum ErrorKind {
     DatabaseNotFound,
     /// Another process holds the database's write lock.
     DatabaseLocked,
-    /// DuckDB reported an error (binder, conversion, not a DuckDB file, …).
+    /// DuckDB reported an error (binder, conversion, not a DuckDB file, …), or the database file
+    /// exists but this process may not read it (the message names the folder or file that stops
+    /// it).
     DatabaseError,
     /// A bug or a crashed worker: nothing the caller did.
     InternalError,

@@ -30,6 +30,10 @@ fn data_schema() -> Value {
             "name": { "type": "string" },
             "version": { "type": "string" },
             "database_path": { "type": "string" },
+            "database_warning": {
+                "anyOf": [{ "type": "string" }, { "type": "null" }],
+                "description": "Why answers may not reflect the database as its writer sees it (a database mounted into a container as a single file, without its write-ahead log), or null."
+            },
             "time_zone": {
                 "type": "string",
                 "description": "DuckDB's TimeZone in the workers: now(), current_date and TIMESTAMPTZ dates use it, and TIMESTAMPTZ values are shown in it with their offset."
@@ -156,7 +160,7 @@ fn data_schema() -> Value {
                 "required": ["notifications_ignored", "replies_ignored", "duplicate_ids_refused", "audit"]
             }
         },
-        "required": ["name", "version", "database_path", "time_zone", "limits", "posture", "posture_error", "session"]
+        "required": ["name", "version", "database_path", "database_warning", "time_zone", "limits", "posture", "posture_error", "session"]
     })
 }
 
@@ -204,6 +208,11 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         config.time_zone,
     );
     text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
+    let database_warning = crate::gateway::database_file::is_single_file_mount(&config.db_path)
+        .then(|| crate::gateway::database_file::single_file_mount_warning(&config.db_path));
+    if let Some(warning) = &database_warning {
+        text.push_str(&format!("\nWARNING: {warning}"));
+    }
     let counts = server.session_counts();
     let audit = config.audit.as_ref().map(|log| log.stats());
     text.push_str(&format!(
@@ -272,6 +281,7 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         "name": "duckgate",
         "version": env!("CARGO_PKG_VERSION"),
         "database_path": config.db_path.display().to_string(),
+        "database_warning": database_warning,
         "time_zone": config.time_zone,
         "workers": workers,
         "limits": limits,

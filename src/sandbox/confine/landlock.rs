@@ -87,9 +87,12 @@ struct Grant {
 
 /// Step 5: build and enforce the ruleset of the newest ABI the kernel accepts (at most
 /// `plan.landlock_abi_cap`, a test-only switch).
-pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineError> {
+pub(super) fn restrict(
+    plan: &ConfinePlan,
+    inherited_seccomp_filters: u32,
+) -> Result<LandlockOutcome, ConfineError> {
     let Some((abi, number)) = newest_supported_abi(plan.landlock_abi_cap) else {
-        let offered = absent_landlock();
+        let offered = absent_landlock(inherited_seccomp_filters, kernel_release().as_deref());
         if plan.allow_unconfined {
             return Ok(LandlockOutcome {
                 abi: None,
@@ -156,23 +159,62 @@ pub(super) fn restrict(plan: &ConfinePlan) -> Result<LandlockOutcome, ConfineErr
 /// Called only when not even ABI 1 can be handled, so the best-effort ruleset below handles
 /// nothing the kernel knows: `restrict_self` enforces nothing (it only sets no_new_privs, which
 /// step 1 already did) and reports the status.
-fn absent_landlock() -> LandlockAbsence {
+///
+/// The crate reports every failure of that call but `EOPNOTSUPP` as "not implemented", which a
+/// seccomp filter set up before duckgate started also produces (Podman's profiles answer
+/// `ENOSYS` for a call they do not list, Docker's `EPERM`). So on a kernel new enough for
+/// landlock (`kernel`, the release from `/proc/sys/kernel/osrelease`), in a process under
+/// inherited filters, the filter is named as the cause instead of the kernel.
+fn absent_landlock(inherited_seccomp_filters: u32, kernel: Option<&str>) -> LandlockAbsence {
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(ABI::V1))
         .and_then(Ruleset::create)
         .and_then(|ruleset| ruleset.restrict_self())
-        .map(|status| status.landlock);
+        .map(|status| status.landlock)
+        .map_err(|e| e.to_string());
+    classify_absence(status, inherited_seccomp_filters, kernel)
+}
+
+/// [`absent_landlock`]'s decision, on what it read.
+fn classify_absence(
+    status: Result<LandlockStatus, String>,
+    inherited_seccomp_filters: u32,
+    kernel: Option<&str>,
+) -> LandlockAbsence {
+    let kernel_has_landlock_calls = kernel
+        .and_then(release_number)
+        .is_some_and(|release| release >= (5, 13));
     match status {
+        Ok(LandlockStatus::NotImplemented)
+            if inherited_seccomp_filters > 0 && kernel_has_landlock_calls =>
+        {
+            LandlockAbsence::FailsUnderInheritedFilter {
+                inherited_filters: inherited_seccomp_filters,
+            }
+        }
         Ok(LandlockStatus::NotImplemented) => LandlockAbsence::NotImplemented,
         Ok(LandlockStatus::NotEnabled) => LandlockAbsence::NotEnabled,
         Ok(LandlockStatus::Available { effective_abi, .. }) => LandlockAbsence::RejectsRuleset {
             effective_abi: effective_abi.to_string(),
         },
-        Err(e) => LandlockAbsence::Unusable {
-            error: e.to_string(),
-        },
+        Err(error) => LandlockAbsence::Unusable { error },
     }
+}
+
+/// The running kernel's release (`6.12.3-arch1`), read before landlock hides `/proc`.
+fn kernel_release() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .ok()
+        .map(|release| release.trim().to_owned())
+}
+
+/// A release's major and minor number: `6.12.3-arch1` → (6, 12).
+fn release_number(release: &str) -> Option<(u32, u32)> {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
 
 /// A ruleset handling everything `abi` defines, every part a hard requirement: if the running
@@ -317,6 +359,44 @@ fn cgroup_limit_files(own_cgroups: &str) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn landlock_failing_under_an_inherited_filter_on_a_new_kernel_names_the_filter() {
+        let not_implemented = || Ok(LandlockStatus::NotImplemented);
+        assert_eq!(
+            classify_absence(not_implemented(), 1, Some("6.8.0-45-generic")),
+            LandlockAbsence::FailsUnderInheritedFilter {
+                inherited_filters: 1
+            }
+        );
+        // No inherited filter: the kernel's own answer.
+        assert_eq!(
+            classify_absence(not_implemented(), 0, Some("6.8.0")),
+            LandlockAbsence::NotImplemented
+        );
+        // A kernel older than landlock lacks it, filter or not.
+        assert_eq!(
+            classify_absence(not_implemented(), 2, Some("5.10.0")),
+            LandlockAbsence::NotImplemented
+        );
+        assert_eq!(
+            classify_absence(not_implemented(), 2, None),
+            LandlockAbsence::NotImplemented
+        );
+        // EOPNOTSUPP is the kernel's alone: disabled at boot.
+        assert_eq!(
+            classify_absence(Ok(LandlockStatus::NotEnabled), 1, Some("6.8.0")),
+            LandlockAbsence::NotEnabled
+        );
+    }
+
+    #[test]
+    fn kernel_releases_read_as_major_and_minor() {
+        assert_eq!(release_number("6.18.44-fc-v657"), Some((6, 18)));
+        assert_eq!(release_number("5.4.0-150-generic"), Some((5, 4)));
+        assert_eq!(release_number("5.13"), Some((5, 13)));
+        assert_eq!(release_number("garbage"), None);
+    }
 
     #[test]
     fn cgroup_v2_entry_grants_its_own_and_the_root_limit_files() {

@@ -330,7 +330,7 @@ fn confine_steps(
     prctl::die_with_parent(plan.parent_pid)?;
     prctl::set_not_dumpable()?;
     let rlimits = rlimits::apply(plan)?;
-    let landlock = landlock::restrict(plan)?;
+    let landlock = landlock::restrict(plan, kernel.inherited_seccomp_filters)?;
     let scope = seccomp::FilterScope {
         own_pid: std::process::id() as i32,
         landlock_abi: landlock.abi,
@@ -375,6 +375,10 @@ pub struct ProcessInspection {
     /// `/proc/self/status` has a `Seccomp:` line, which the kernel prints only when built with
     /// seccomp support.
     has_seccomp: bool,
+    /// Seccomp filters already in force before any of duckgate's: a container runtime's
+    /// profile, a service manager's filter. A forked child gets its template's count, from
+    /// before the template's own filter. Step 5 names them when landlock's calls fail.
+    inherited_seccomp_filters: u32,
 }
 
 /// Step 0: single-threaded check, and whether the kernel has seccomp.
@@ -393,7 +397,17 @@ pub fn inspect_process() -> Result<ProcessInspection, ConfineError> {
     }
     Ok(ProcessInspection {
         has_seccomp: status_field(&status, "Seccomp").is_some(),
+        inherited_seccomp_filters: seccomp_filters(&status),
     })
+}
+
+/// Seccomp filters in force, from `/proc/self/status`: `Seccomp_filters:` (Linux 5.9 and
+/// newer), else 1 for `Seccomp: 2` (filter mode), else 0.
+fn seccomp_filters(status: &str) -> u32 {
+    match status_field(status, "Seccomp_filters").and_then(|count| count.parse().ok()) {
+        Some(count) => count,
+        None => u32::from(status_field(status, "Seccomp") == Some("2")),
+    }
 }
 
 /// The value of a `Name:\tvalue` line of a `/proc/<pid>/status` file.
@@ -414,6 +428,15 @@ mod tests {
         assert_eq!(status_field(status, "Seccomp"), Some("2"));
         assert_eq!(status_field(status, "Threads"), Some("1"));
         assert_eq!(status_field(status, "NoNewPrivs"), None);
+    }
+
+    #[test]
+    fn inherited_filters_are_counted_where_the_kernel_counts_them() {
+        assert_eq!(seccomp_filters("Seccomp:\t2\nSeccomp_filters:\t3\n"), 3);
+        assert_eq!(seccomp_filters("Seccomp:\t2\n"), 1);
+        assert_eq!(seccomp_filters("Seccomp:\t0\nSeccomp_filters:\t0\n"), 0);
+        assert_eq!(seccomp_filters("Seccomp:\t0\n"), 0);
+        assert_eq!(seccomp_filters("Name:\tx\n"), 0);
     }
 
     #[test]
