@@ -374,7 +374,8 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
         ("spill-forked", &[][..]),
         ("spill-spawned", &["--spawn-workers"][..]),
     ] {
-        let mut args = temp(&["--memory-limit", "64MB"]);
+        // strace stops every thread at every call: give the query time enough to spill.
+        let mut args = temp(&["--memory-limit", "64MB", "--timeout", "600"]);
         args.extend(extra.iter().map(|a| a.to_string()));
         let session = Session {
             name,
