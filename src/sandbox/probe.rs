@@ -212,7 +212,7 @@ mod tests {
             ],
             ..ProbeRequest::default()
         };
-        let report = run(&request);
+        let report = run(&request, nix::unistd::getppid().as_raw());
         let doomed_len = std::fs::metadata(&doomed).unwrap().len();
         drop(abstract_listener);
         std::fs::remove_dir_all(&dir).unwrap();
@@ -230,7 +230,7 @@ mod tests {
             connect: vec!["not-an-address".into()],
             ..ProbeRequest::default()
         };
-        let report = run(&request);
+        let report = run(&request, nix::unistd::getppid().as_raw());
         assert!(report.attempts.iter().all(|(_, outcome)| outcome.is_err()));
     }
 }
