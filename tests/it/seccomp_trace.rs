@@ -356,6 +356,19 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
     ];
     let mut made: BTreeMap<Under, BTreeMap<String, Seen>> = BTreeMap::new();
     let mut add = |session: &str, trace: &str| {
+        // What the trace holds, so a trace that saw too little says why.
+        let started = |marker: &str| {
+            trace
+                .lines()
+                .filter(|line| line.contains("execve(") && line.contains(marker))
+                .count()
+        };
+        eprintln!(
+            "{session}: {} trace lines; {} processes started as workers, {} as the template",
+            trace.lines().count(),
+            started("\"__worker\""),
+            started("\"template\"")
+        );
         for (filter, calls) in calls_under_filters(&parse_trace(trace)) {
             for (name, seen) in calls {
                 let total = made.entry(filter).or_default().entry(name).or_default();
