@@ -843,11 +843,7 @@ fn shipped_sources() -> Vec<String> {
 /// never spells them: each must still be named in the code's own comments.
 /// (`PR_SET_NO_NEW_PRIVS` is spelled by the seccomp policy, which lets the template's children
 /// set it, so the general rule covers it.)
-const KERNEL_NAMES_BEHIND_TYPED_CALLS: [&str; 3] = [
-    "AF_UNIX",
-    "SCM_RIGHTS",
-    "SOCK_SEQPACKET",
-];
+const KERNEL_NAMES_BEHIND_TYPED_CALLS: [&str; 3] = ["AF_UNIX", "SCM_RIGHTS", "SOCK_SEQPACKET"];
 
 /// SQL the documents write in capitals with an underscore, which the constant finder would
 /// otherwise take for a constant.
