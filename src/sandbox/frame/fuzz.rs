@@ -353,7 +353,12 @@ mod tests {
                     privacy,
                 },
             ),
-            ("catalog", Request::Catalog),
+            (
+                "catalog",
+                Request::Catalog {
+                    privacy: PrivacyPolicy::default(),
+                },
+            ),
             ("posture", Request::Posture),
         ];
         let posture = Posture {
@@ -407,10 +412,12 @@ mod tests {
                     references: None,
                     comment: Some("whole mg/dL".into()),
                     default_reads: Some(vec![]),
+                    view_reads: None,
                 }],
                 indexes: vec![],
             }],
             foreign_keys: vec![],
+            table_macros: vec![],
         };
         let replies = [
             ("rows", Response::Rows(rows)),
