@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::errors::{attach_error, not_found, worker_error};
-use super::run::Prepared;
 use super::{
     Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string, statement,
 };
@@ -15,6 +14,8 @@ use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 use crate::validate::tree::{TreeFacts, TreeRules};
 
+use super::statement::CheckedQuery;
+
 impl Engine {
     /// Attach the database read-only, make it the default, and lock the configuration.
     pub fn attach(&mut self, db_path: &Path) -> Result<(), Failure> {
@@ -22,9 +23,13 @@ impl Engine {
     }
 
     /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])
-    /// on the checker thread. An attach error is reported first (it is the operator's to fix
-    /// whatever the query), then the check's.
-    pub fn attach_checking(&mut self, db_path: &Path, sql: Option<&str>) -> Result<(), Failure> {
+    /// on the checker thread; the checked statement when `sql` was given. An attach error is
+    /// reported first (it is the operator's to fix whatever the query), then the check's.
+    pub fn attach_checking(
+        &mut self,
+        db_path: &Path,
+        sql: Option<&str>,
+    ) -> Result<Option<CheckedQuery>, Failure> {
         let rules = self.tree_rules();
         let pending_check = match sql {
             Some(sql) => Some(self.checker()?.submit(sql, &rules)?),
@@ -36,11 +41,17 @@ impl Engine {
             None => Ok(None),
         };
         attached?;
-        if let (Some(sql), Some(facts)) = (sql, checked?) {
-            self.refuse_files_named(&facts)?;
-            self.checked = Some((sql.to_owned(), facts));
+        let checked = checked?;
+        if let Some(query) = &checked {
+            self.refuse_files_named(query.facts())?;
         }
-        Ok(())
+        Ok(checked)
+    }
+
+    /// The plan check's own reading of `sql`, for a test that switched the walk off
+    /// ([`statement::parse_for_plan_check`]): the plan check then holds on its own.
+    pub fn parse_for_plan_check(&self, sql: &str) -> Result<CheckedQuery, Failure> {
+        statement::parse_for_plan_check(&self.conn, sql, self.privacy.is_some())
     }
 
     /// The walk's last step, once the database is attached: a relation it found named like a
@@ -199,11 +210,12 @@ impl Engine {
     /// Judge every statement prepared from now on by DuckDB's plan for it (`plan_check`): only
     /// the attached database's tables, allowed table functions, functions, types and operators,
     /// and, under privacy rules, no hidden table, no hidden column and no catalog listing (kind
-    /// `policy_blocked`). First, what must be refused before DuckDB binds anything: a function
-    /// the binder would evaluate while binding, and a relation named like a file that is no
-    /// relation of the database (binding would read the file). Call after the attach; the
-    /// judgement itself happens in every [`Engine::prepare`].
-    pub fn start_plan_check(&mut self, sql: &str) -> Result<(), Failure> {
+    /// `policy_blocked`). First, what must be refused before DuckDB binds anything: a relation
+    /// of `query` named like a file that is no relation of the database (binding would read the
+    /// file); a function the binder would evaluate while binding was refused by whichever check
+    /// made `query`. Call after the attach; the judgement itself happens in every
+    /// [`Engine::prepare`].
+    pub fn start_plan_check(&mut self, query: &CheckedQuery) -> Result<(), Failure> {
         self.ensure_lock_held()?;
         let alias = self.alias.clone().ok_or_else(|| {
             worker_error(
@@ -213,25 +225,12 @@ impl Engine {
         })?;
         let started = Instant::now();
         let privacy = self.privacy.is_some();
-        // What the checker thread's walk found of this very SQL, when it checked it (not under
-        // the test bypass): parsing it again would cost as much as the attach it ran beside.
-        // Without it, this check asks DuckDB's parser itself, so it holds on its own.
-        let facts = match self.checked.take() {
-            Some((checked, facts)) if checked == sql => facts,
-            _ => {
-                let query = statement::checked_query(sql);
-                let tree = statement::parse_single_select(&self.conn, &query)?;
-                plan_check::refuse_written_functions(&tree, privacy)
-                    .map_err(|refused| refused.into_error(privacy))?;
-                crate::validate::tree::facts(&tree)
-            }
-        };
+        let facts = query.facts();
         if let Some(written) = plan_check::first_file_outside(&self.conn, &alias, &facts.file_like)?
         {
             let refused = crate::validate::refusals::file_relation(&written);
             return Err(plan_check::Refused::Because(refused.into()).into_error(privacy));
         }
-        self.expected_shows = facts.shows_by_name;
         self.judge.serve(plan_check::PlanRules {
             alias,
             privacy: self.privacy.clone(),
@@ -240,14 +239,14 @@ impl Engine {
         Ok(())
     }
 
-    /// [`Engine::start_plan_check`], then DuckDB's plan for `sql` judged as a request's statement
-    /// would be, without reading any row: prepared, and, where DuckDB binds the statement only
-    /// when it runs it (`SHOW TABLES`, `SELECT now()`), its execution started and dropped before
-    /// the first row.
-    pub fn check_plan(&mut self, sql: &str) -> Result<(), Failure> {
-        self.start_plan_check(sql)?;
+    /// [`Engine::start_plan_check`], then DuckDB's plan for `query` judged as a request's
+    /// statement would be, without reading any row: prepared, and, where DuckDB binds the
+    /// statement only when it runs it (`SHOW TABLES`, `SELECT now()`), its execution started and
+    /// dropped before the first row.
+    pub fn check_plan(&mut self, query: &CheckedQuery) -> Result<(), Failure> {
+        self.start_plan_check(query)?;
         let judge = self.judge.clone();
-        let mut stmt = self.prepare(sql, Prepared::Agent)?;
+        let mut stmt = self.prepare(query)?;
         drop(stmt.stream_arrow([]).map_err(|e| judge.error_for(&e))?);
         drop(stmt);
         self.ensure_plan_judged()

@@ -18,7 +18,9 @@ use super::errors::worker_error;
 use super::statement;
 use crate::error::ErrorKind;
 use crate::protocol::Failure;
-use crate::validate::tree::{TreeFacts, TreeRules};
+use crate::validate::tree::TreeRules;
+
+use super::statement::CheckedQuery;
 
 /// The checker thread's stack. DuckDB's parser, its JSON serializer and serde_json all recurse
 /// once per level of the query's nesting, about three JSON levels per expression level, up to
@@ -45,7 +47,7 @@ enum Job {
 /// channel per kind of job (so collecting one kind never consumes the other's answer).
 pub(super) struct Checker {
     jobs: Sender<Job>,
-    verdicts: Receiver<Result<TreeFacts, Failure>>,
+    verdicts: Receiver<Result<CheckedQuery, Failure>>,
     configured: Receiver<Result<(), Failure>>,
     rendered: Receiver<Result<String, Failure>>,
 }
@@ -180,9 +182,9 @@ impl Checker {
         self.configured.recv().map_err(|_| checker_gone())?
     }
 
-    /// The verdict on a submitted check, with what the walk found when it passed. A checker
-    /// that died gives an error, never a pass (fail closed).
-    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<TreeFacts, Failure> {
+    /// The verdict on a submitted check: the checked statement when it passed. A checker that
+    /// died gives an error, never a pass (fail closed).
+    pub(super) fn collect(&self, _pending: PendingCheck) -> Result<CheckedQuery, Failure> {
         self.verdicts.recv().map_err(|_| checker_gone())?
     }
 }

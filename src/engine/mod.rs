@@ -34,6 +34,8 @@ mod settings;
 mod shadow;
 mod statement;
 
+pub use statement::{CheckedQuery, Checks};
+
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
@@ -46,7 +48,6 @@ use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
-use crate::validate::tree::TreeFacts;
 use errors::worker_error;
 
 /// How the worker's DuckDB instance is configured.
@@ -91,9 +92,6 @@ pub struct Engine {
     judge: Arc<plan_check::PlanJudge>,
     /// `conn` armed with `judge`, and how many plans it judged.
     armed: ArmedConnection,
-    /// How many `SHOW <name>` the request's SQL holds, which its plan must show as `SHOW <table>`
-    /// scans (see `TreeFacts::shows_by_name`).
-    expected_shows: u32,
     /// The plan counts when the last [`Engine::prepare`] began (see
     /// [`Engine::ensure_plan_judged`]).
     prepared_since: std::cell::Cell<(u64, u64)>,
@@ -126,9 +124,6 @@ pub struct Engine {
     /// Under privacy rules, the private name the file is attached as and the shadow catalog
     /// under the public one (`shadow`).
     shadow: Option<shadow::Shadow>,
-    /// The SQL the checker thread last passed, with what its walk of DuckDB's syntax tree found,
-    /// so the plan check need not parse it again.
-    checked: Option<(String, TreeFacts)>,
     /// A spare forked from the template that has not warmed up in its own process yet
     /// ([`Engine::warm_up_while_idle`]).
     cold_copy: bool,
@@ -361,7 +356,6 @@ impl Engine {
             conn,
             judge,
             armed,
-            expected_shows: 0,
             prepared_since: std::cell::Cell::new((0, 0)),
             checker: None,
             threads: cfg.threads,
@@ -379,7 +373,6 @@ impl Engine {
             privacy: None,
             database: String::new(),
             shadow: None,
-            checked: None,
             cold_copy: false,
             full_warm_up: cfg.full_warm_up,
             time_zone: cfg.time_zone.clone(),
@@ -482,10 +475,11 @@ impl Engine {
                    FROM range(5000) t(i);"
             ))
             .map_err(warm)?;
-        self.run_query("SELECT * FROM readings LIMIT 1000", 1000, usize::MAX)?;
+        let own = statement::CheckedQuery::own;
+        self.run_query(&own("SELECT * FROM readings LIMIT 1000"), 1000, usize::MAX)?;
         self.run_query(
-            "SELECT device, avg(glucose) AS mean, count(*) AS n FROM readings \
-             GROUP BY device ORDER BY device",
+            &own("SELECT device, avg(glucose) AS mean, count(*) AS n FROM readings \
+                  GROUP BY device ORDER BY device"),
             100,
             usize::MAX,
         )?;

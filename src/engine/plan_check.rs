@@ -592,6 +592,14 @@ mod tests {
     use crate::engine::Engine;
     use crate::engine::tests::{TempDir, config, make_db};
     use crate::engine::wal_path;
+    use crate::engine::CheckedQuery;
+
+    /// The plan check on its own, as a worker whose walk is switched off runs it: its own
+    /// reading of DuckDB's syntax tree, then DuckDB's plans.
+    fn plan_checked(engine: &mut Engine, sql: &str) -> Result<(), Failure> {
+        let query = engine.parse_for_plan_check(sql)?;
+        engine.check_plan(&query)
+    }
 
     /// The fixture of `tests/it/privacy.rs`, plus a view over the hidden column and a table in a
     /// second schema.
@@ -667,7 +675,7 @@ mod tests {
             "SELECT serial_number FROM all_devices",
         ];
         for sql in unknown {
-            let error = engine.check_plan(sql).expect_err(sql);
+            let error = plan_checked(&mut engine, sql).expect_err(sql);
             assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
         }
         // What reads hidden data through a view stored in the database, and catalog listings,
@@ -680,7 +688,7 @@ mod tests {
             "SELECT * FROM pragma_table_info('devices')",
         ];
         for sql in refused {
-            let error = engine.check_plan(sql).expect_err(sql);
+            let error = plan_checked(&mut engine, sql).expect_err(sql);
             assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
             assert_eq!(error.message, PLAN_REFUSAL, "{sql}");
         }
@@ -713,7 +721,7 @@ mod tests {
             "SUMMARIZE device_tiers",
         ];
         for sql in allowed {
-            assert_eq!(engine.check_plan(sql), Ok(()), "{sql}");
+            assert_eq!(plan_checked(&mut engine, sql), Ok(()), "{sql}");
         }
         // What describes a view shows its visible columns only: no hidden name, no ENUM label.
         for sql in [
@@ -724,7 +732,7 @@ mod tests {
             "SELECT * FROM all_devices",
             "SELECT t FROM device_tiers t",
         ] {
-            let rows = engine.run_query(sql, 100, 1 << 20).unwrap();
+            let rows = engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20).unwrap();
             let text = serde_json::to_string(&rows).unwrap().to_lowercase();
             for hidden in ["planted", "tier\"", "folded", "serial_number", "label"] {
                 assert!(!text.contains(hidden), "{sql} shows {hidden}: {text}");
@@ -732,7 +740,7 @@ mod tests {
         }
         // The checked plan is the plan that runs, and a whole row is the visible columns.
         let rows = engine
-            .run_query("SELECT d AS r FROM devices d LIMIT 1", 10, 1 << 20)
+            .run_query(&CheckedQuery::with_checks_off("SELECT d AS r FROM devices d LIMIT 1"), 10, 1 << 20)
             .unwrap();
         assert_eq!(
             rows.columns[0].data_type,
@@ -743,16 +751,14 @@ mod tests {
     #[test]
     fn errors_are_duckdbs_and_a_hidden_name_fails_like_a_made_up_one() {
         let (_dir, mut engine) = engine("errors");
-        let syntax = engine.check_plan("SELECT FROM WHERE").unwrap_err();
+        let syntax = plan_checked(&mut engine, "SELECT FROM WHERE").unwrap_err();
         assert_eq!(syntax.kind, ErrorKind::SyntaxError);
-        let several = engine.check_plan("SELECT 1; SELECT 2").unwrap_err();
+        let several = plan_checked(&mut engine, "SELECT 1; SELECT 2").unwrap_err();
         assert_eq!(several.kind, ErrorKind::MultipleStatements);
-        let write = engine.check_plan("DELETE FROM devices").unwrap_err();
+        let write = plan_checked(&mut engine, "DELETE FROM devices").unwrap_err();
         assert_eq!(write.kind, ErrorKind::PolicyBlocked);
         // DuckDB's own words, even where they name a column a hidden table also has (`id`).
-        let grouped = engine
-            .check_plan("SELECT id, count(*) FROM readings")
-            .unwrap_err();
+        let grouped = plan_checked(&mut engine, "SELECT id, count(*) FROM readings").unwrap_err();
         assert_eq!(grouped.kind, ErrorKind::DatabaseError, "{grouped:?}");
         assert!(grouped.message.contains("GROUP BY"), "{grouped:?}");
         // As the agent gets them: hidden and made-up alike, and no private name anywhere.
@@ -763,9 +769,9 @@ mod tests {
                 "SELECT serial_numbez FROM devices",
             ),
         ] {
-            let a = engine.check_plan(hidden).unwrap_err();
+            let a = plan_checked(&mut engine, hidden).unwrap_err();
             let a = engine.private_error(a, hidden);
-            let b = engine.check_plan(made_up).unwrap_err();
+            let b = plan_checked(&mut engine, made_up).unwrap_err();
             let b = engine.private_error(b, made_up);
             assert_eq!(a.kind, b.kind);
             assert_eq!(
@@ -779,7 +785,8 @@ mod tests {
             );
             assert!(!a.message.contains("duckgate_private"), "{a:?}");
         }
-        let plan = engine.explain("SELECT model FROM devices").unwrap();
+        let query = engine.parse_for_plan_check("SELECT model FROM devices").unwrap();
+        let plan = engine.explain(&query).unwrap();
         let text = plan.plan.to_string();
         assert!(!text.contains("duckgate_private"), "{text}");
         assert!(!text.contains("logical_plan"), "{text}");
@@ -816,7 +823,7 @@ mod tests {
                 "json_serialize_sql",
             ),
         ] {
-            let error = engine.check_plan(sql).expect_err(sql);
+            let error = plan_checked(&mut engine, sql).expect_err(sql);
             assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
             assert_eq!(
                 error.construct.as_deref(),
@@ -837,15 +844,13 @@ mod tests {
             "DESCRIBE devices",
             "SHOW TABLES",
         ] {
-            assert_eq!(engine.check_plan(sql), Ok(()), "{sql}");
+            assert_eq!(plan_checked(&mut engine, sql), Ok(()), "{sql}");
         }
         // A type built from text is refused, by its function or by the `TYPE` value it makes.
-        let typed = engine
-            .check_plan("SELECT make_type('VARCHAR')")
-            .unwrap_err();
+        let typed = plan_checked(&mut engine, "SELECT make_type('VARCHAR')").unwrap_err();
         assert_eq!(typed.kind, ErrorKind::PolicyBlocked, "{typed:?}");
         // A setting read by `SHOW <name>` is answered by the binder; the plan shows only that.
-        let setting = engine.check_plan("SHOW threads").unwrap_err();
+        let setting = plan_checked(&mut engine, "SHOW threads").unwrap_err();
         assert_eq!(setting.kind, ErrorKind::PolicyBlocked, "{setting:?}");
     }
 
@@ -858,15 +863,15 @@ mod tests {
                 format!("SELECT count(*) FROM devices WHERE model IN ('a', '{word}', 'b')"),
                 format!("SELECT glucose FROM readings WHERE glucose::VARCHAR = '{word}'"),
             ] {
-                assert_eq!(engine.check_plan(&sql), Ok(()), "{sql}");
+                assert_eq!(plan_checked(&mut engine, &sql), Ok(()), "{sql}");
             }
             // A view's visible column is answered whatever the words; its hidden one does not
             // exist.
             let sql =
                 format!("SELECT device_id FROM device_labels WHERE device_id::VARCHAR = '{word}'");
-            assert_eq!(engine.check_plan(&sql), Ok(()), "{sql}");
+            assert_eq!(plan_checked(&mut engine, &sql), Ok(()), "{sql}");
             let sql = format!("SELECT device_id FROM device_labels WHERE label = '{word}'");
-            let error = engine.check_plan(&sql).unwrap_err();
+            let error = plan_checked(&mut engine, &sql).unwrap_err();
             assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
         }
     }

@@ -18,13 +18,13 @@ use crate::protocol::Failure;
 const DAY_MICROS: i64 = 86_400_000_000;
 
 impl Engine {
-    /// Run `sql` (already checked, as for [`Engine::run_query`]) and read the columns named `x`
+    /// Run `query` and read the columns named `x`
     /// and `y` (default: the first and second; a histogram's y defaults to the first), at most
     /// [`plot::MAX_ROWS`] rows. A `TIMESTAMP WITH TIME ZONE` x is read as local wall-clock time
     /// in the worker's `TimeZone`, which is what a CGM trace and an AGP are read in.
     pub fn plot_data(
         &mut self,
-        sql: &str,
+        query: &super::statement::CheckedQuery,
         kind: ChartKind,
         x: Option<&str>,
         y: Option<&str>,
@@ -33,9 +33,7 @@ impl Engine {
         let memory = self.memory;
         let judge = self.judge.clone();
         let failed = |e: &duckdb::Error| memory.explain(judge.error_for(e));
-        let mut stmt = self
-            .prepare(sql, super::run::Prepared::Agent)
-            .map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
         // Streaming execution, as in `run_query`: names and types are known once it has
         // started, and rows are produced as they are read.
         drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);

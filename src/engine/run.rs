@@ -11,51 +11,61 @@ use serde_json::Value as Json;
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
-use super::{Engine, plan_check, statement};
+use super::statement::{CheckedQuery, Checks};
+use super::{Engine, plan_check};
 use crate::error::ErrorKind;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
 use crate::validate::{functions, refusals};
 use duckgate_plan_reader::Phase;
 
-/// Whose statement [`Engine::prepare`] prepares.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Prepared {
-    /// The request's own statement, as the agent wrote it.
-    Agent,
-    /// A statement the worker built around it (rendering, `DESCRIBE` for type names).
-    Derived,
-}
-
 impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
-    /// walk of its syntax tree (`validate::tree`) must pass it.
-    pub fn check_statement(&self, sql: &str) -> Result<(), Failure> {
+    /// walk of its syntax tree (`validate::tree`) must pass it; then a relation it names like a
+    /// file must be one of the attached database's. The checked statement, which is what
+    /// [`Engine::prepare`] takes.
+    pub fn check_statement(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
         let pending = checker.submit(sql, &self.tree_rules())?;
-        let facts = checker.collect(pending)?;
-        self.refuse_files_named(&facts)
+        let query = checker.collect(pending)?;
+        self.refuse_files_named(query.facts())?;
+        Ok(query)
     }
 
-    /// The one place the worker prepares a statement for a request: DuckDB binds and plans it,
-    /// and once [`Engine::start_plan_check`] has given the plan check this request's rules, the
-    /// check judges both of DuckDB's plans for it before the statement exists (`plan_check`).
+    /// A statement the worker builds from `query` (`derive` gets DuckDB's rendering of the one
+    /// `SELECT` the checks read, never the agent's text), checked again by the checks `query`
+    /// passed.
+    fn derived(
+        &self,
+        query: &CheckedQuery,
+        derive: impl FnOnce(&str) -> String,
+    ) -> Result<CheckedQuery, Failure> {
+        let rendered = self.checker()?.render_select(query.select())?;
+        let derived = derive(&rendered);
+        match query.checks() {
+            Checks::Walked => self.check_statement(&derived),
+            Checks::PlanCheckParsed => self.parse_for_plan_check(&derived),
+            // The engine's own statement stays its own: built from text compiled into duckgate
+            // and DuckDB's rendering of it.
+            Checks::Own => Ok(CheckedQuery::derived_own(query, derived)),
+            #[cfg(any(test, feature = "test-bypass"))]
+            Checks::Off => Ok(CheckedQuery::with_checks_off(&derived)),
+        }
+    }
+
+    /// The one place the worker prepares a statement: DuckDB binds and plans `query`, and once
+    /// [`Engine::start_plan_check`] has given the plan check this request's rules, the check
+    /// judges both of DuckDB's plans for it before the statement exists (`plan_check`).
     /// A refused plan is answered with the check's reason, never DuckDB's message about the
     /// refusal. It fails closed when DuckDB prepared the statement without showing the check
     /// its plans (a statement with parameters, which DuckDB plans only once they are bound, or
-    /// an optimizer switched off).
-    ///
-    /// `purpose` says whether this is the request's own statement or one the worker derived
-    /// from it: only the former must show a `SHOW <table>` scan for each `SHOW <name>` the
-    /// walk found (a `SHOW threads` reads a setting, answered by the binder as a constant).
-    pub(super) fn prepare(
-        &self,
-        sql: &str,
-        purpose: Prepared,
-    ) -> Result<duckdb::Statement<'_>, Failure> {
+    /// an optimizer switched off), and when its plan shows fewer `SHOW <table>` scans than the
+    /// walk found `SHOW <name>`s (a `SHOW threads` reads a setting, which the binder answers
+    /// as a constant).
+    pub(super) fn prepare(&self, query: &CheckedQuery) -> Result<duckdb::Statement<'_>, Failure> {
         self.judge.begin_statement();
         let judged = |phase| self.armed.plans_judged(phase);
         let before = (judged(Phase::Bound), judged(Phase::Optimized));
-        let prepared = self.conn.prepare(sql);
+        let prepared = self.conn.prepare(query.sql());
         let verdict = self.judge.statement_verdict();
         let stmt = match (prepared, verdict.refused) {
             (Err(_), Some(refused)) | (Ok(_), Some(refused)) => {
@@ -78,7 +88,7 @@ impl Engine {
         // volatile state (`SELECT now()`) only when it runs it: then the plan is judged at the
         // start of execution instead, which [`Engine::ensure_plan_judged`] confirms.
         self.prepared_since.set(before);
-        if purpose == Prepared::Agent && verdict.shown_tables < self.expected_shows {
+        if verdict.shown_tables < query.facts().shows_by_name {
             let refused = refusals::denied("SHOW <setting>", functions::READS_SETTINGS);
             return Err(plan_check::Refused::Because(refused.into()).into_error(verdict.privacy));
         }
@@ -107,14 +117,11 @@ impl Engine {
         .into_error(privacy))
     }
 
-    /// Run one statement, streaming at most `limit + 1` rows and `max_bytes` of JSON row data.
-    ///
-    /// Callers must have passed `sql` through [`Engine::check_statement`] (unless a test bypass
-    /// says otherwise): the `duckdb` crate's `prepare` *executes* every statement but the last
-    /// of a multi-statement text.
+    /// Run one checked statement, streaming at most `limit + 1` rows and `max_bytes` of JSON
+    /// row data.
     pub fn run_query(
         &mut self,
-        sql: &str,
+        query: &CheckedQuery,
         limit: usize,
         max_bytes: usize,
     ) -> Result<QueryResult, Failure> {
@@ -123,9 +130,7 @@ impl Engine {
         let judge = self.judge.clone();
         let query_error = |e: &duckdb::Error| memory.explain(judge.error_for(e));
         let started = Instant::now();
-        let mut stmt = self
-            .prepare(sql, Prepared::Agent)
-            .map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
         let declared: Vec<ColumnType> = (0..stmt.column_count())
             .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
             .collect();
@@ -141,9 +146,9 @@ impl Engine {
         // statement runs inside one that casts those columns (see `RenderedQuery`).
         let rendered = if twins.iter().any(Option::is_some) {
             drop(stmt);
-            let rendered = self.rendered_query(sql, &declared, &twins)?;
+            let rendered = self.rendered_query(query, &declared, &twins)?;
             stmt = self
-                .prepare(&rendered.sql, Prepared::Derived)
+                .prepare(&rendered.query)
                 .map_err(|e| memory.explain(e))?;
             Some(rendered)
         } else {
@@ -156,8 +161,8 @@ impl Engine {
             None if prepared_types.is_none()
                 && declared.iter().any(ColumnType::has_named_members) =>
             {
-                crate::validate::without_terminator(sql)
-                    .and_then(|body| self.described_columns(body).ok())
+                self.described_columns(query)
+                    .ok()
                     .filter(|described| described.len() == declared.len())
             }
             _ => None,
@@ -261,12 +266,12 @@ impl Engine {
         })
     }
 
-    /// `sql` inside a statement that has DuckDB cast each column in `twins` to its decodable
+    /// `query` inside a statement that has DuckDB cast each column in `twins` to its decodable
     /// twin, with the names and DuckDB's type names of the original columns. The statement is
-    /// ours, but it passes the plan check like any other before it runs.
+    /// built from DuckDB's rendering of the checked query and checked again before it runs.
     fn rendered_query(
         &mut self,
-        sql: &str,
+        query: &CheckedQuery,
         declared: &[ColumnType],
         twins: &[Option<ColumnType>],
     ) -> Result<RenderedQuery, Failure> {
@@ -288,12 +293,10 @@ impl Engine {
                 ),
             )
         };
-        let body = crate::validate::without_terminator(sql)
-            .ok_or_else(|| cannot_render("its text holds an escape string"))?;
         // Names and DuckDB's type names of the original columns (the crate gives names only once
         // a statement has run).
         let columns = self
-            .described_columns(body)
+            .described_columns(query)
             .map_err(|e| cannot_render(e.message.lines().next().unwrap_or_default()))?;
         if columns.len() != declared.len() {
             return Err(cannot_render("DESCRIBE gave another number of columns"));
@@ -309,21 +312,24 @@ impl Engine {
                 None => alias.clone(),
             })
             .collect();
-        let rendered_sql = format!(
-            "SELECT {} FROM (\n{body}\n) AS rendered({})",
-            select.join(", "),
-            aliases.join(", ")
-        );
+        let rendered = self.derived(query, |body| {
+            format!(
+                "SELECT {} FROM (\n{body}\n) AS rendered({})",
+                select.join(", "),
+                aliases.join(", ")
+            )
+        })?;
         Ok(RenderedQuery {
-            sql: rendered_sql,
+            query: rendered,
             columns,
         })
     }
 
     /// The result columns of `query` as DuckDB describes them: names and DuckDB's type names.
     /// DuckDB binds the query to describe it; nothing runs.
-    fn described_columns(&self, query: &str) -> Result<Vec<ColumnMeta>, Failure> {
-        let mut stmt = self.prepare(&format!("DESCRIBE {query}"), Prepared::Derived)?;
+    fn described_columns(&self, query: &CheckedQuery) -> Result<Vec<ColumnMeta>, Failure> {
+        let describe = self.derived(query, |body| format!("DESCRIBE {body}"))?;
+        let mut stmt = self.prepare(&describe)?;
         let rows = stmt
             .query_map([], |row| {
                 Ok(ColumnMeta {
@@ -336,16 +342,12 @@ impl Engine {
             .map_err(|e| query_error(&e))
     }
 
-    /// DuckDB's plan for `sql` as JSON (`EXPLAIN (FORMAT JSON)`); the same caveat as
-    /// [`Engine::run_query`] applies to multi-statement text.
-    pub fn explain(&mut self, sql: &str) -> Result<ExplainResult, Failure> {
-        // Built from DuckDB's syntax tree of the one SELECT, never by prefixing the agent's text:
-        // what follows `EXPLAIN (FORMAT JSON)` is exactly the statement DuckDB parsed. The query
-        // the checks read (`statement::checked_query`) is what is explained: the explained
-        // query of an `EXPLAIN`, the `SELECT` a `CALL` binds as.
-        let query = statement::checked_query(sql);
-        let select = self.checker()?.render_select(&query)?;
-        let explain = format!("EXPLAIN (FORMAT JSON) {select}");
+    /// DuckDB's plan for `query` as JSON (`EXPLAIN (FORMAT JSON)`).
+    pub fn explain(&mut self, query: &CheckedQuery) -> Result<ExplainResult, Failure> {
+        // Built from DuckDB's syntax tree of the one SELECT the checks read (the explained query
+        // of an `EXPLAIN`, the `SELECT` a `CALL` binds as), never by prefixing the agent's
+        // text: what follows `EXPLAIN (FORMAT JSON)` is exactly the statement DuckDB parsed.
+        let explain = self.derived(query, |select| format!("EXPLAIN (FORMAT JSON) {select}"))?;
         let result = self.run_query(&explain, 16, 16 * 1024 * 1024)?;
         let mut plans = serde_json::Map::new();
         for row in &result.rows {
@@ -445,7 +447,7 @@ impl Engine {
 
 /// A statement rewritten so DuckDB renders the columns the client library cannot decode.
 struct RenderedQuery {
-    sql: String,
+    query: CheckedQuery,
     /// The original statement's columns, as DuckDB names and types them.
     columns: Vec<ColumnMeta>,
 }

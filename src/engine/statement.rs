@@ -20,8 +20,102 @@ use crate::error::{ErrorKind, messages};
 use crate::protocol::Failure;
 use crate::validate::tree::{self, TreeFacts, TreeRules};
 
+/// A statement the worker's checks have passed, as DuckDB will prepare it: the only thing
+/// [`Engine::prepare`](super::Engine) takes, so no text reaches DuckDB's prepare that a check
+/// did not read.
+///
+/// Only the checks make one: the walk of DuckDB's syntax tree ([`check`]), the plan check's
+/// own reading of that tree when the walk is switched off in a test ([`parse_for_plan_check`]),
+/// and, for the engine's own fixed statements, [`CheckedQuery::own`], which takes only text
+/// compiled into duckgate. A statement derived from one (rendered, described, explained) is
+/// built from DuckDB's rendering of the checked syntax tree and checked again the same way
+/// ([`CheckedQuery::checks`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedQuery {
+    /// What DuckDB prepares: the text as written.
+    sql: String,
+    /// The one `SELECT` the checks read: the explained query of an `EXPLAIN`, the `SELECT` a
+    /// `CALL` binds as, otherwise `sql` itself.
+    select: String,
+    /// What the walk of DuckDB's syntax tree found in `select`.
+    facts: TreeFacts,
+    /// Which checks passed it; a statement derived from it must pass the same.
+    checks: Checks,
+}
+
+/// Which checks a [`CheckedQuery`] passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Checks {
+    /// DuckDB's parser and the worker's walk of its syntax tree (`validate::tree`).
+    Walked,
+    /// DuckDB's parser and the plan check's own reading of the tree (functions it must refuse
+    /// before binding, relations named like files): the walk was switched off in a test.
+    PlanCheckParsed,
+    /// The engine's own statement, compiled into duckgate: nothing the agent wrote.
+    Own,
+    /// None: a test switched every check of the SQL off.
+    #[cfg(any(test, feature = "test-bypass"))]
+    Off,
+}
+
+impl CheckedQuery {
+    /// The engine's own statement (a warm-up's): text compiled into duckgate, never the agent's.
+    pub(crate) fn own(sql: &'static str) -> CheckedQuery {
+        CheckedQuery {
+            sql: sql.to_owned(),
+            select: sql.to_owned(),
+            facts: TreeFacts::default(),
+            checks: Checks::Own,
+        }
+    }
+
+    /// A statement the engine built from its own statement `own` (see
+    /// [`Engine::derived`](super::Engine)): still nothing the agent wrote.
+    pub(super) fn derived_own(own: &CheckedQuery, derived: String) -> CheckedQuery {
+        debug_assert_eq!(own.checks, Checks::Own);
+        CheckedQuery {
+            select: checked_query(&derived).into_owned(),
+            sql: derived,
+            facts: TreeFacts::default(),
+            checks: Checks::Own,
+        }
+    }
+
+    /// `sql` with every check of the SQL switched off, for tests that show the layers below
+    /// (the plan check, DuckDB's hardening, the sandbox) hold on their own.
+    #[cfg(any(test, feature = "test-bypass"))]
+    pub fn with_checks_off(sql: &str) -> CheckedQuery {
+        CheckedQuery {
+            sql: sql.to_owned(),
+            select: checked_query(sql).into_owned(),
+            facts: TreeFacts::default(),
+            checks: Checks::Off,
+        }
+    }
+
+    /// The text DuckDB prepares.
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// The one `SELECT` the checks read (see [`CheckedQuery`]).
+    pub(crate) fn select(&self) -> &str {
+        &self.select
+    }
+
+    /// What the walk found.
+    pub(crate) fn facts(&self) -> &TreeFacts {
+        &self.facts
+    }
+
+    /// Which checks it passed.
+    pub fn checks(&self) -> Checks {
+        self.checks
+    }
+}
+
 /// Check `sql` with DuckDB's parser on `conn` and walk DuckDB's syntax tree of the query (of
-/// the explained query, for `EXPLAIN`) with `rules`; on success, what the walk found.
+/// the explained query, for `EXPLAIN`) with `rules`; on success, the checked statement.
 ///
 /// DuckDB's tree nests about three JSON levels per level of expression, so call this on a
 /// thread with a large stack (the checker's, see `checker`).
@@ -29,15 +123,42 @@ pub(crate) fn check(
     conn: &Connection,
     sql: &str,
     rules: &TreeRules<'_>,
-) -> Result<TreeFacts, Failure> {
-    let query = checked_query(sql);
-    let parsed = parse_single_select(conn, &query)?;
-    tree::check_tree(&parsed, rules).map_err(Failure::from)
+) -> Result<CheckedQuery, Failure> {
+    let select = checked_query(sql);
+    let parsed = parse_single_select(conn, &select)?;
+    let facts = tree::check_tree(&parsed, rules).map_err(Failure::from)?;
+    Ok(CheckedQuery {
+        select: select.into_owned(),
+        sql: sql.to_owned(),
+        facts,
+        checks: Checks::Walked,
+    })
+}
+
+/// The plan check's own reading of `sql` when the walk is switched off: DuckDB's parser must
+/// see exactly one `SELECT`, and no function the binder would evaluate while binding may be
+/// written in it (`plan_check::refuse_written_functions`); what the tree holds is read for the
+/// plan check (`validate::tree::facts`), without the walk's policy.
+pub(crate) fn parse_for_plan_check(
+    conn: &Connection,
+    sql: &str,
+    privacy: bool,
+) -> Result<CheckedQuery, Failure> {
+    let select = checked_query(sql);
+    let tree = parse_single_select(conn, &select)?;
+    super::plan_check::refuse_written_functions(&tree, privacy)
+        .map_err(|refused| refused.into_error(privacy))?;
+    Ok(CheckedQuery {
+        facts: crate::validate::tree::facts(&tree),
+        select: select.into_owned(),
+        sql: sql.to_owned(),
+        checks: Checks::PlanCheckParsed,
+    })
 }
 
 /// The query the checks read for `sql`: the explained query of an `EXPLAIN`, and a `CALL`
 /// in the form DuckDB binds it as (see [`select_of_call`]); otherwise `sql` itself.
-pub(crate) fn checked_query(sql: &str) -> Cow<'_, str> {
+fn checked_query(sql: &str) -> Cow<'_, str> {
     let query = strip_explain(sql).unwrap_or(sql);
     match select_of_call(query) {
         Some(select) => Cow::Owned(select),

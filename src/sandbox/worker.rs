@@ -20,7 +20,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::engine::{Engine, EngineConfig, Spill, wal_path};
+use crate::engine::{CheckedQuery, Engine, EngineConfig, Spill, wal_path};
 use crate::error::ErrorKind;
 use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -304,7 +304,7 @@ fn answer(
             privacy,
         } => {
             let rows = checked_attach(engine, &sql, &privacy, args, bypass)
-                .and_then(|()| engine.run_query(&sql, limit, max_bytes))
+                .and_then(|query| engine.run_query(&query, limit, max_bytes))
                 .map_err(|e| engine.private_error(e, &sql))?;
             Response::Rows(engine.private_result(rows))
         }
@@ -314,8 +314,8 @@ fn answer(
             privacy,
         } => {
             let data = checked_attach(engine, &sql, &privacy, args, bypass)
-                .and_then(|()| {
-                    engine.plot_data(&sql, chart.kind, chart.x.as_deref(), chart.y.as_deref())
+                .and_then(|query| {
+                    engine.plot_data(&query, chart.kind, chart.x.as_deref(), chart.y.as_deref())
                 })
                 .map_err(|e| engine.private_error(e, &sql))?;
             let data = engine.private_plot_data(data);
@@ -323,7 +323,7 @@ fn answer(
         }
         Request::Explain { sql, privacy } => {
             let plan = checked_attach(engine, &sql, &privacy, args, bypass)
-                .and_then(|()| engine.explain(&sql))
+                .and_then(|query| engine.explain(&query))
                 .map_err(|e| engine.private_error(e, &sql))?;
             Response::Plan(plan)
         }
@@ -393,16 +393,37 @@ fn checked_attach(
     privacy: &crate::privacy::PrivacyPolicy,
     args: &WorkerArgs,
     bypass: &Bypass,
-) -> Result<(), Failure> {
+) -> Result<CheckedQuery, Failure> {
     let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
     if !bypass.is_off(Layer::WorkerPrivacy) {
         engine.enforce_privacy(privacy);
     }
-    engine.attach_checking(&args.db, walk)?;
-    if !bypass.is_off(Layer::PlanCheck) {
-        engine.start_plan_check(sql)?;
+    let walked = engine.attach_checking(&args.db, walk)?;
+    let plan_check = !bypass.is_off(Layer::PlanCheck);
+    let query = match walked {
+        Some(query) => query,
+        None if plan_check => engine.parse_for_plan_check(sql)?,
+        None => checks_off(sql)?,
+    };
+    if plan_check {
+        engine.start_plan_check(&query)?;
     }
-    Ok(())
+    Ok(query)
+}
+
+/// `sql` with both checks of the SQL switched off, which only a test build can do.
+#[cfg(feature = "test-bypass")]
+fn checks_off(sql: &str) -> Result<CheckedQuery, Failure> {
+    Ok(CheckedQuery::with_checks_off(sql))
+}
+
+/// A shipped build has no switch to turn a check off, so this is never reached; were it
+/// reached, nothing would run.
+#[cfg(not(feature = "test-bypass"))]
+fn checks_off(_sql: &str) -> Result<CheckedQuery, Failure> {
+    Err(internal(
+        "the checks of the SQL cannot be switched off in this build".to_owned(),
+    ))
 }
 
 fn internal(message: String) -> Failure {

@@ -6,6 +6,8 @@
 //! `harden: false` and see them succeed, which proves it is the hardening that denies.
 use crate::support::{TempDir, make_db};
 
+use duckgate::engine::CheckedQuery;
+
 use std::path::{Path, PathBuf};
 
 use duckgate::engine::wal_path;
@@ -63,7 +65,7 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
 /// a syntax error that would deny it for the wrong reason). Returns the error.
 fn denied(scene: &Scene, sql: &str) -> Failure {
     let mut engine = engine(scene, true);
-    match engine.run_query(sql, 100, 1 << 20) {
+    match engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20) {
         Ok(result) => panic!("hardened DuckDB ran {sql:?}: {result:?}"),
         Err(err) => {
             eprintln!("DENIED  {sql}\n        -> {:?}: {}", err.kind, err.message);
@@ -77,7 +79,7 @@ fn denied(scene: &Scene, sql: &str) -> Failure {
 fn allowed_unhardened(scene: &Scene, sql: &str) -> QueryResult {
     let mut engine = engine(scene, false);
     engine
-        .run_query(sql, 100, 1 << 20)
+        .run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
         .unwrap_or_else(|e| panic!("control: unhardened DuckDB refused {sql:?}: {e:?}"))
 }
 
@@ -184,13 +186,13 @@ fn the_file_system_stays_off_and_the_database_stays_readable() {
         "SET disabled_filesystems = ''",
         "RESET disabled_filesystems",
     ] {
-        let err = engine.run_query(sql, 10, 1 << 20).unwrap_err();
+        let err = engine.run_query(&CheckedQuery::with_checks_off(sql), 10, 1 << 20).unwrap_err();
         eprintln!("DENIED  {sql}\n        -> {:?}: {}", err.kind, err.message);
         assert_eq!(err.kind, ErrorKind::PolicyBlocked, "{sql}: {}", err.message);
     }
     // Still answering from the attached file after the denials, through its open handle.
     let r = engine
-        .run_query("SELECT count(*) FROM readings", 10, 1 << 20)
+        .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM readings"), 10, 1 << 20)
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(5)]]);
 }
@@ -284,11 +286,11 @@ fn ordinary_queries_still_work_when_hardened() {
     let s = scene("positive");
     let mut engine = engine(&s, true);
     let r = engine
-        .run_query("SELECT sum(glucose) AS total FROM readings", 10, 1 << 20)
+        .run_query(&CheckedQuery::with_checks_off("SELECT sum(glucose) AS total FROM readings"), 10, 1 << 20)
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(510)]]);
     let r = engine
-        .run_query("SELECT count(*) FROM served.main.readings", 10, 1 << 20)
+        .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM served.main.readings"), 10, 1 << 20)
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(5)]]);
 }
@@ -312,12 +314,12 @@ fn timings_of_open_attach_and_first_query() {
         let t1 = std::time::Instant::now();
         engine.attach(&s.db).unwrap();
         let t2 = std::time::Instant::now();
-        engine
+        let query = engine
             .check_statement("SELECT avg(glucose) FROM readings")
             .unwrap();
         let t3 = std::time::Instant::now();
         let r = engine
-            .run_query("SELECT avg(glucose) FROM readings", 10, 1 << 20)
+            .run_query(&query, 10, 1 << 20)
             .unwrap();
         let t4 = std::time::Instant::now();
         assert_eq!(r.row_count, 1);
@@ -357,7 +359,7 @@ fn with_spilling_on_the_hardening_still_denies_files_outside_its_temporary_direc
         };
         let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
         engine.attach(&s.db).unwrap();
-        engine.run_query(sql, 100, 1 << 20)
+        engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
     };
     let outside = s.dir.path().join("outside.csv");
     for sql in [

@@ -87,7 +87,7 @@ fn parent(sql: &str, catalog: &Catalog) -> (Decision, String) {
 fn worker(engine: &mut Engine, sql: &str) -> Result<(Decision, String), String> {
     let outcome = engine
         .check_statement(sql)
-        .and_then(|()| engine.check_plan(sql));
+        .and_then(|query| engine.check_plan(&query));
     let error = match outcome {
         Ok(()) => return Ok((Decision::Allowed, String::new())),
         Err(error) => error,

@@ -192,30 +192,6 @@ fn independent_regions(sql: &str) -> IndependentScan {
     scan
 }
 
-/// `sql` without what may follow its one statement: `;`, whitespace and comments, so the
-/// statement can be placed inside parentheses. `None` when the text holds an escape string
-/// (`E'\''`), whose end this scan cannot place.
-pub fn without_terminator(sql: &str) -> Option<&str> {
-    let scan = independent_regions(sql);
-    if scan.escape_string_at.is_some() {
-        return None;
-    }
-    let mut end = sql.len();
-    loop {
-        end = sql[..end].trim_end().len();
-        let comment_ending_here = scan.regions.iter().find(|r| {
-            r.end == end && matches!(r.kind, RegionKind::LineComment | RegionKind::BlockComment)
-        });
-        if let Some(comment) = comment_ending_here {
-            end = comment.start;
-        } else if sql[..end].ends_with(';') && !scan.regions.iter().any(|r| r.end == end) {
-            end -= 1;
-        } else {
-            return Some(&sql[..end]);
-        }
-    }
-}
-
 /// Maps sqlparser's (line, column) locations to byte offsets.
 struct Offsets {
     ascii: bool,
@@ -574,25 +550,6 @@ mod tests {
             .iter()
             .map(|r| (r.kind, &sql[r.start..r.end]))
             .collect()
-    }
-
-    #[test]
-    fn a_statement_loses_only_its_terminator_and_trailing_comments() {
-        for (sql, body) in [
-            ("SELECT 1", "SELECT 1"),
-            ("SELECT 1;", "SELECT 1"),
-            ("SELECT 1 ; ;\n", "SELECT 1"),
-            ("SELECT 1 -- the end", "SELECT 1"),
-            ("SELECT 1; -- the end\n/* more */ ;", "SELECT 1"),
-            ("SELECT ';' -- x", "SELECT ';'"),
-            ("SELECT \"a;\"", "SELECT \"a;\""),
-            ("SELECT $$x;$$;", "SELECT $$x;$$"),
-            ("SELECT 1 /* a /* b */ c */", "SELECT 1"),
-        ] {
-            assert_eq!(without_terminator(sql), Some(body), "{sql:?}");
-        }
-        // An escape string's end depends on backslashes this scan does not follow.
-        assert_eq!(without_terminator("SELECT E'a\\'; --'"), None);
     }
 
     #[test]

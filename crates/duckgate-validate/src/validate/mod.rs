@@ -34,7 +34,6 @@ use crate::error::{ErrorKind, messages};
 pub(crate) mod function_policy;
 pub mod functions;
 mod lexical;
-pub use lexical::without_terminator;
 pub mod refusals;
 mod statements;
 pub mod tree;
