@@ -478,8 +478,10 @@ impl Engine {
         let own = statement::CheckedQuery::own;
         self.run_query(&own("SELECT * FROM readings LIMIT 1000"), 1000, usize::MAX)?;
         self.run_query(
-            &own("SELECT device, avg(glucose) AS mean, count(*) AS n FROM readings \
-                  GROUP BY device ORDER BY device"),
+            &own(
+                "SELECT device, avg(glucose) AS mean, count(*) AS n FROM readings \
+                  GROUP BY device ORDER BY device",
+            ),
             100,
             usize::MAX,
         )?;

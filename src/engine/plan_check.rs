@@ -589,10 +589,10 @@ fn is_relation_of(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::CheckedQuery;
     use crate::engine::Engine;
     use crate::engine::tests::{TempDir, config, make_db};
     use crate::engine::wal_path;
-    use crate::engine::CheckedQuery;
 
     /// The plan check on its own, as a worker whose walk is switched off runs it: its own
     /// reading of DuckDB's syntax tree, then DuckDB's plans.
@@ -732,7 +732,9 @@ mod tests {
             "SELECT * FROM all_devices",
             "SELECT t FROM device_tiers t",
         ] {
-            let rows = engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20).unwrap();
+            let rows = engine
+                .run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
+                .unwrap();
             let text = serde_json::to_string(&rows).unwrap().to_lowercase();
             for hidden in ["planted", "tier\"", "folded", "serial_number", "label"] {
                 assert!(!text.contains(hidden), "{sql} shows {hidden}: {text}");
@@ -740,7 +742,11 @@ mod tests {
         }
         // The checked plan is the plan that runs, and a whole row is the visible columns.
         let rows = engine
-            .run_query(&CheckedQuery::with_checks_off("SELECT d AS r FROM devices d LIMIT 1"), 10, 1 << 20)
+            .run_query(
+                &CheckedQuery::with_checks_off("SELECT d AS r FROM devices d LIMIT 1"),
+                10,
+                1 << 20,
+            )
             .unwrap();
         assert_eq!(
             rows.columns[0].data_type,
@@ -785,7 +791,9 @@ mod tests {
             );
             assert!(!a.message.contains("duckgate_private"), "{a:?}");
         }
-        let query = engine.parse_for_plan_check("SELECT model FROM devices").unwrap();
+        let query = engine
+            .parse_for_plan_check("SELECT model FROM devices")
+            .unwrap();
         let plan = engine.explain(&query).unwrap();
         let text = plan.plan.to_string();
         assert!(!text.contains("duckgate_private"), "{text}");

@@ -99,16 +99,36 @@ fn truncation_by_rows_reads_one_row_past_the_limit() {
     let db = small_db(&dir);
     let mut engine = attached(&db, "256MB");
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT i FROM t ORDER BY i"), 3, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT i FROM t ORDER BY i"),
+            3,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!((r.row_count, r.truncated), (3, true));
     assert_eq!(r.rows, vec![vec![json!(0)], vec![json!(1)], vec![json!(2)]]);
-    let r = engine.run_query(&CheckedQuery::with_checks_off("SELECT i FROM t"), 10, 1 << 20).unwrap();
-    assert_eq!((r.row_count, r.truncated), (10, false));
-    let r = engine.run_query(&CheckedQuery::with_checks_off("SELECT i FROM t"), 11, 1 << 20).unwrap();
+    let r = engine
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT i FROM t"),
+            10,
+            1 << 20,
+        )
+        .unwrap();
     assert_eq!((r.row_count, r.truncated), (10, false));
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT i FROM t WHERE i < 0"), 5, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT i FROM t"),
+            11,
+            1 << 20,
+        )
+        .unwrap();
+    assert_eq!((r.row_count, r.truncated), (10, false));
+    let r = engine
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT i FROM t WHERE i < 0"),
+            5,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!((r.row_count, r.truncated), (0, false));
     assert_eq!(r.columns[0].name, "i");
@@ -121,11 +141,17 @@ fn truncation_by_bytes_stops_before_the_cap() {
     let mut engine = attached(&db, "256MB");
     // Each row is ["xxxxxxxxxx"] = 14 bytes, plus a comma between rows.
     let sql = "SELECT repeat('x', 10) FROM range(100)";
-    let r = engine.run_query(&CheckedQuery::with_checks_off(sql), 1000, 14 * 3 + 2).unwrap();
+    let r = engine
+        .run_query(&CheckedQuery::with_checks_off(sql), 1000, 14 * 3 + 2)
+        .unwrap();
     assert_eq!((r.row_count, r.truncated), (3, true));
-    let r = engine.run_query(&CheckedQuery::with_checks_off(sql), 1000, 14 * 3 + 1).unwrap();
+    let r = engine
+        .run_query(&CheckedQuery::with_checks_off(sql), 1000, 14 * 3 + 1)
+        .unwrap();
     assert_eq!((r.row_count, r.truncated), (2, true));
-    let all = engine.run_query(&CheckedQuery::with_checks_off(sql), 1000, 1 << 20).unwrap();
+    let all = engine
+        .run_query(&CheckedQuery::with_checks_off(sql), 1000, 1 << 20)
+        .unwrap();
     assert_eq!((all.row_count, all.truncated), (100, false));
     assert_eq!(
         serde_json::to_string(&all.rows).unwrap().len(),
@@ -218,7 +244,11 @@ fn a_database_locked_by_another_process_is_database_locked() {
     assert!(child.wait().unwrap().success());
     let mut engine = attached(&db, "256MB");
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT label FROM t WHERE i = 99"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT label FROM t WHERE i = 99"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(r.rows, vec![vec![json!("held")]]);
 }
@@ -377,7 +407,11 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
 
     let mut engine = attached(&db, "256MB");
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT label FROM t WHERE i = 42"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT label FROM t WHERE i = 42"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(r.rows, vec![vec![json!("only in the wal")]]);
 }
@@ -467,7 +501,9 @@ fn introspection_statements_run_under_the_hardening() {
             "{sql}"
         );
     }
-    let r = engine.run_query(&CheckedQuery::with_checks_off("SHOW TABLES"), 100, 1 << 20).unwrap();
+    let r = engine
+        .run_query(&CheckedQuery::with_checks_off("SHOW TABLES"), 100, 1 << 20)
+        .unwrap();
     assert_eq!(r.rows, vec![vec![json!("t")]]);
 }
 
@@ -484,7 +520,9 @@ fn the_warm_up_database_is_detached_before_any_request() {
         engine.attach(&db).unwrap();
         let listed = engine
             .run_query(
-                &CheckedQuery::with_checks_off("SELECT database_name FROM duckdb_databases() ORDER BY database_name"),
+                &CheckedQuery::with_checks_off(
+                    "SELECT database_name FROM duckdb_databases() ORDER BY database_name",
+                ),
                 100,
                 1 << 20,
             )
@@ -509,7 +547,11 @@ fn the_warm_up_database_is_detached_before_any_request() {
         assert!(err.message.contains("duckgate_warm_up"), "{}", err.message);
         // The paths it warmed still give the right answer on the real database.
         let rows = engine
-            .run_query(&CheckedQuery::with_checks_off("SELECT count(*) AS n FROM t"), 10, 1 << 20)
+            .run_query(
+                &CheckedQuery::with_checks_off("SELECT count(*) AS n FROM t"),
+                10,
+                1 << 20,
+            )
             .unwrap();
         assert_eq!(rows.rows[0][0], serde_json::json!(10));
     }
@@ -547,7 +589,11 @@ fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
         "an attached database holds DuckDB's POSIX read lock: {held:?}"
     );
     let rows = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM t"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT count(*) FROM t"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(rows.rows, vec![vec![json!(10)]]);
 
@@ -560,7 +606,11 @@ fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
     // Without its lock the file may be changing under DuckDB: nothing reads it any more.
     for err in [
         engine
-            .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM t"), 10, 1 << 20)
+            .run_query(
+                &CheckedQuery::with_checks_off("SELECT count(*) FROM t"),
+                10,
+                1 << 20,
+            )
             .unwrap_err(),
         engine.catalog().unwrap_err(),
         engine.attach(&db).unwrap_err(),

@@ -186,13 +186,19 @@ fn the_file_system_stays_off_and_the_database_stays_readable() {
         "SET disabled_filesystems = ''",
         "RESET disabled_filesystems",
     ] {
-        let err = engine.run_query(&CheckedQuery::with_checks_off(sql), 10, 1 << 20).unwrap_err();
+        let err = engine
+            .run_query(&CheckedQuery::with_checks_off(sql), 10, 1 << 20)
+            .unwrap_err();
         eprintln!("DENIED  {sql}\n        -> {:?}: {}", err.kind, err.message);
         assert_eq!(err.kind, ErrorKind::PolicyBlocked, "{sql}: {}", err.message);
     }
     // Still answering from the attached file after the denials, through its open handle.
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM readings"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT count(*) FROM readings"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(5)]]);
 }
@@ -286,11 +292,19 @@ fn ordinary_queries_still_work_when_hardened() {
     let s = scene("positive");
     let mut engine = engine(&s, true);
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT sum(glucose) AS total FROM readings"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT sum(glucose) AS total FROM readings"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(510)]]);
     let r = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT count(*) FROM served.main.readings"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT count(*) FROM served.main.readings"),
+            10,
+            1 << 20,
+        )
         .unwrap();
     assert_eq!(r.rows, vec![vec![serde_json::json!(5)]]);
 }
@@ -318,9 +332,7 @@ fn timings_of_open_attach_and_first_query() {
             .check_statement("SELECT avg(glucose) FROM readings")
             .unwrap();
         let t3 = std::time::Instant::now();
-        let r = engine
-            .run_query(&query, 10, 1 << 20)
-            .unwrap();
+        let r = engine.run_query(&query, 10, 1 << 20).unwrap();
         let t4 = std::time::Instant::now();
         assert_eq!(r.row_count, 1);
         let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;

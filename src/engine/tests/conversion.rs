@@ -317,7 +317,13 @@ fn user_defined_enum_values_come_back_as_their_text() {
          CREATE TABLE m (v mood); INSERT INTO m VALUES ('happy'), (NULL);",
     );
     let mut engine = attached(&db, "256MB");
-    let result = engine.run_query(&CheckedQuery::with_checks_off("SELECT v FROM m"), 10, 1 << 20).unwrap();
+    let result = engine
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT v FROM m"),
+            10,
+            1 << 20,
+        )
+        .unwrap();
     // The type as DuckDB names it, from the plan the judge was shown: its members, which the C
     // API does not expose for a result column.
     assert_eq!(result.columns[0].data_type, "ENUM('sad', 'ok', 'happy')");
@@ -333,8 +339,10 @@ fn values_duckdb_renders_keep_their_column_names_order_and_limits() {
     // statement must keep.
     let result = engine
         .run_query(
-            &CheckedQuery::with_checks_off("SELECT i AS \"x y\", TIMETZ '01:00:00+00' + INTERVAL (i) HOUR AS x, \
-             INTERVAL (i) DAY AS x FROM range(3) t(i) ORDER BY i DESC; -- last"),
+            &CheckedQuery::with_checks_off(
+                "SELECT i AS \"x y\", TIMETZ '01:00:00+00' + INTERVAL (i) HOUR AS x, \
+             INTERVAL (i) DAY AS x FROM range(3) t(i) ORDER BY i DESC; -- last",
+            ),
             2,
             1 << 20,
         )

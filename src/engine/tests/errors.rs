@@ -36,7 +36,9 @@ fn syntax_errors_carry_duckdbs_message() {
     let dir = TempDir::new("syntax");
     let db = small_db(&dir);
     let mut engine = attached(&db, "256MB");
-    let err = engine.run_query(&CheckedQuery::with_checks_off("SELEC 1"), 10, 1 << 20).unwrap_err();
+    let err = engine
+        .run_query(&CheckedQuery::with_checks_off("SELEC 1"), 10, 1 << 20)
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::SyntaxError);
     assert!(err.message.starts_with("Parser Error:"), "{}", err.message);
     let err = engine.check_statement("SELECT FROM WHERE").unwrap_err();
@@ -49,16 +51,30 @@ fn unknown_tables_and_columns_are_unknown_name_with_duckdbs_message() {
     let db = small_db(&dir);
     let mut engine = attached(&db, "256MB");
     let err = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT * FROM missing_table"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT * FROM missing_table"),
+            10,
+            1 << 20,
+        )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::UnknownName, "{}", err.message);
     assert!(err.message.contains("missing_table"), "{}", err.message);
     let err = engine
-        .run_query(&CheckedQuery::with_checks_off("SELECT no_such_column FROM t"), 10, 1 << 20)
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT no_such_column FROM t"),
+            10,
+            1 << 20,
+        )
         .unwrap_err();
     assert_eq!(err.kind, ErrorKind::UnknownName, "{}", err.message);
     assert!(err.message.contains("no_such_column"), "{}", err.message);
-    let err = engine.run_query(&CheckedQuery::with_checks_off("SELECT 'a' + 1"), 10, 1 << 20).unwrap_err();
+    let err = engine
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT 'a' + 1"),
+            10,
+            1 << 20,
+        )
+        .unwrap_err();
     assert_eq!(err.kind, ErrorKind::DatabaseError, "{}", err.message);
 }
 
@@ -69,7 +85,9 @@ fn running_out_of_memory_is_a_resource_limit() {
     let mut engine = attached(&db, "32MB");
     let err = engine
         .run_query(
-            &CheckedQuery::with_checks_off("SELECT count(DISTINCT i), list(i)[1] FROM range(100000000) r(i)"),
+            &CheckedQuery::with_checks_off(
+                "SELECT count(DISTINCT i), list(i)[1] FROM range(100000000) r(i)",
+            ),
             10,
             1 << 20,
         )
