@@ -19,7 +19,7 @@ use super::statement::CheckedQuery;
 impl Engine {
     /// Attach the database read-only, make it the default, and lock the configuration.
     pub fn attach(&mut self, db_path: &Path) -> Result<(), Failure> {
-        self.attach_checking(db_path, None)
+        self.attach_checking(db_path, None).map(drop)
     }
 
     /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])

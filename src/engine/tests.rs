@@ -329,10 +329,10 @@ fn explain_returns_duckdbs_json_plan() {
     let dir = TempDir::new("explain");
     let db = small_db(&dir);
     let mut engine = attached(&db, "256MB");
-    let plan = engine
-        .explain("SELECT label FROM t WHERE i > 3")
-        .unwrap()
-        .plan;
+    let query = engine
+        .check_statement("SELECT label FROM t WHERE i > 3")
+        .unwrap();
+    let plan = engine.explain(&query).unwrap().plan;
     let text = plan.to_string();
     assert!(plan.is_array() || plan.is_object(), "{text}");
     assert!(
@@ -420,9 +420,11 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
 /// check, then the query.
 fn checked_run(db: &Path, sql: &str) -> Result<crate::protocol::QueryResult, Failure> {
     let mut engine = Engine::open(&config("256MB"), db, &wal_path(db)).unwrap();
-    engine.attach_checking(db, Some(sql))?;
-    engine.check_plan(sql)?;
-    engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
+    let query = engine
+        .attach_checking(db, Some(sql))?
+        .expect("a checked statement for the SQL given");
+    engine.check_plan(&query)?;
+    engine.run_query(&query, 100, 1 << 20)
 }
 
 #[test]

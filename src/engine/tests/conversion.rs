@@ -272,7 +272,7 @@ fn every_duckdb_type_converts_to_faithful_json() {
     let mut failures = Vec::new();
     for (expr, want_type, want_json) in conversion_cases() {
         let sql = format!("SELECT {expr} AS v");
-        match engine.run_query(&CheckedQuery::with_checks_off(sql), 10, 1 << 20) {
+        match engine.run_query(&CheckedQuery::with_checks_off(&sql), 10, 1 << 20) {
             Ok(result) => {
                 let got_type = &result.columns[0].data_type;
                 let got = &result.rows[0][0];
