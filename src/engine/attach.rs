@@ -51,7 +51,10 @@ impl Engine {
     /// The plan check's own reading of `sql`, for a test that switched the walk off
     /// ([`statement::parse_for_plan_check`]): the plan check then holds on its own.
     pub fn parse_for_plan_check(&self, sql: &str) -> Result<CheckedQuery, Failure> {
-        statement::parse_for_plan_check(&self.conn, sql, self.privacy.is_some())
+        let checker = self.checker()?;
+        statement::parse_for_plan_check(sql, self.privacy.is_some(), |select| {
+            checker.parse(select)
+        })
     }
 
     /// The walk's last step, once the database is attached: a relation it found named like a

@@ -41,6 +41,10 @@ enum Job {
     Configure(String),
     /// One SELECT as DuckDB writes its syntax tree back out (`statement::render_select`).
     Render(String),
+    /// DuckDB's syntax tree of one SELECT (`statement::parse_single_select`), not walked.
+    Parse(String),
+    /// A syntax tree (as `json_serialize_sql` writes it) as DuckDB writes it out as SQL.
+    RenderTree(String),
 }
 
 /// The checker thread's end of the conversation: jobs in, one answer per job out, on a
@@ -50,6 +54,7 @@ pub(super) struct Checker {
     verdicts: Receiver<Result<CheckedQuery, Failure>>,
     configured: Receiver<Result<(), Failure>>,
     rendered: Receiver<Result<String, Failure>>,
+    parsed: Receiver<Result<serde_json::Value, Failure>>,
 }
 
 /// A check submitted and not yet collected (with [`Checker::collect`]).
@@ -78,6 +83,7 @@ impl Checker {
         let (verdict_out, verdicts) = mpsc::channel();
         let (configured_out, configured) = mpsc::channel();
         let (rendered_out, rendered) = mpsc::channel();
+        let (parsed_out, parsed) = mpsc::channel();
         std::thread::Builder::new()
             .name("duckgate-check".into())
             .stack_size(STACK_BYTES)
@@ -99,6 +105,12 @@ impl Checker {
                         }
                         Job::Render(sql) => rendered_out
                             .send(statement::render_select(&own, &sql))
+                            .is_ok(),
+                        Job::Parse(sql) => parsed_out
+                            .send(statement::parse_single_select(&own, &sql))
+                            .is_ok(),
+                        Job::RenderTree(tree) => rendered_out
+                            .send(statement::render_tree(&own, &tree))
                             .is_ok(),
                         Job::Configure(sql) => configured_out
                             .send(own.execute_batch(&sql).map_err(|e| {
@@ -125,6 +137,7 @@ impl Checker {
             verdicts,
             configured,
             rendered,
+            parsed,
         })
     }
 
@@ -173,6 +186,24 @@ impl Checker {
     pub(super) fn render_select(&self, sql: &str) -> Result<String, Failure> {
         self.jobs
             .send(Job::Render(sql.to_owned()))
+            .map_err(|_| checker_gone())?;
+        self.rendered.recv().map_err(|_| checker_gone())?
+    }
+
+    /// DuckDB's syntax tree of `sql` (exactly one SELECT), made on the checker's connection,
+    /// where no request's plan check judges the statement that does it; not walked.
+    pub(super) fn parse(&self, sql: &str) -> Result<serde_json::Value, Failure> {
+        self.jobs
+            .send(Job::Parse(sql.to_owned()))
+            .map_err(|_| checker_gone())?;
+        self.parsed.recv().map_err(|_| checker_gone())?
+    }
+
+    /// `tree` (DuckDB's syntax tree of one SELECT, as `json_serialize_sql` writes it) as DuckDB
+    /// writes it out as SQL, on the checker's connection.
+    pub(super) fn render_tree(&self, tree: &serde_json::Value) -> Result<String, Failure> {
+        self.jobs
+            .send(Job::RenderTree(tree.to_string()))
             .map_err(|_| checker_gone())?;
         self.rendered.recv().map_err(|_| checker_gone())?
     }

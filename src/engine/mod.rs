@@ -26,7 +26,9 @@ mod errors;
 mod local_time;
 mod partial_file;
 pub(crate) use partial_file::write_beside_then_move;
+mod pivot;
 mod plan_check;
+pub(crate) use pivot::PivotValues;
 mod plan_policy;
 mod plot_data;
 mod run;
@@ -92,6 +94,8 @@ pub struct Engine {
     judge: Arc<plan_check::PlanJudge>,
     /// `conn` armed with `judge`, and how many plans it judged.
     armed: ArmedConnection,
+    /// The database `conn` belongs to, for DuckDB's parser of a `PIVOT` (`pivot.rs`).
+    token: duckgate_plan_reader::DatabaseToken,
     /// The plan counts when the last [`Engine::prepare`] began (see
     /// [`Engine::ensure_plan_judged`]).
     prepared_since: std::cell::Cell<(u64, u64)>,
@@ -315,14 +319,14 @@ impl Engine {
             ]);
         }
         // The plan reader is installed as the database opens, before any statement.
-        let (conn, database) = duckgate_plan_reader::open_in_memory(&settings).map_err(|e| {
+        let (conn, token) = duckgate_plan_reader::open_in_memory(&settings).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
                 format!("Could not start DuckDB: {e}"),
             )
         })?;
         let judge = Arc::new(plan_check::PlanJudge::default());
-        let armed = duckgate_plan_reader::arm(&conn, database, judge.clone()).map_err(|e| {
+        let armed = duckgate_plan_reader::arm(&conn, token, judge.clone()).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
                 format!("Could not arm DuckDB's plan check: {e}"),
@@ -356,6 +360,7 @@ impl Engine {
             conn,
             judge,
             armed,
+            token,
             prepared_since: std::cell::Cell::new((0, 0)),
             checker: None,
             threads: cfg.threads,

@@ -39,7 +39,7 @@ impl Engine {
         query: &CheckedQuery,
         derive: impl FnOnce(&str) -> String,
     ) -> Result<CheckedQuery, Failure> {
-        let rendered = self.checker()?.render_select(query.select())?;
+        let rendered = self.render_checked_select(query)?;
         let derived = derive(&rendered);
         match query.checks() {
             Checks::Walked => self.check_statement(&derived),
@@ -50,6 +50,12 @@ impl Engine {
             #[cfg(any(test, feature = "test-bypass"))]
             Checks::Off => Ok(CheckedQuery::with_checks_off(&derived)),
         }
+    }
+
+    /// DuckDB's rendering of the one `SELECT` the checks of `query` read (`json_serialize_sql` →
+    /// `json_deserialize_sql`, on the checker's connection), to build a statement around.
+    pub(super) fn render_checked_select(&self, query: &CheckedQuery) -> Result<String, Failure> {
+        self.checker()?.render_select(query.select())
     }
 
     /// The one place the worker prepares a statement: DuckDB binds and plans `query`, and once

@@ -139,13 +139,17 @@ pub(crate) fn check(
 /// see exactly one `SELECT`, and no function the binder would evaluate while binding may be
 /// written in it (`plan_check::refuse_written_functions`); what the tree holds is read for the
 /// plan check (`validate::tree::facts`), without the walk's policy.
+///
+/// `parse` gives DuckDB's syntax tree of one `SELECT` ([`parse_single_select`]); it runs on the
+/// checker's connection, where no request's plan check judges the statement that does it (on
+/// the request's own connection, once the rules are in force, the judge would refuse it).
 pub(crate) fn parse_for_plan_check(
-    conn: &Connection,
     sql: &str,
     privacy: bool,
+    parse: impl FnOnce(&str) -> Result<Json, Failure>,
 ) -> Result<CheckedQuery, Failure> {
     let select = checked_query(sql);
-    let tree = parse_single_select(conn, &select)?;
+    let tree = parse(&select)?;
     super::plan_check::refuse_written_functions(&tree, privacy)
         .map_err(|refused| refused.into_error(privacy))?;
     Ok(CheckedQuery {
@@ -218,8 +222,14 @@ fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
 /// or after it, so a statement built around it (`EXPLAIN (FORMAT JSON) …`) holds exactly it.
 pub(crate) fn render_select(conn: &Connection, sql: &str) -> Result<String, Failure> {
     let tree = parse_single_select(conn, sql)?;
+    render_tree(conn, &tree.to_string())
+}
+
+/// A syntax tree of one SELECT (as `json_serialize_sql` writes it) as DuckDB writes it out as
+/// SQL (`json_deserialize_sql`, DuckDB's own `ToString` of the statement it reads back).
+pub(crate) fn render_tree(conn: &Connection, tree: &str) -> Result<String, Failure> {
     conn.prepare_cached("SELECT json_deserialize_sql(?::JSON)")
-        .and_then(|mut stmt| stmt.query_row([tree.to_string()], |row| row.get(0)))
+        .and_then(|mut stmt| stmt.query_row([tree], |row| row.get(0)))
         .map_err(|e| query_error(&e))
 }
 

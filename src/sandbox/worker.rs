@@ -20,7 +20,7 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use crate::engine::{CheckedQuery, Engine, EngineConfig, Spill, wal_path};
+use crate::engine::{CheckedQuery, Engine, EngineConfig, PivotValues, Spill, wal_path};
 use crate::error::ErrorKind;
 use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
@@ -387,28 +387,44 @@ fn draw(data: &crate::plot::PlotData, chart: &ChartRequest) -> Result<ChartReply
 /// Attach the database while DuckDB's parser checks `sql` and the worker walks DuckDB's syntax
 /// tree, then check DuckDB's plan for it: nothing runs before both checks passed. The test
 /// bypass can switch either off (not the privacy rules' own switch, which only drops the rules).
+/// Returns the statement to run: `sql`, or for a `PIVOT` whose values come from the data, the
+/// pivot with the values its value queries found (see [`pivot_with_values`]).
 fn checked_attach(
     engine: &mut Engine,
     sql: &str,
     privacy: &crate::privacy::PrivacyPolicy,
     args: &WorkerArgs,
     bypass: &Bypass,
-) -> Result<CheckedQuery, Failure> {
-    let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
+') -> Result<CheckedQuery, Failure> {
     if !bypass.is_off(Layer::WorkerPrivacy) {
         engine.enforce_privacy(privacy);
     }
+    if let Some(statement) = pivot_with_values(engine, sql, args, bypass)? {
+        return Ok(statement);
+    }
+    let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
     let walked = engine.attach_checking(&args.db, walk)?;
     let plan_check = !bypass.is_off(Layer::PlanCheck);
-    let query = match walked {
-        Some(query) => query,
-        None if plan_check => engine.parse_for_plan_check(sql)?,
-        None => checks_off(sql)?,
-    };
+    let query = checked_as_the_bypass_allows(engine, walked, sql, plan_check)?;
     if plan_check {
         engine.start_plan_check(&query)?;
     }
     Ok(query)
+}
+
+/// The checked statement for `sql`: the walk's, when it ran; else the plan check's own reading
+/// of DuckDB's syntax tree; else (every check of the SQL switched off in a test) none.
+fn checked_as_the_bypass_allows(
+    engine: &Engine,
+    walked: Option<CheckedQuery>,
+    sql: &str,
+    plan_check: bool,
+) -> Result<CheckedQuery, Failure> {
+    match walked {
+        Some(query) => Ok(query),
+        None if plan_check => engine.parse_for_plan_check(sql),
+        None => checks_off(sql),
+    }
 }
 
 /// `sql` with both checks of the SQL switched off, which only a test build can do.
@@ -424,6 +440,63 @@ fn checks_off(_sql: &str) -> Result<CheckedQuery, Failure> {
     Err(internal(
         "the checks of the SQL cannot be switched off in this build".to_owned(),
     ))
+}
+
+/// For a `PIVOT` whose values DuckDB takes from the data (`PIVOT t ON col USING sum(x)`), the
+/// checked statement to run instead of `sql`; `None` for any other SQL. DuckDB's parser makes
+/// such a pivot a `CREATE TEMPORARY TYPE … AS ENUM (<value query>)` per column and the pivot over
+/// those types (`engine::pivot`). The `CREATE` never runs: each value query is checked, its plan
+/// judged and run as a query of its own (the same checks, privacy rules and limits as the
+/// agent's), and the pivot, with the values found written into its parse tree as `IN` lists, is
+/// checked and judged in turn. Each check is switched off by the same bypass as for `sql`.
+fn pivot_with_values(
+    engine: &mut Engine,
+    sql: &str,
+    args: &WorkerArgs,
+    bypass: &Bypass,
+) -> Result<Option<CheckedQuery>, Failure> {
+    let Some(pivot) = engine.pivot_from_data(sql) else {
+        return Ok(None);
+    };
+    let walk = !bypass.is_off(Layer::WorkerWalk);
+    let plan = !bypass.is_off(Layer::PlanCheck);
+    let check = |engine: &mut Engine, statement: &str| -> Result<CheckedQuery, Failure> {
+        let walked = if walk {
+            Some(engine.check_statement(statement)?)
+        } else {
+            None
+        };
+        let query = checked_as_the_bypass_allows(engine, walked, statement, plan)?;
+        if plan {
+            engine.start_plan_check(&query)?;
+        }
+        Ok(query)
+    };
+    engine.attach(&args.db)?;
+    let mut values = Vec::new();
+    for query in pivot.value_queries() {
+        let checked = check(engine, query)?;
+        let found = match engine.pivot_values(&checked)? {
+            PivotValues::Found(found) => found,
+            // DuckDB casts a value query's one column to VARCHAR first; so does this statement,
+            // built around the checked query and checked again.
+            PivotValues::NotText => {
+                let as_text = engine.pivot_values_as_text(&checked)?;
+                let as_text = check(engine, &as_text)?;
+                match engine.pivot_values(&as_text)? {
+                    PivotValues::Found(found) => found,
+                    PivotValues::NotText => {
+                        return Err(internal(
+                            "a PIVOT's values cast to VARCHAR are not VARCHAR".into(),
+                        ));
+                    }
+                }
+            }
+        };
+        values.push(found);
+    }
+    let statement = engine.pivot_statement(&pivot, &values)?;
+    check(engine, &statement).map(Some)
 }
 
 fn internal(message: String) -> Failure {

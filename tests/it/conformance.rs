@@ -95,12 +95,8 @@ const CLASSES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Why PIVOT without IN stays refused (SECURITY.md, "PIVOT without an IN list"): DuckDB runs it as
-/// a CREATE TEMPORARY TYPE that writes to the catalog, then the PIVOT.
-const PIVOT_VALUES: &str = "refused: DuckDB runs it as two statements, one writing the catalog";
-
 /// Classes that differ from DuckDB for a stated reason: reported, not failed.
-const AWAITING: &[(&str, &str)] = &[("pivot_without_in", PIVOT_VALUES)];
+const AWAITING: &[(&str, &str)] = &[];
 
 fn awaited(class: &str) -> Option<&'static str> {
     AWAITING

@@ -125,7 +125,7 @@ fn corpus_is_large_well_formed_and_covers_every_category() {
         .filter(|e| e.expect_refused)
         .map(|e| e.name.as_str())
         .collect();
-    assert_eq!(refused, ["pivot_without_in_list"]);
+    assert!(refused.is_empty(), "expected refused: {refused:?}");
     let mut by_category: BTreeMap<&str, usize> = BTreeMap::new();
     for e in &entries {
         *by_category.entry(e.category.as_str()).or_default() += 1;

@@ -33,6 +33,7 @@ mod mcp_concurrency;
 mod mcp_demo;
 mod mcp_errors;
 mod mcp_tools;
+mod pivot_from_data;
 mod plot;
 mod privacy;
 mod privacy_oracles;

@@ -515,11 +515,14 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
     let reader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("duckgate");
     println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.h").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("pivot_parts.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("pivot_parts.h").display());
     let lib_name = "duckgate_plan_reader";
     cc::Build::new()
         .cpp(true)
         .std("c++17")
         .file(reader_dir.join("plan_reader.cpp"))
+        .file(reader_dir.join("pivot_parts.cpp"))
         .include(&reader_dir)
         .include(source_dir.join("src/include"))
         .define("DUCKDB", None)

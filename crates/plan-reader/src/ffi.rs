@@ -48,6 +48,13 @@ unsafe extern "C" {
         error: *mut *mut c_char,
     ) -> i32;
     fn duckgate_plan_enum_name(enumeration: u32, code: u32, name: *mut *mut c_char) -> i32;
+    fn duckgate_pivot_parts(
+        database: duckdb_c::duckdb_database,
+        sql: *const c_char,
+        sql_size: usize,
+        parts: *mut *mut c_char,
+        parts_size: *mut usize,
+    ) -> i32;
 }
 
 // `duckgate_fact_kind`.
@@ -113,6 +120,51 @@ pub(crate) fn enum_name(enumeration: Enumeration, code: u32) -> Option<String> {
     // SAFETY: set only to a `duckdb_malloc`ed string, or left null.
     let name = unsafe { take_duckdb_string(name) };
     if status == 0 { name } else { None }
+}
+
+/// The parts `duckgate_pivot_parts` writes for `sql`, each as the bytes it wrote (see
+/// `vendor/libduckdb-sys/duckgate/pivot_parts.h`); `None` when `sql` is not that shape.
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext` that stays open during the call.
+pub(crate) unsafe fn pivot_parts(
+    database: duckdb_c::duckdb_database,
+    sql: &str,
+) -> Option<Vec<Vec<u8>>> {
+    let mut parts: *mut c_char = ptr::null_mut();
+    let mut size: usize = 0;
+    // SAFETY: `database` is open per this function's contract; `sql` is readable for its length
+    // (the C side takes a size, not a NUL); both out pointers are valid.
+    let found = unsafe {
+        duckgate_pivot_parts(
+            database,
+            sql.as_ptr().cast(),
+            sql.len(),
+            &mut parts,
+            &mut size,
+        )
+    };
+    if found != 1 || parts.is_null() {
+        return None;
+    }
+    // SAFETY: on 1 the C side set `parts` to a `duckdb_malloc`ed buffer of `size` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(parts.cast::<u8>(), size) }.to_vec();
+    // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
+    unsafe { duckdb_c::duckdb_free(parts.cast()) };
+    split_parts(&bytes)
+}
+
+/// The parts of `duckgate_pivot_parts`' buffer: each a little-endian u64 length and its bytes.
+fn split_parts(mut bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut parts = Vec::new();
+    while !bytes.is_empty() {
+        let (size, rest) = bytes.split_first_chunk::<8>()?;
+        let size = usize::try_from(u64::from_le_bytes(*size)).ok()?;
+        let part = rest.get(..size)?;
+        parts.push(part.to_vec());
+        bytes = rest.get(size..)?;
+    }
+    Some(parts)
 }
 
 /// Open an in-memory database through the C API with `settings` as its configuration.

@@ -31,12 +31,14 @@
 mod enums;
 mod facts;
 mod ffi;
+mod pivot;
 mod registry;
 
 pub use enums::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
 pub use facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
 };
+pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{ArmedConnection, DatabaseToken, Judge, Phase, Verdict, arm, open_in_memory};
 
 /// DuckDB's name for value `code` of one of the enumerations facts carry, as DuckDB's

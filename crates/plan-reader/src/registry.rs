@@ -57,6 +57,19 @@ struct Counts {
 /// Armed connections by (database, DuckDB connection id).
 static ARMED: Mutex<Option<HashMap<(u64, u64), Armed>>> = Mutex::new(None);
 
+/// The raw handle of each database a reader was installed on, by token, as an address (a raw
+/// pointer is not `Send`). The databases live as long as the process (see [`open_in_memory`]).
+static DATABASES: Mutex<Option<HashMap<u64, usize>>> = Mutex::new(None);
+
+/// The raw handle of the database `token` names.
+pub(crate) fn database_of(token: DatabaseToken) -> Option<duckdb::ffi::duckdb_database> {
+    let databases = DATABASES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let address = *databases.as_ref()?.get(&token.0)?;
+    Some(address as duckdb::ffi::duckdb_database)
+}
+
 /// The next database's token.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
@@ -79,6 +92,11 @@ pub fn open_in_memory(settings: &[(&str, &str)]) -> Result<(Connection, Database
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     // SAFETY: `database` was just opened and is never closed (see above).
     unsafe { ffi::install(database, judge_plan, token) }?;
+    DATABASES
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(token, database as usize);
     // SAFETY: `database` is open and stays open for the process's life, which the handle the
     // `duckdb` crate keeps (without closing it) therefore never outlives.
     let connection = unsafe { Connection::open_from_raw(database) }

@@ -478,6 +478,45 @@ ORDER BY patient_id;
 -- ordered: yes
 PIVOT_WIDER readings ON quarter USING count(*) GROUP BY patient_id ORDER BY patient_id;
 
+-- name: pivot_mixing_listed_and_found_values
+-- category: pivot_without_in
+-- ordered: yes
+PIVOT readings ON year IN (2022, 2023), quarter USING count(*) GROUP BY patient_id
+ORDER BY patient_id;
+
+-- name: pivot_on_values_of_a_subquery
+-- category: pivot_without_in
+-- ordered: yes
+PIVOT readings ON quarter IN (SELECT DISTINCT quarter FROM readings WHERE quarter <> 'Q2' ORDER BY 1)
+USING sum(glucose) GROUP BY patient_id ORDER BY patient_id;
+
+-- name: pivot_on_numbers_of_a_subquery
+-- category: pivot_without_in
+-- ordered: yes
+PIVOT readings ON year IN (SELECT DISTINCT year FROM readings ORDER BY year DESC)
+USING count(*) GROUP BY quarter ORDER BY quarter;
+
+-- name: pivot_in_an_expression_subquery
+-- category: pivot_without_in
+SELECT (SELECT count(*) FROM (PIVOT readings ON quarter USING count(*) GROUP BY patient_id)) AS n;
+
+-- name: pivot_of_a_cte_source
+-- category: pivot_without_in
+-- ordered: yes
+WITH late AS (SELECT * FROM readings WHERE year > 2022)
+PIVOT late ON quarter USING avg(glucose) GROUP BY year ORDER BY year;
+
+-- name: pivot_in_a_union
+-- category: pivot_without_in
+-- ordered: yes
+(PIVOT readings ON quarter USING count(*) GROUP BY year)
+UNION ALL (PIVOT readings ON quarter USING max(glucose) GROUP BY year) ORDER BY ALL;
+
+-- name: pivot_on_a_boolean_expression
+-- category: pivot_without_in
+-- ordered: yes
+PIVOT readings ON glucose > 150 USING count(*) GROUP BY patient_id ORDER BY patient_id;
+
 -------------------------------------------------------------------------------------------------
 -- TIME WITH TIME ZONE
 -------------------------------------------------------------------------------------------------

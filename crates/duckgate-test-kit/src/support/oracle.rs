@@ -317,11 +317,24 @@ impl Oracle {
     ) -> Result<(Vec<String>, Vec<Vec<Json>>), String> {
         let mut stmt = self.conn.prepare(sql).map_err(|e| e.to_string())?;
         let mut rows = stmt.query([]).map_err(|e| e.to_string())?;
-        let columns: Vec<String> = {
+        let (columns, executed): (Vec<String>, Vec<OracleType>) = {
             let stmt = rows.as_ref().expect("rows of a statement");
             (0..stmt.column_count())
-                .map(|i| stmt.column_name(i).cloned().unwrap_or_default())
-                .collect()
+                .map(|i| {
+                    (
+                        stmt.column_name(i).cloned().unwrap_or_default(),
+                        OracleType::of(&stmt.column_logical_type(i)),
+                    )
+                })
+                .unzip()
+        };
+        // A statement DuckDB's parser made several (a PIVOT without IN: CREATE TYPE, then the
+        // pivot) is described, once prepared, by its first part: the result's own columns are
+        // the answer's.
+        let types = if executed.len() == types.len() {
+            types
+        } else {
+            &executed
         };
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(|e| e.to_string())? {

@@ -15,8 +15,6 @@
 //! - a relation in `FROM`/`JOIN` (or the subject of `PIVOT`, `DESCRIBE`, …) is a string, which
 //!   DuckDB's replacement scans read as a file or URL, or a quoted name shaped like a path, or
 //!   one of DuckDB's settings views;
-//! - a `PIVOT … ON` column has no static `IN (…)` list: DuckDB then runs a query of its own to
-//!   find the values, which makes the statement several;
 //! - under privacy rules: a catalog listing (`information_schema`, `duckdb_…()`, …).
 //!
 //! Where a pattern could be read two ways, it is left to the worker rather than refused.
@@ -25,7 +23,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
 use super::functions::{self, RowSource, SystemView};
 use super::refusals::{denied, file_relation, looks_like_path, table_function_not_allowed};
-use super::walk::{Walker, pivot_refused};
+use super::walk::Walker;
 use super::{Catalog, Limits, NON_QUERY_KEYWORDS, Refusal, too_deep, write_refused};
 use crate::error::ErrorKind;
 
@@ -79,18 +77,6 @@ const FROM_CLAUSE_ENDS: &[&str] = &[
     "RETURNING",
 ];
 
-/// Words that end the `ON` list of a `PIVOT` statement (or show that it has none).
-const PIVOT_ON_ENDS: &[&str] = &[
-    "USING",
-    "GROUP",
-    "ORDER",
-    "LIMIT",
-    "OFFSET",
-    "UNION",
-    "INTERSECT",
-    "EXCEPT",
-];
-
 /// Refuse `tokens` (a statement sqlparser cannot parse) on positive evidence only.
 pub(crate) fn check(
     tokens: &[TokenWithSpan],
@@ -104,7 +90,6 @@ pub(crate) fn check(
     }
     let walker = Walker::new(catalog, limits);
     scan.calls_and_relations(catalog, &walker)?;
-    scan.pivots()?;
     scan.information_schema(&walker)
 }
 
@@ -216,15 +201,6 @@ impl<'t> Scan<'t> {
     /// The index after the bracket group opening at `i`.
     fn after_group(&self, i: usize) -> Option<usize> {
         self.closing.get(i).copied().flatten().map(|c| c + 1)
-    }
-
-    /// The index after the token at `i`, or after the whole bracket group it opens; `None` for
-    /// a group that is never closed.
-    fn step(&self, i: usize) -> Option<usize> {
-        match self.token(i) {
-            Some(token) if is_open(token) => self.after_group(i),
-            _ => Some(i + 1),
-        }
     }
 
     /// The name chain `a.b.c` starting at `i`, and the index after it.
@@ -596,143 +572,6 @@ impl<'t> Scan<'t> {
             Some(SystemView::Catalog) => walker.check_catalog_listing(&written),
             Some(SystemView::Constant) | None => Ok(()),
         }
-    }
-
-    /// `PIVOT` statements (DuckDB's own form) whose `ON` columns lack a static `IN` list.
-    fn pivots(&self) -> Result<(), Refusal> {
-        for i in 0..self.tokens.len() {
-            if !self.is_in(i, &["PIVOT", "PIVOT_WIDER"]) || self.is_standard_pivot(i) {
-                continue;
-            }
-            let Some(items) = self.pivot_on_items(i) else {
-                continue;
-            };
-            for (start, end) in items {
-                if !self.has_static_in_list(start, end) {
-                    return Err(pivot_refused());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// `t PIVOT (aggregate FOR column IN (…))`, whose grammar demands the list.
-    fn is_standard_pivot(&self, i: usize) -> bool {
-        if self.token(i + 1) != Some(&Token::LParen) || self.is_in(i + 2, QUERY_STARTS) {
-            return false;
-        }
-        let Some(end) = self.after_group(i + 1) else {
-            return false;
-        };
-        let mut at = i + 2;
-        while at + 1 < end {
-            if self.is(at, "FOR") {
-                return true;
-            }
-            let Some(next) = self.step(at) else {
-                return false;
-            };
-            at = next;
-        }
-        false
-    }
-
-    /// The items of the `ON` list of the `PIVOT` statement at `i`, as token ranges; `None` when
-    /// it has no `ON` list (or its shape is not recognised).
-    fn pivot_on_items(&self, i: usize) -> Option<Vec<(usize, usize)>> {
-        // The source may be a join, whose own `ON` conditions come first.
-        let mut at = i + 1;
-        let mut join_awaits_condition = false;
-        let on = loop {
-            let token = self.token(at)?;
-            if is_open(token) {
-                at = self.after_group(at)?;
-                continue;
-            }
-            if is_close(token) || token == &Token::SemiColon {
-                return None;
-            }
-            if self.is(at, "JOIN") {
-                let mut before = at;
-                while before > 0
-                    && self.is_in(
-                        before - 1,
-                        &[
-                            "LEFT", "RIGHT", "FULL", "OUTER", "INNER", "SEMI", "ANTI", "ASOF",
-                        ],
-                    )
-                {
-                    before -= 1;
-                }
-                join_awaits_condition =
-                    !(before > 0 && self.is_in(before - 1, &["NATURAL", "CROSS", "POSITIONAL"]));
-            } else if self.is(at, "USING") {
-                if join_awaits_condition && self.token(at + 1) == Some(&Token::LParen) {
-                    join_awaits_condition = false;
-                } else {
-                    return None;
-                }
-            } else if self.is(at, "ON") {
-                if join_awaits_condition {
-                    join_awaits_condition = false;
-                } else {
-                    break at;
-                }
-            } else if self.is_in(at, PIVOT_ON_ENDS) {
-                return None;
-            }
-            at += 1;
-        };
-        let mut items = Vec::new();
-        let mut start = on + 1;
-        let mut at = start;
-        loop {
-            let ends_list = match self.token(at) {
-                None | Some(Token::SemiColon) => true,
-                Some(token) if is_close(token) => true,
-                Some(_) => self.is_in(at, PIVOT_ON_ENDS),
-            };
-            if ends_list || self.token(at) == Some(&Token::Comma) {
-                items.push((start, at));
-                if ends_list {
-                    return Some(items);
-                }
-                start = at + 1;
-                at = start;
-                continue;
-            }
-            at = self.step(at)?;
-        }
-    }
-
-    /// Whether the `ON` item `start..end` is `column IN (values)` (or `IN enum_type`) with
-    /// values that are not a query. DuckDB 2.0 turns `col NOT IN (…)` and `col IN (SELECT …)`
-    /// into several statements, like a missing list (measured).
-    fn has_static_in_list(&self, start: usize, end: usize) -> bool {
-        let mut at = start;
-        while at < end {
-            if self.is(at, "IN") {
-                if at == start || self.is(at - 1, "NOT") {
-                    return false;
-                }
-                return match self.token(at + 1) {
-                    Some(Token::LParen) => {
-                        let mut first = at + 2;
-                        while self.token(first) == Some(&Token::LParen) {
-                            first += 1;
-                        }
-                        !self.is_in(first, QUERY_STARTS)
-                    }
-                    Some(Token::Word(_)) => true,
-                    _ => false,
-                };
-            }
-            let Some(next) = self.step(at) else {
-                return false;
-            };
-            at = next;
-        }
-        false
     }
 
     /// Under privacy rules, `information_schema` named anywhere: a catalog listing (the other

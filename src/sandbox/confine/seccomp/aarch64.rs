@@ -15,6 +15,7 @@ pub(super) fn number(call: Syscall) -> Option<i64> {
         Syscall::Brk => Some(214),
         Syscall::Chroot => Some(51),
         Syscall::ClockAdjtime => Some(266),
+        Syscall::ClockNanosleep => Some(115),
         Syscall::ClockSettime => Some(112),
         Syscall::Clone => Some(220),
         Syscall::Clone3 => Some(435),

@@ -131,6 +131,10 @@ pub(super) fn decide(
         | Syscall::Rseq
         | Syscall::Gettid
         | Syscall::SchedGetaffinity => Decision::allow("DuckDB's threads and their locks"),
+        Syscall::ClockNanosleep => Decision::allow(
+            "DuckDB's threads sleep while they wait for one another (std::this_thread::sleep_for: \
+             a window's segment tree built by several threads)",
+        ),
         Syscall::Clone => match role {
             Role::Worker => Decision {
                 allow: Some(vec![SeccompRule::new(vec![

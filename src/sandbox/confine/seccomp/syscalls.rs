@@ -40,6 +40,7 @@ syscalls! {
     Brk "brk",
     Chroot "chroot",
     ClockAdjtime "clock_adjtime",
+    ClockNanosleep "clock_nanosleep",
     ClockSettime "clock_settime",
     Clone "clone",
     Clone3 "clone3",

@@ -14,6 +14,7 @@ pub(super) fn number(call: Syscall) -> Option<i64> {
         Syscall::Brk => Some(12),
         Syscall::Chroot => Some(161),
         Syscall::ClockAdjtime => Some(305),
+        Syscall::ClockNanosleep => Some(230),
         Syscall::ClockSettime => Some(227),
         Syscall::Clone => Some(56),
         Syscall::Clone3 => Some(435),

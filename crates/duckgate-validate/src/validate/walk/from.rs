@@ -6,7 +6,7 @@ use sqlparser::ast::{
     TableFunctionArgs, TableSample, TableSampleKind, TableWithJoins,
 };
 
-use super::{Walk, Walker, lower, pivot_refused, push_unique};
+use super::{Walk, Walker, lower, push_unique};
 use crate::validate::functions::{self, RowSource, SystemView, TableUse};
 use crate::validate::refusals::{
     denied, file_relation, looks_like_path, names_a_data_file, table_function_not_allowed,
@@ -165,12 +165,12 @@ impl Walker<'_> {
                 self.table_factor(table)?;
                 self.exprs_with_aliases(aggregate_functions)?;
                 self.exprs(value_column)?;
+                // DuckDB's grammar has neither `IN ANY` nor `IN (subquery)` in this form (a
+                // syntax error there): what they hold is checked, and DuckDB's parser answers.
                 match value_source {
                     PivotValueSource::List(values) => self.exprs_with_aliases(values)?,
-                    // The values come from the data: DuckDB would run a query of its own first.
-                    PivotValueSource::Any(_) | PivotValueSource::Subquery(_) => {
-                        return Err(pivot_refused());
-                    }
+                    PivotValueSource::Any(order_by) => self.order_by_exprs(order_by)?,
+                    PivotValueSource::Subquery(query) => self.query(query)?,
                 }
                 self.opt_expr(default_on_null.as_ref())?;
                 self.table_alias(alias.as_ref())?;

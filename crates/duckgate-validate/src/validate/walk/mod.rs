@@ -20,7 +20,6 @@
 
 use sqlparser::ast::Ident;
 
-use super::refusals::policy_blocked;
 pub(crate) use super::refusals::unsupported;
 use super::{Catalog, Limits, Refusal};
 use crate::error::ErrorKind;
@@ -82,17 +81,4 @@ impl<'a> Walker<'a> {
             functions: Vec::new(),
         }
     }
-}
-
-/// A PIVOT whose values are not listed: DuckDB first runs a query of its own to find them,
-/// which makes the statement several.
-pub(crate) fn pivot_refused() -> Refusal {
-    policy_blocked(
-        "PIVOT",
-        "PIVOT without an IN list of values is not supported: DuckDB would first run a query of \
-         its own to find the values, which makes it several statements."
-            .into(),
-        "List the values for each ON column: PIVOT t ON col IN ('a', 'b') USING sum(v), or in \
-         FROM: t PIVOT (sum(v) FOR col IN ('a', 'b')).",
-    )
 }
