@@ -395,7 +395,7 @@ fn checked_attach(
     privacy: &crate::privacy::PrivacyPolicy,
     args: &WorkerArgs,
     bypass: &Bypass,
-') -> Result<CheckedQuery, Failure> {
+) -> Result<CheckedQuery, Failure> {
     if !bypass.is_off(Layer::WorkerPrivacy) {
         engine.enforce_privacy(privacy);
     }
