@@ -52,9 +52,7 @@ impl Engine {
     /// ([`statement::parse_for_plan_check`]): the plan check then holds on its own.
     pub fn parse_for_plan_check(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
-        statement::parse_for_plan_check(sql, self.privacy.is_some(), |select| {
-            checker.parse(select)
-        })
+        statement::parse_for_plan_check(sql, self.privacy.is_some(), |select| checker.parse(select))
     }
 
     /// The walk's last step, once the database is attached: a relation it found named like a

@@ -27,8 +27,8 @@ use serde_json::{Value as Json, json};
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
-use super::statement::CheckedQuery;
 use super::statement;
+use super::statement::CheckedQuery;
 use crate::error::ErrorKind;
 use crate::protocol::Failure;
 
@@ -113,9 +113,7 @@ impl Engine {
         let memory = self.memory;
         let judge = self.judge.clone();
         let failed = |e: &duckdb::Error| memory.explain(judge.error_for(e));
-        let mut stmt = self
-            .prepare(query)
-            .map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
         if stmt.column_count() != 1 {
             return Err(worker_error(
                 ErrorKind::DatabaseError,
