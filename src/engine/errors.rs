@@ -1,10 +1,16 @@
 //! DuckDB's errors mapped onto the registry kinds.
 //!
-//! The `duckdb` crate reports every engine failure as `DuckDBFailure` with a generic code, so
-//! the class comes from DuckDB's message prefix (`Parser Error: …`, `Binder Error: …`), which
-//! DuckDB formats as `<ExceptionType> Error: <message>`.
+//! The `duckdb` crate reports every engine failure as text. The kind is decided from DuckDB's own
+//! `ErrorData` instead: its `ExceptionType` and extra information (`error_subtype`, `name`,
+//! `errno`), which the plan reader's C++ side records as DuckDB ends each failed query
+//! ([`duckgate_plan_reader::take_typed_error`]). The message stays what the agent reads; no
+//! decision is made from it except where DuckDB gives no structure, each marked below as
+//! message-only. An error without a type is a `database_error`: never a policy pass.
 
 use std::path::Path;
+
+use duckgate_plan_reader::{Code, DuckdbError, ErrorSubtype, ExceptionType, take_typed_error};
+use nix::errno::Errno;
 
 use crate::error::ErrorKind;
 use crate::protocol::{Failure, MissingKind, MissingName};
@@ -22,18 +28,22 @@ pub(crate) fn duckdb_message(err: &duckdb::Error) -> String {
     }
 }
 
+/// DuckDB's typed error for the failure the crate just reported on this thread, if DuckDB ended a
+/// query with it.
+fn typed_error(err: &duckdb::Error) -> Option<DuckdbError> {
+    match err {
+        duckdb::Error::DuckDBFailure(_, Some(message)) => take_typed_error(message),
+        _ => None,
+    }
+}
+
 /// Map an error from preparing or running a query. An `unknown_name` carries what DuckDB could
-/// not find ([`missing_name`]), so no other layer reads DuckDB's words.
+/// not find, from DuckDB's `name` field, so no other layer reads DuckDB's words.
 pub(crate) fn query_error(err: &duckdb::Error) -> Failure {
     let message = duckdb_message(err);
-    let kind = match err {
-        duckdb::Error::DuckDBFailure(..) => classify(&message),
-        duckdb::Error::InvalidParameterCount(..) => ErrorKind::InvalidArgument,
-        _ => ErrorKind::DatabaseError,
-    };
-    let missing = match kind {
-        ErrorKind::UnknownName => missing_name(&message),
-        _ => None,
+    let (kind, missing) = match typed_error(err) {
+        Some(typed) => classify(&typed),
+        None => (untyped_kind(err), None),
     };
     Failure {
         missing,
@@ -41,10 +51,163 @@ pub(crate) fn query_error(err: &duckdb::Error) -> Failure {
     }
 }
 
-/// What a DuckDB "not found" message names: `Referenced column "x" not found…` and
-/// `Table "t" does not have a column named "x"` name a column (the first quoted name after the
-/// word "column"); otherwise the first quoted name (`Table with name "x" does not exist`,
-/// `Scalar Function with name foo does not exist` has none).
+/// The kind of a failure DuckDB recorded no typed error for: it failed before a query began, or
+/// it is the crate's own. For a prepare that means DuckDB's parser refused the text
+/// (`ClientContext::Prepare` parses before the query begins, and no hook sees that error); the
+/// worker's own parse check (`statement::parse_single_select`) reads the parser's typed error
+/// first, so this is reached only by a statement that check did not see. Message-only: the
+/// `Parser` prefix DuckDB writes from the same `ExceptionType` (`ErrorData::ConstructFinalMessage`).
+/// Anything else is a `database_error`.
+fn untyped_kind(err: &duckdb::Error) -> ErrorKind {
+    match err {
+        duckdb::Error::DuckDBFailure(_, Some(message))
+            if message.split_once(" Error: ").map(|(class, _)| class) == Some("Parser") =>
+        {
+            ErrorKind::SyntaxError
+        }
+        duckdb::Error::InvalidParameterCount(..) => ErrorKind::InvalidArgument,
+        _ => ErrorKind::DatabaseError,
+    }
+}
+
+/// The registry kind of one typed DuckDB error, and for an `unknown_name` what DuckDB could not
+/// find.
+pub(crate) fn classify(error: &DuckdbError) -> (ErrorKind, Option<MissingName>) {
+    let named = |kind| {
+        error.field("name").map(|name| MissingName {
+            name: name.to_owned(),
+            kind,
+        })
+    };
+    let Code::Known(exception) = &error.exception_type else {
+        return (ErrorKind::DatabaseError, None);
+    };
+    let kind = match exception {
+        ExceptionType::Parser | ExceptionType::Syntax => ErrorKind::SyntaxError,
+        ExceptionType::Catalog => match error.subtype() {
+            Some(ErrorSubtype::MissingEntry) => {
+                return (ErrorKind::UnknownName, named(MissingKind::Other));
+            }
+            // DuckDB's catalog errors without a subtype are look-ups of a catalog, schema or
+            // entry by a name that is not there; they name nothing in a field.
+            None => ErrorKind::UnknownName,
+            Some(
+                ErrorSubtype::EntryAlreadyExists
+                | ErrorSubtype::ColumnNotFound
+                | ErrorSubtype::NoMatchingFunction
+                | ErrorSubtype::Unsupported
+                | ErrorSubtype::SyntaxError
+                | ErrorSubtype::Unrecognised(_),
+            ) => ErrorKind::DatabaseError,
+        },
+        ExceptionType::Binder => match error.subtype() {
+            Some(ErrorSubtype::ColumnNotFound) => {
+                return (ErrorKind::UnknownName, named(MissingKind::Column));
+            }
+            Some(ErrorSubtype::MissingEntry) => {
+                return (ErrorKind::UnknownName, named(MissingKind::Other));
+            }
+            Some(
+                ErrorSubtype::EntryAlreadyExists
+                | ErrorSubtype::NoMatchingFunction
+                | ErrorSubtype::Unsupported
+                | ErrorSubtype::SyntaxError
+                | ErrorSubtype::Unrecognised(_),
+            ) => ErrorKind::DatabaseError,
+            None => return binder_without_subtype(&error.message),
+        },
+        ExceptionType::InvalidInput => invalid_input_kind(&error.message),
+        ExceptionType::OutOfMemory => ErrorKind::ResourceLimit,
+        // A spill file that met a full disk or the worker's RLIMIT_FSIZE backstop (`EFBIG`).
+        ExceptionType::Io => match error.errno().map(Errno::from_raw) {
+            Some(Errno::ENOSPC | Errno::EFBIG) => ErrorKind::ResourceLimit,
+            _ => ErrorKind::DatabaseError,
+        },
+        // DuckDB's own hardening (external access off, a disabled file system) denied it.
+        ExceptionType::Permission => ErrorKind::PolicyBlocked,
+        ExceptionType::Internal | ExceptionType::Fatal => ErrorKind::InternalError,
+        ExceptionType::Interrupt => ErrorKind::Cancelled,
+        ExceptionType::Invalid
+        | ExceptionType::OutOfRange
+        | ExceptionType::Conversion
+        | ExceptionType::UnknownType
+        | ExceptionType::Decimal
+        | ExceptionType::MismatchType
+        | ExceptionType::DivideByZero
+        | ExceptionType::ObjectSize
+        | ExceptionType::InvalidType
+        | ExceptionType::Serialization
+        | ExceptionType::Transaction
+        | ExceptionType::NotImplemented
+        | ExceptionType::Expression
+        | ExceptionType::Planner
+        | ExceptionType::Scheduler
+        | ExceptionType::Executor
+        | ExceptionType::Constraint
+        | ExceptionType::Index
+        | ExceptionType::Stat
+        | ExceptionType::Connection
+        | ExceptionType::Settings
+        | ExceptionType::Network
+        | ExceptionType::Optimizer
+        | ExceptionType::NullPointer
+        | ExceptionType::ParameterNotResolved
+        | ExceptionType::ParameterNotAllowed
+        | ExceptionType::Dependency
+        | ExceptionType::Http
+        | ExceptionType::MissingExtension
+        | ExceptionType::Autoload
+        | ExceptionType::Sequence
+        | ExceptionType::InvalidConfiguration
+        | ExceptionType::DataCorruption
+        | ExceptionType::ResourceInUse => ErrorKind::DatabaseError,
+    };
+    (kind, None)
+}
+
+/// A binder error without an `error_subtype`. Message-only: DuckDB raises several "no such
+/// name" binder errors with no subtype and no `name` field (`Table "d" does not have a column
+/// named "x"` from `TableBinding::ColumnNotFoundError`, `Circular reference to CTE x`, a column of
+/// an `EXCLUDE` list or a join's `USING` that is not there), so only its words tell a missing
+/// name from another binder error, and only its quotes name it. Either answer is a registry kind
+/// of DuckDB's own failure, never a pass.
+fn binder_without_subtype(message: &str) -> (ErrorKind, Option<MissingName>) {
+    if names_something_missing(message) {
+        (ErrorKind::UnknownName, missing_name(message))
+    } else {
+        (ErrorKind::DatabaseError, None)
+    }
+}
+
+/// An `INVALID_INPUT` error. Message-only: DuckDB refuses a write to a database attached read-only
+/// (`ClientContext::CheckIfPreparedStatementIsExecutable`) and a change to its locked
+/// configuration (`DBConfig`) with plain `InvalidInputException`s, no subtype or field, so only
+/// their words tell those refusals from bad input.
+fn invalid_input_kind(message: &str) -> ErrorKind {
+    let lower = message.to_ascii_lowercase();
+    let refused_by_configuration = lower.contains("attached in read-only mode")
+        || lower.contains("the configuration has been locked");
+    if refused_by_configuration {
+        ErrorKind::PolicyBlocked
+    } else {
+        ErrorKind::DatabaseError
+    }
+}
+
+/// Message-only (see [`binder_without_subtype`]): the words of DuckDB's binder errors without a
+/// subtype that say a name is not there.
+fn names_something_missing(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("not found")
+        || lower.contains("does not exist")
+        // `WITH x AS (SELECT * FROM x)` without a relation `x`: DuckDB's words for a missing x.
+        || lower.contains("circular reference to cte")
+        || lower.contains("does not have a column named")
+}
+
+/// Message-only (see [`binder_without_subtype`]): what a binder error without a `name` field
+/// names. `Table "t" does not have a column named "x"` names a column (the first quoted name
+/// after the word "column"); otherwise the first quoted name, if any.
 pub(crate) fn missing_name(message: &str) -> Option<MissingName> {
     let first_quoted = |text: &str| -> Option<String> {
         ['"', '\''].into_iter().find_map(|quote| {
@@ -80,7 +243,10 @@ pub(crate) struct MemoryFacts {
     pub(crate) max_temp_bytes: Option<u64>,
 }
 
-/// Which limit an `Out of Memory Error` met, from DuckDB's words.
+/// Which limit an `Out of Memory Error` met. Message-only: DuckDB's `OUT_OF_MEMORY` errors carry
+/// no field saying which limit they met (`StandardBufferManager`, `TemporaryFileManager`,
+/// `Allocator`), and a full spill disk is an `IO` error whose `errno` ([`classify`]) says only
+/// that the disk is full; the words tell the walls apart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MemoryWall {
     /// An allocation failed: the kernel refused memory past the worker's cap (`bad allocation`).
@@ -91,18 +257,14 @@ enum MemoryWall {
     DuckdbLimit,
 }
 
-/// A write to a spill file failed for want of room: the disk is full, or the file met the
-/// worker's RLIMIT_FSIZE backstop (`EFBIG`, "File too large").
-fn disk_full(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    lower.contains("no space left on device") || lower.contains("file too large")
-}
-
+/// Message-only (see [`MemoryWall`]).
 fn memory_wall(message: &str) -> MemoryWall {
     let lower = message.to_ascii_lowercase();
+    let disk_full =
+        lower.contains("no space left on device") || lower.contains("file too large");
     if lower.contains("bad allocation") || lower.contains("bad_alloc") {
         MemoryWall::Cap
-    } else if lower.contains("max_temp_directory_size") || disk_full(message) {
+    } else if lower.contains("max_temp_directory_size") || disk_full {
         MemoryWall::TempSpace
     } else {
         MemoryWall::DuckdbLimit
@@ -110,13 +272,13 @@ fn memory_wall(message: &str) -> MemoryWall {
 }
 
 impl MemoryFacts {
-    /// `error` as the agent should read it: when it is DuckDB's `Out of Memory Error`, which
-    /// limit the query met, how big it is, and what to do next. Other errors pass unchanged.
+    /// `error` as the agent should read it: when it is DuckDB's `Out of Memory Error` or a spill
+    /// file's full disk (a `resource_limit`, which [`query_error`] gives only those, from their
+    /// types), which limit the query met, how big it is, and what to do next. Other errors pass
+    /// unchanged.
     pub(crate) fn explain(&self, error: Failure) -> Failure {
         use crate::size::format_size;
-        let out_of_memory = error.kind == ErrorKind::ResourceLimit
-            && classify(&error.message) == ErrorKind::ResourceLimit;
-        if !out_of_memory && !disk_full(&error.message) {
+        if error.kind != ErrorKind::ResourceLimit {
             return error;
         }
         let operator = "the operator can raise --memory-budget (or lower --max-concurrent)";
@@ -163,68 +325,44 @@ impl MemoryFacts {
     }
 }
 
-/// The registry kind for one DuckDB engine message.
-pub(crate) fn classify(message: &str) -> ErrorKind {
-    let class = message
-        .split_once(" Error:")
-        .map_or("", |(class, _)| class.trim());
-    match class {
-        "Parser" => ErrorKind::SyntaxError,
-        "Catalog" => ErrorKind::UnknownName,
-        "Binder" if names_something_missing(message) => ErrorKind::UnknownName,
-        // Refusals by the read-only attach or the locked configuration.
-        "Invalid Input" if refused_by_configuration(message) => ErrorKind::PolicyBlocked,
-        "Out of Memory" => ErrorKind::ResourceLimit,
-        // DuckDB's own hardening (external access off, locked configuration) denied it.
-        "Permission" => ErrorKind::PolicyBlocked,
-        "INTERNAL" | "Fatal" => ErrorKind::InternalError,
-        "Interrupt" => ErrorKind::Cancelled,
-        _ => ErrorKind::DatabaseError,
-    }
-}
-
-fn refused_by_configuration(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    lower.contains("attached in read-only mode")
-        || lower.contains("the configuration has been locked")
-        || lower.contains("disabled by configuration")
-        || lower.contains("disabled through configuration")
-}
-
-fn names_something_missing(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    lower.contains("not found")
-        || lower.contains("does not exist")
-        // `WITH x AS (SELECT * FROM x)` without a relation `x`: DuckDB's words for a missing x.
-        || lower.contains("circular reference to cte")
-        || lower.contains("does not have a column named")
-}
-
 /// Map an error from `ATTACH` of the database file.
 pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
     let message = duckdb_message(err);
-    let lower = message.to_ascii_lowercase();
     let shown = db_path.display();
-    if lower.contains("could not set lock") || lower.contains("conflicting lock") {
-        worker_error(
-            ErrorKind::DatabaseLocked,
-            // DuckDB's text names the writer's program and pid: the operator's business, not
-            // the agent's.
-            format!(
-                "The database {shown} is locked by another process (a writer has it open); \
-                 try again when it has finished."
-            ),
-        )
-    } else if lower.contains("not a valid duckdb database") || lower.contains("not a duckdb") {
-        worker_error(
+    let typed = typed_error(err);
+    let io_errno = typed.as_ref().and_then(|typed| match typed.exception_type {
+        Code::Known(ExceptionType::Io) => typed.errno().map(Errno::from_raw),
+        _ => None,
+    });
+    match io_errno {
+        // `LocalFileSystem`'s lock (`fcntl(F_SETLK)`) failed: another process holds it.
+        Some(Errno::EAGAIN) => {
+            return worker_error(
+                ErrorKind::DatabaseLocked,
+                // DuckDB's text names the writer's program and pid: the operator's business, not
+                // the agent's.
+                format!(
+                    "The database {shown} is locked by another process (a writer has it open); \
+                     try again when it has finished."
+                ),
+            );
+        }
+        Some(Errno::ENOENT) => return not_found(db_path),
+        _ => {}
+    }
+    // Message-only: DuckDB reports a file that is not a database as a plain `IO` error with no
+    // `errno` or subtype (`SingleFileBlockManager`), so only its words say so; the kind is a
+    // `database_error` either way, and this only words it.
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("not a valid duckdb database") || lower.contains("not a duckdb") {
+        return worker_error(
             ErrorKind::DatabaseError,
             format!("The file {shown} is not a DuckDB database. DuckDB said: {message}"),
-        )
-    } else if lower.contains("does not exist") || lower.contains("no such file") {
-        not_found(db_path)
-    } else {
-        let kind = match classify(&message) {
-            ErrorKind::ResourceLimit => ErrorKind::ResourceLimit,
+        );
+    }
+    let kind = match typed.as_ref().map(classify) {
+        Some((ErrorKind::ResourceLimit, _)) => ErrorKind::ResourceLimit,
+        Some((
             ErrorKind::PolicyBlocked
             | ErrorKind::MultipleStatements
             | ErrorKind::SyntaxError
@@ -237,13 +375,15 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
             | ErrorKind::DatabaseLocked
             | ErrorKind::DatabaseError
             | ErrorKind::InternalError
-            | ErrorKind::SandboxUnavailable => ErrorKind::DatabaseError,
-        };
-        worker_error(
-            kind,
-            format!("Could not open the database {shown}: {message}"),
-        )
-    }
+            | ErrorKind::SandboxUnavailable,
+            _,
+        ))
+        | None => ErrorKind::DatabaseError,
+    };
+    worker_error(
+        kind,
+        format!("Could not open the database {shown}: {message}"),
+    )
 }
 
 /// The database file is missing; the parent appends the operator's hint.
@@ -325,7 +465,7 @@ mod tests {
             limit.message
         );
         let efbig = facts.explain(worker_error(
-            ErrorKind::DatabaseError,
+            ErrorKind::ResourceLimit,
             "IO Error: Could not write file \"/tmp/w-0/duckdb_temp_storage_S192K-0.tmp\": File too large",
         ));
         assert_eq!(efbig.kind, ErrorKind::ResourceLimit, "{}", efbig.message);
@@ -352,55 +492,129 @@ mod tests {
         assert_eq!(other.message, "Parser Error: x");
     }
 
+    /// A connection to a fresh in-memory DuckDB with the plan reader's error reader, as the
+    /// worker opens one, and a database file with one table for the read-only case.
+    fn duckdb(settings: &[(&str, &str)]) -> duckdb::Connection {
+        duckgate_plan_reader::open_in_memory(settings).unwrap().0
+    }
+
+    /// Run `sql` to its end (streaming, as the worker does) and map its failure.
+    fn failure_of(conn: &duckdb::Connection, sql: &str) -> Failure {
+        let run = || -> duckdb::Result<()> {
+            let mut stmt = conn.prepare(sql)?;
+            let mut rows = stmt.query([])?;
+            while rows.next()?.is_some() {}
+            Ok(())
+        };
+        query_error(&run().expect_err(sql))
+    }
+
     #[test]
-    fn classifies_duckdb_message_prefixes() {
+    fn kinds_come_from_duckdbs_typed_errors() {
+        let conn = duckdb(&[]);
+        let binder = failure_of(&conn, "SELECT glucos FROM (SELECT 1 AS glucose)");
+        assert_eq!(binder.kind, ErrorKind::UnknownName, "{}", binder.message);
         assert_eq!(
-            classify("Parser Error: syntax error at or near \"SELEC\""),
-            ErrorKind::SyntaxError
+            binder.missing,
+            Some(MissingName {
+                name: "glucos".into(),
+                kind: MissingKind::Column
+            })
         );
+        assert!(binder.message.starts_with("Binder Error:"), "{}", binder.message);
+        let catalog = failure_of(&conn, "SELECT * FROM readngs");
+        assert_eq!(catalog.kind, ErrorKind::UnknownName, "{}", catalog.message);
         assert_eq!(
-            classify("Catalog Error: Table with name x does not exist!"),
-            ErrorKind::UnknownName
+            catalog.missing,
+            Some(MissingName {
+                name: "readngs".into(),
+                kind: MissingKind::Other
+            })
         );
-        assert_eq!(
-            classify("Binder Error: Referenced column \"y\" not found in FROM clause!"),
-            ErrorKind::UnknownName
+        let no_function = failure_of(&conn, "SELECT 'a' + 1");
+        assert_eq!(no_function.kind, ErrorKind::DatabaseError, "{}", no_function.message);
+        // Found only while rows stream: the first 100,000 rows convert.
+        let conversion = failure_of(
+            &conn,
+            "SELECT CAST(CASE WHEN i < 100000 THEN '1' ELSE 'x' END AS INTEGER) FROM range(200000) t(i)",
         );
-        assert_eq!(
-            classify("Binder Error: Table \"d\" does not have a column named \"devic_id\""),
-            ErrorKind::UnknownName
+        assert_eq!(conversion.kind, ErrorKind::DatabaseError, "{}", conversion.message);
+        assert!(
+            conversion.message.starts_with("Conversion Error:"),
+            "{}",
+            conversion.message
         );
-        assert_eq!(
-            classify("Binder Error: No function matches the given name and argument types"),
-            ErrorKind::DatabaseError
+        let locked = duckdb(&[("lock_configuration", "true")]);
+        let setting = failure_of(&locked, "SET threads = 1");
+        assert_eq!(setting.kind, ErrorKind::PolicyBlocked, "{}", setting.message);
+        let closed = duckdb(&[("enable_external_access", "false")]);
+        let file = failure_of(&closed, "SELECT * FROM read_csv('/etc/hostname')");
+        assert_eq!(file.kind, ErrorKind::PolicyBlocked, "{}", file.message);
+        assert!(file.message.starts_with("Permission Error:"), "{}", file.message);
+    }
+
+    #[test]
+    fn running_out_of_memory_is_a_resource_limit_from_its_type() {
+        let conn = duckdb(&[("memory_limit", "16MB"), ("temp_directory", "")]);
+        let oom = failure_of(
+            &conn,
+            "SELECT count(DISTINCT i), list(i)[1] FROM range(50000000) r(i)",
         );
-        assert_eq!(
-            classify("Out of Memory Error: failed to allocate"),
-            ErrorKind::ResourceLimit
-        );
-        assert_eq!(
-            classify("Permission Error: Cannot access file"),
-            ErrorKind::PolicyBlocked
-        );
-        assert_eq!(
-            classify("Conversion Error: Could not convert"),
-            ErrorKind::DatabaseError
-        );
-        assert_eq!(
-            classify(
-                "Invalid Input Error: Cannot change configuration option \"\"threads\"\" - the configuration has been locked"
-            ),
-            ErrorKind::PolicyBlocked
-        );
-        assert_eq!(
-            classify(
-                "Invalid Input Error: Cannot execute statement of type \"EXECUTE\" on database \"x\" which is attached in read-only mode!"
-            ),
-            ErrorKind::PolicyBlocked
-        );
-        assert_eq!(
-            classify("Invalid Input Error: bad date"),
-            ErrorKind::DatabaseError
-        );
+        assert_eq!(oom.kind, ErrorKind::ResourceLimit, "{}", oom.message);
+        assert!(oom.message.starts_with("Out of Memory Error:"), "{}", oom.message);
+    }
+
+    #[test]
+    fn a_write_to_the_read_only_database_is_refused_by_policy() {
+        let dir = crate::engine::tests::TempDir::new("errors-read-only");
+        let file = dir.path().join("ro.duckdb");
+        let path = file.to_str().unwrap().replace('\'', "''");
+        let conn = duckdb(&[]);
+        conn.execute_batch(&format!(
+            "ATTACH '{path}' AS w; CREATE TABLE w.t (i INTEGER); DETACH w; \
+             ATTACH '{path}' AS ro (READ_ONLY);"
+        ))
+        .unwrap();
+        let write = failure_of(&conn, "INSERT INTO ro.t VALUES (1)");
+        assert_eq!(write.kind, ErrorKind::PolicyBlocked, "{}", write.message);
+    }
+
+    #[test]
+    fn a_failure_before_any_query_began_is_not_given_an_earlier_queries_type() {
+        let conn = duckdb(&[]);
+        // A typed permission error recorded, never taken...
+        let closed = duckdb(&[("enable_external_access", "false")]);
+        let _ = closed.prepare("SELECT * FROM read_csv('/etc/hostname')");
+        // ...then a statement that fails in the parser, before any query begins: no type, so
+        // not the permission error's `policy_blocked`.
+        let parse = failure_of(&conn, "SELEC 1");
+        assert_eq!(parse.kind, ErrorKind::SyntaxError, "{}", parse.message);
+        let crate_error = query_error(&duckdb::Error::InvalidColumnIndex(3));
+        assert_eq!(crate_error.kind, ErrorKind::DatabaseError);
+    }
+
+    #[test]
+    fn a_full_spill_disk_is_a_resource_limit_from_its_errno() {
+        let io = |errno: &str| DuckdbError {
+            database: 1,
+            connection_id: 1,
+            exception_type: Code::Known(ExceptionType::Io),
+            message: "IO Error: Could not write file \"/tmp/w-0/t.tmp\"".into(),
+            extra_info: [("errno".to_owned(), errno.to_owned())].into(),
+        };
+        let code = |errno: Errno| (errno as i32).to_string();
+        assert_eq!(classify(&io(&code(Errno::EFBIG))).0, ErrorKind::ResourceLimit);
+        assert_eq!(classify(&io(&code(Errno::ENOSPC))).0, ErrorKind::ResourceLimit);
+        assert_eq!(classify(&io(&code(Errno::EACCES))).0, ErrorKind::DatabaseError);
+        // A code this build does not know is a database error, whatever its message says.
+        let unknown = DuckdbError {
+            exception_type: Code::Unrecognised {
+                code: 200,
+                label: String::new(),
+            },
+            message: "Permission Error: x".into(),
+            ..io("28")
+        };
+        assert_eq!(classify(&unknown), (ErrorKind::DatabaseError, None));
     }
 }

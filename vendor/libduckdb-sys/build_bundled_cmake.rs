@@ -506,7 +506,8 @@ fn build_static_extension_loader(source_dir: &Path, out_dir: &str, extensions: &
 }
 
 /// duckgate: compile duckgate's plan reader (`duckgate/plan_reader.cpp`, an optimizer extension
-/// that hands duckgate every plan DuckDB prepares) against this DuckDB's headers, with the flags
+/// that hands duckgate every plan DuckDB prepares) and its reader of DuckDB's typed errors
+/// (`duckgate/error_reader.cpp`) against this DuckDB's headers, with the flags
 /// DuckDB's own CMake build compiles its sources with (release, C++17, `DUCKDB`), so the classes
 /// it reads have the layout DuckDB's objects give them. `-Werror=switch`: every `switch` over a
 /// DuckDB enumeration lists each value, so a DuckDB upgrade that adds one fails to compile here
@@ -517,12 +518,15 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
     println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("pivot_parts.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("pivot_parts.h").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.h").display());
     let lib_name = "duckgate_plan_reader";
     cc::Build::new()
         .cpp(true)
         .std("c++17")
         .file(reader_dir.join("plan_reader.cpp"))
         .file(reader_dir.join("pivot_parts.cpp"))
+        .file(reader_dir.join("error_reader.cpp"))
         .include(&reader_dir)
         .include(source_dir.join("src/include"))
         .define("DUCKDB", None)

@@ -1,5 +1,5 @@
 //! DuckDB 2.0's enumerations that plan facts carry, value for value. DuckDB's C++ headers are
-//! the source (`logical_operator_type.hpp`, `expression_type.hpp`, `types.hpp`); the tests below
+//! the source (`logical_operator_type.hpp`, `expression_type.hpp`, `types.hpp`, `exception.hpp`); the tests below
 //! ask the linked DuckDB for the name of every value 0 to 255 and require exactly these.
 
 /// Which of DuckDB's enumerations a code belongs to (the C side's numbering).
@@ -13,6 +13,8 @@ pub enum Enumeration {
     ExpressionType = 3,
     /// `LogicalTypeId`.
     LogicalTypeId = 4,
+    /// `ExceptionType` (the type of an error, [`crate::DuckdbError`]).
+    ExceptionType = 5,
 }
 
 macro_rules! duckdb_enum {
@@ -400,6 +402,102 @@ duckdb_enum! {
     }
 }
 
+duckdb_enum! {
+    /// The type of a DuckDB error (`ExceptionType`, `exception.hpp`).
+    ExceptionType in ExceptionType {
+        /// No type: an error DuckDB built from a plain message (or a C++ exception of its own).
+        Invalid = 0 => "INVALID",
+        /// A value out of range.
+        OutOfRange = 1 => "OUT_OF_RANGE",
+        /// A cast or conversion failed.
+        Conversion = 2 => "CONVERSION",
+        /// An unknown type.
+        UnknownType = 3 => "UNKNOWN_TYPE",
+        /// A DECIMAL's width or scale.
+        Decimal = 4 => "DECIMAL",
+        /// Types that do not match.
+        MismatchType = 5 => "MISMATCH_TYPE",
+        /// Division by zero.
+        DivideByZero = 6 => "DIVIDE_BY_ZERO",
+        /// An object too large.
+        ObjectSize = 7 => "OBJECT_SIZE",
+        /// A type not valid for the operation.
+        InvalidType = 8 => "INVALID_TYPE",
+        /// Serialising or deserialising.
+        Serialization = 9 => "SERIALIZATION",
+        /// Transaction management.
+        Transaction = 10 => "TRANSACTION",
+        /// Something DuckDB does not implement.
+        NotImplemented = 11 => "NOT_IMPLEMENTED",
+        /// An expression.
+        Expression = 12 => "EXPRESSION",
+        /// The catalog: an entry missing or already there.
+        Catalog = 13 => "CATALOG",
+        /// The parser.
+        Parser = 14 => "PARSER",
+        /// The planner.
+        Planner = 15 => "PLANNER",
+        /// The scheduler.
+        Scheduler = 16 => "SCHEDULER",
+        /// Execution.
+        Executor = 17 => "EXECUTOR",
+        /// A constraint.
+        Constraint = 18 => "CONSTRAINT",
+        /// An index.
+        Index = 19 => "INDEX",
+        /// Statistics.
+        Stat = 20 => "STAT",
+        /// A connection.
+        Connection = 21 => "CONNECTION",
+        /// Syntax.
+        Syntax = 22 => "SYNTAX",
+        /// A setting.
+        Settings = 23 => "SETTINGS",
+        /// The binder: names, types and functions of a statement.
+        Binder = 24 => "BINDER",
+        /// The network.
+        Network = 25 => "NETWORK",
+        /// The optimizer.
+        Optimizer = 26 => "OPTIMIZER",
+        /// A null pointer.
+        NullPointer = 27 => "NULL_POINTER",
+        /// A file or other input/output operation.
+        Io = 28 => "IO",
+        /// The query was interrupted.
+        Interrupt = 29 => "INTERRUPT",
+        /// The database can no longer be used.
+        Fatal = 30 => "FATAL",
+        /// A bug in DuckDB.
+        Internal = 31 => "INTERNAL",
+        /// Input or arguments.
+        InvalidInput = 32 => "INVALID_INPUT",
+        /// Memory (or temporary disk space) ran out.
+        OutOfMemory = 33 => "OUT_OF_MEMORY",
+        /// Refused by DuckDB's configuration (external access, a locked setting, a disabled file system).
+        Permission = 34 => "PERMISSION",
+        /// A parameter's type could not be resolved.
+        ParameterNotResolved = 35 => "PARAMETER_NOT_RESOLVED",
+        /// A parameter where none is allowed.
+        ParameterNotAllowed = 36 => "PARAMETER_NOT_ALLOWED",
+        /// A dependency between catalog entries.
+        Dependency = 37 => "DEPENDENCY",
+        /// HTTP.
+        Http = 38 => "HTTP",
+        /// An extension that is not loaded.
+        MissingExtension = 39 => "MISSING_EXTENSION",
+        /// Autoloading an extension.
+        Autoload = 40 => "AUTOLOAD",
+        /// A sequence.
+        Sequence = 41 => "SEQUENCE",
+        /// An invalid configuration.
+        InvalidConfiguration = 42 => "INVALID_CONFIGURATION",
+        /// Corrupt data in storage.
+        DataCorruption = 43 => "DATA_CORRUPTION",
+        /// A resource already in use.
+        ResourceInUse = 44 => "RESOURCE_IN_USE",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -433,6 +531,13 @@ mod tests {
     fn expression_classes_are_duckdbs_value_for_value() {
         agrees_with_duckdb(Enumeration::ExpressionClass, |code| {
             ExpressionClass::from_code(code).map(|v| (v.code(), v.duckdb_name()))
+        });
+    }
+
+    #[test]
+    fn exception_types_are_duckdbs_value_for_value() {
+        agrees_with_duckdb(Enumeration::ExceptionType, |code| {
+            ExceptionType::from_code(code).map(|v| (v.code(), v.duckdb_name()))
         });
     }
 

@@ -7,7 +7,10 @@ use std::ptr;
 
 use duckdb::ffi as duckdb_c;
 
-use crate::enums::{Enumeration, ExpressionClass, LogicalOperatorType, LogicalTypeId};
+use crate::enums::{
+    Enumeration, ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId,
+};
+use crate::errors::DuckdbError;
 use crate::facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
 };
@@ -345,4 +348,104 @@ fn code<T>(known: Option<T>, code: u32, label: &str) -> Code<T> {
             label: label.to_owned(),
         },
     }
+}
+
+// The reader of DuckDB's typed errors (`vendor/libduckdb-sys/duckgate/error_reader.h`).
+
+/// `duckgate_error_field`.
+#[repr(C)]
+struct RawErrorField {
+    key: Text,
+    value: Text,
+}
+
+/// `duckgate_error`.
+#[repr(C)]
+struct RawError {
+    database_token: u64,
+    connection_id: u64,
+    exception_type: u32,
+    message: Text,
+    fields: *const RawErrorField,
+    field_count: usize,
+}
+
+/// `duckgate_error_visitor`.
+type RawErrorVisitor = extern "C" fn(context: *mut std::ffi::c_void, error: *const RawError);
+
+unsafe extern "C" {
+    fn duckgate_error_reader_install(
+        database: duckdb_c::duckdb_database,
+        database_token: u64,
+        error: *mut *mut c_char,
+    ) -> i32;
+    fn duckgate_error_reader_take(visitor: RawErrorVisitor, context: *mut std::ffi::c_void)
+    -> i32;
+}
+
+/// Install the error reader on `database` (see `duckgate_error_reader_install`).
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext`.
+pub(crate) unsafe fn install_error_reader(
+    database: duckdb_c::duckdb_database,
+    token: u64,
+) -> Result<(), String> {
+    let mut error: *mut c_char = ptr::null_mut();
+    // SAFETY: `database` is open per this function's contract; `error` is a valid out pointer.
+    let status = unsafe { duckgate_error_reader_install(database, token, &mut error) };
+    // SAFETY: the C side sets `error` only to a `duckdb_malloc`ed string, or leaves it null.
+    let message = unsafe { take_duckdb_string(error) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(message.unwrap_or_else(|| "the error reader could not be installed".into()))
+    }
+}
+
+/// `duckgate_error_visitor`: copies the error into the `Option<DuckdbError>` at `context`.
+extern "C" fn copy_error(context: *mut std::ffi::c_void, error: *const RawError) {
+    if context.is_null() || error.is_null() {
+        return;
+    }
+    // A panic must not unwind into DuckDB's C++ frames: the error is then left unread.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: the C side passes an error valid for this call, and `context` is the
+        // `&mut Option<DuckdbError>` `take_error` passed, alive for the call.
+        let (raw, slot) = unsafe { (&*error, &mut *context.cast::<Option<DuckdbError>>()) };
+        let fields: &[RawErrorField] = if raw.fields.is_null() || raw.field_count == 0 {
+            &[]
+        } else {
+            // SAFETY: `field_count` fields at `fields`, valid for this call.
+            unsafe { std::slice::from_raw_parts(raw.fields, raw.field_count) }
+        };
+        *slot = Some(DuckdbError {
+            database: raw.database_token,
+            connection_id: raw.connection_id,
+            exception_type: match ExceptionType::from_code(raw.exception_type) {
+                Some(known) => Code::Known(known),
+                None => Code::Unrecognised {
+                    code: raw.exception_type,
+                    label: String::new(),
+                },
+            },
+            // SAFETY: each text is valid for this call.
+            message: unsafe { text(&raw.message) },
+            extra_info: fields
+                .iter()
+                // SAFETY: each text is valid for this call.
+                .map(|field| unsafe { (text(&field.key), text(&field.value)) })
+                .collect(),
+        });
+    }));
+}
+
+/// The error the last query this thread ended failed with, if it did (and forget it).
+pub(crate) fn take_error() -> Option<DuckdbError> {
+    let mut slot: Option<DuckdbError> = None;
+    // SAFETY: `copy_error` matches the visitor's signature and `slot` outlives the call.
+    unsafe {
+        duckgate_error_reader_take(copy_error, (&mut slot as *mut Option<DuckdbError>).cast());
+    }
+    slot
 }

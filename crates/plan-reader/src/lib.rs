@@ -24,17 +24,24 @@
 //!    fail closed when DuckDB prepared a statement without calling the reader (for example, with
 //!    its optimizer switched off).
 //!
+//! 4. [`take_typed_error`] gives the caller DuckDB's own error for a failure the `duckdb` crate
+//!    reported as text: its [`ExceptionType`] and extra information ([`DuckdbError`]), recorded
+//!    by a second piece of C++ (`vendor/libduckdb-sys/duckgate/error_reader.cpp`) as DuckDB ends
+//!    each failed query on any connection of the database.
+//!
 //! An operator or expression class the visitor does not know comes as [`Fact::Unknown`], and a
 //! code this crate's enumerations do not know as [`Code::Unrecognised`]: the judge refuses both.
 //! The enumerations are DuckDB 2.0's, checked against DuckDB itself by this crate's tests.
 
 mod enums;
+mod errors;
 mod facts;
 mod ffi;
 mod pivot;
 mod registry;
 
-pub use enums::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
+pub use enums::{ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId};
+pub use errors::{DuckdbError, ErrorSubtype, take_typed_error};
 pub use facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
 };

@@ -97,6 +97,9 @@ pub fn open_in_memory(settings: &[(&str, &str)]) -> Result<(Connection, Database
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .get_or_insert_with(HashMap::new)
         .insert(token, database as usize);
+    // SAFETY: as above. Installed before the first connection opens, so every connection of
+    // the database records its errors.
+    unsafe { ffi::install_error_reader(database, token) }?;
     // SAFETY: `database` is open and stays open for the process's life, which the handle the
     // `duckdb` crate keeps (without closing it) therefore never outlives.
     let connection = unsafe { Connection::open_from_raw(database) }

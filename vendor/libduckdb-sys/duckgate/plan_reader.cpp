@@ -643,6 +643,9 @@ extern "C" int32_t duckgate_plan_enum_name(uint32_t enumeration, uint32_t code, 
 		case 4:
 			text = EnumUtil::ToString(static_cast<LogicalTypeId>(code));
 			break;
+		case 5:
+			text = EnumUtil::ToString(static_cast<ExceptionType>(code));
+			break;
 		default:
 			return -1;
 		}

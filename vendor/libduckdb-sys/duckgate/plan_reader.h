@@ -120,7 +120,7 @@ int32_t duckgate_plan_reader_install(duckdb_database database, duckgate_plan_jud
 
 /*
  * The name DuckDB gives to value `code` of one of the enumerations facts carry (1: operator type,
- * 2: expression class, 3: expression type, 4: type id), written to `*name` (free it with
+ * 2: expression class, 3: expression type, 4: type id, 5: exception type), written to `*name` (free it with
  * duckdb_free); 0, or -1 when the kind is unknown. For tests that the caller's copies of these
  * enumerations agree with DuckDB's.
  */
