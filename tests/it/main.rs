@@ -48,6 +48,7 @@ mod security_md;
 mod spilling;
 mod supply_chain;
 mod transport_resilience;
+mod typed_errors;
 mod validator_differential;
 mod walk_differential;
 mod worker_checks;
