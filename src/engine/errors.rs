@@ -260,8 +260,7 @@ enum MemoryWall {
 /// Message-only (see [`MemoryWall`]).
 fn memory_wall(message: &str) -> MemoryWall {
     let lower = message.to_ascii_lowercase();
-    let disk_full =
-        lower.contains("no space left on device") || lower.contains("file too large");
+    let disk_full = lower.contains("no space left on device") || lower.contains("file too large");
     if lower.contains("bad allocation") || lower.contains("bad_alloc") {
         MemoryWall::Cap
     } else if lower.contains("max_temp_directory_size") || disk_full {
@@ -521,7 +520,11 @@ mod tests {
                 kind: MissingKind::Column
             })
         );
-        assert!(binder.message.starts_with("Binder Error:"), "{}", binder.message);
+        assert!(
+            binder.message.starts_with("Binder Error:"),
+            "{}",
+            binder.message
+        );
         let catalog = failure_of(&conn, "SELECT * FROM readngs");
         assert_eq!(catalog.kind, ErrorKind::UnknownName, "{}", catalog.message);
         assert_eq!(
@@ -532,13 +535,23 @@ mod tests {
             })
         );
         let no_function = failure_of(&conn, "SELECT 'a' + 1");
-        assert_eq!(no_function.kind, ErrorKind::DatabaseError, "{}", no_function.message);
+        assert_eq!(
+            no_function.kind,
+            ErrorKind::DatabaseError,
+            "{}",
+            no_function.message
+        );
         // Found only while rows stream: the first 100,000 rows convert.
         let conversion = failure_of(
             &conn,
             "SELECT CAST(CASE WHEN i < 100000 THEN '1' ELSE 'x' END AS INTEGER) FROM range(200000) t(i)",
         );
-        assert_eq!(conversion.kind, ErrorKind::DatabaseError, "{}", conversion.message);
+        assert_eq!(
+            conversion.kind,
+            ErrorKind::DatabaseError,
+            "{}",
+            conversion.message
+        );
         assert!(
             conversion.message.starts_with("Conversion Error:"),
             "{}",
@@ -546,11 +559,20 @@ mod tests {
         );
         let locked = duckdb(&[("lock_configuration", "true")]);
         let setting = failure_of(&locked, "SET threads = 1");
-        assert_eq!(setting.kind, ErrorKind::PolicyBlocked, "{}", setting.message);
+        assert_eq!(
+            setting.kind,
+            ErrorKind::PolicyBlocked,
+            "{}",
+            setting.message
+        );
         let closed = duckdb(&[("enable_external_access", "false")]);
         let file = failure_of(&closed, "SELECT * FROM read_csv('/etc/hostname')");
         assert_eq!(file.kind, ErrorKind::PolicyBlocked, "{}", file.message);
-        assert!(file.message.starts_with("Permission Error:"), "{}", file.message);
+        assert!(
+            file.message.starts_with("Permission Error:"),
+            "{}",
+            file.message
+        );
     }
 
     #[test]
@@ -561,7 +583,11 @@ mod tests {
             "SELECT count(DISTINCT i), list(i)[1] FROM range(50000000) r(i)",
         );
         assert_eq!(oom.kind, ErrorKind::ResourceLimit, "{}", oom.message);
-        assert!(oom.message.starts_with("Out of Memory Error:"), "{}", oom.message);
+        assert!(
+            oom.message.starts_with("Out of Memory Error:"),
+            "{}",
+            oom.message
+        );
     }
 
     #[test]
@@ -603,9 +629,18 @@ mod tests {
             extra_info: [("errno".to_owned(), errno.to_owned())].into(),
         };
         let code = |errno: Errno| (errno as i32).to_string();
-        assert_eq!(classify(&io(&code(Errno::EFBIG))).0, ErrorKind::ResourceLimit);
-        assert_eq!(classify(&io(&code(Errno::ENOSPC))).0, ErrorKind::ResourceLimit);
-        assert_eq!(classify(&io(&code(Errno::EACCES))).0, ErrorKind::DatabaseError);
+        assert_eq!(
+            classify(&io(&code(Errno::EFBIG))).0,
+            ErrorKind::ResourceLimit
+        );
+        assert_eq!(
+            classify(&io(&code(Errno::ENOSPC))).0,
+            ErrorKind::ResourceLimit
+        );
+        assert_eq!(
+            classify(&io(&code(Errno::EACCES))).0,
+            ErrorKind::DatabaseError
+        );
         // A code this build does not know is a database error, whatever its message says.
         let unknown = DuckdbError {
             exception_type: Code::Unrecognised {

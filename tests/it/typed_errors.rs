@@ -68,7 +68,14 @@ fn duckdbs_binder_catalog_conversion_and_memory_errors_get_the_kind_of_their_typ
     let (code, out) = query(
         &db,
         layers,
-        &["--memory-limit", "64MB", "--threads", "1", "--max-temp-size", "0"],
+        &[
+            "--memory-limit",
+            "64MB",
+            "--threads",
+            "1",
+            "--max-temp-size",
+            "0",
+        ],
         "SELECT count(DISTINCT s) FROM (SELECT repeat(range::VARCHAR, 20) AS s FROM range(20000000))",
     );
     assert_eq!(code, 1, "{out}");

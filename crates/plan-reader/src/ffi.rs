@@ -379,8 +379,7 @@ unsafe extern "C" {
         database_token: u64,
         error: *mut *mut c_char,
     ) -> i32;
-    fn duckgate_error_reader_take(visitor: RawErrorVisitor, context: *mut std::ffi::c_void)
-    -> i32;
+    fn duckgate_error_reader_take(visitor: RawErrorVisitor, context: *mut std::ffi::c_void) -> i32;
 }
 
 /// Install the error reader on `database` (see `duckgate_error_reader_install`).

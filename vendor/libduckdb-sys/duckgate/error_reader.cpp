@@ -53,7 +53,7 @@ public:
 	explicit ErrorRecorder(uint64_t token_p) : token(token_p) {
 	}
 
-	void QueryBegin(ClientContext &context) override {
+	void QueryBegin(ClientContext &) override {
 		recorded_error.Clear();
 	}
 
