@@ -182,6 +182,14 @@ impl<'a> ToolContext<'a> {
             None | Some(fuzzy::CatalogMatch::Table(_)) => {
                 body = body.suggest(ToolName::ListTables.as_str(), None);
             }
+            // A name with a line break or another control character in it (DuckDB's typed error
+            // carries the whole name the query wrote) is text from the data the agent copied:
+            // it never goes into the server's own `Next:` line.
+            Some(fuzzy::CatalogMatch::Column { .. })
+                if fuzzy::last_part(&name).chars().any(char::is_control) =>
+            {
+                body = body.suggest(ToolName::SearchSchema.as_str(), None);
+            }
             Some(fuzzy::CatalogMatch::Column { .. }) => {
                 let bare = fuzzy::last_part(&name);
                 body = body.suggest(
