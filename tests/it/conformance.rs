@@ -12,7 +12,7 @@
 //!
 //! Each query goes to the real `duckgate serve` over MCP stdio; its column names, DuckDB's type
 //! names and its rows must equal those of the same SQL on an in-process DuckDB over the same
-//! file (the test kit's `support::oracle`, crates/duckgate-test-kit/src/support/oracle.rs, which
+//! file (the test kit's `support::oracle`, tests/kit/src/support/oracle.rs, which
 //! has DuckDB render what the `duckdb` crate cannot decode). The test reports the count of queries and of answers by class.
 //!
 //! Classes whose answers need work not done yet are listed in [`AWAITING`] with what they wait

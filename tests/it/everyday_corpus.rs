@@ -8,7 +8,7 @@
 //! in-process DuckDB connection over the same file, in the same time zone. A refusal, an error
 //! or a different answer fails the test, naming the entry.
 //!
-//! The in-process side is the test kit's oracle (crates/duckgate-test-kit/src/support/oracle.rs),
+//! The in-process side is the test kit's oracle (tests/kit/src/support/oracle.rs),
 //! not duckgate's conversion code: it renders the `duckdb` crate's values to JSON following the
 //! shapes duckgate documents (src/engine/convert/), so a rendering bug in duckgate shows up as a
 //! difference rather than being shared by both sides.

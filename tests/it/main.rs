@@ -1,6 +1,6 @@
 //! duckgate's integration tests, as one binary: DuckDB is linked into it once, not once per
 //! file. Each module is what was a test file of its own; `everyday` and the test kit's `support`
-//! and `raw_support` (crates/duckgate-test-kit, its `mcp` feature) are what they share.
+//! and `raw_support` (tests/kit, its `mcp` feature) are what they share.
 //!
 //! They run against the real `duckgate` binary, built with the test switches (the `test-bypass`
 //! feature, on through the package's dev-dependency on itself). `tests/shipped_binary.rs`, a

@@ -80,7 +80,7 @@ fn every_locked_crate_comes_from_crates_io() {
         ],
         "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
          (crates/zygote-fork), its plan reader (crates/plan-reader), its test harness's mark \
-         (crates/duckgate-test-harness), its test kit (crates/duckgate-test-kit) and test-only oracle \
+         (tests/harness), its test kit (tests/kit) and test-only oracle \
          (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
          path packages"
     );

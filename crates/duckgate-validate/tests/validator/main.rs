@@ -1,4 +1,4 @@
-//! The validator's tests over the test kit (crates/duckgate-test-kit): its case tables, its
+//! The validator's tests over the test kit (tests/kit): its case tables, its
 //! query grammar and the fuzz targets' invariants. One binary, one link; each module is a subject.
 //!
 //! Integration tests rather than unit tests: the kit is built on this crate, and only here do the
