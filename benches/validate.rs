@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use duckgate::validate::{Limits, check};
+use duckgate_validate::validate::{Limits, check};
 use duckgate_test_kit::corpus;
 
 /// A query of the kind an agent writes against glucose data: CTEs, window functions, joins,

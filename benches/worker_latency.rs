@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::gateway::{Gateway, GatewayConfig};
-use duckgate::validate::tree::{TreeRules, check_tree};
+use duckgate_validate::validate::tree::{TreeRules, check_tree};
 use support::{
     QUERIES, Regime, build_database, percentile, scratch_dir, time_regime, time_regime_in_process,
 };

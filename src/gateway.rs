@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ErrorKind, Failure, WorkerRefusal, messages};
+use duckgate_validate::error::{ErrorKind, Failure, WorkerRefusal, messages};
 use crate::privacy;
 use crate::protocol::{
     ChartReply, ChartRequest, ExplainResult, Posture, QueryResult, Request, Response,
@@ -24,7 +24,7 @@ use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError};
 use crate::sandbox::preflight;
 use crate::sandbox::temp_dir::Backing;
-use crate::validate;
+use duckgate_validate::validate;
 use catalog::CachedCatalog;
 pub use catalog::{validator_catalog, without_hidden};
 pub use config::{

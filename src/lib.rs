@@ -6,8 +6,9 @@
 //! - [`session`]: the stdio session's state machine: what each client line is, what rmcp sees.
 //! - [`mcp`]: the line transport and the rmcp handler; every argument capped before any work.
 //! - [`gateway`]: the parent's one entry point; never opens the database.
-//! - [`validate`]: the sqlparser walk and the policy table both walks share (the
-//!   `duckgate-validate` crate, with [`error`], the one error type and the kinds it carries).
+//! - [`duckgate_validate::validate`]: the sqlparser walk and the policy table both walks share
+//!   (the `duckgate-validate` crate, with [`duckgate_validate::error`], the one error type and
+//!   the kinds it carries; every module imports them from that crate).
 //! - [`sandbox`]: the worker pool, the worker's life, and its confinement (`sandbox::confine`).
 //! - [`engine`]: the hardened DuckDB inside the worker: attach, the walk of DuckDB's parse tree,
 //!   the plan check, the shadow catalog under privacy rules, the query.
@@ -28,7 +29,6 @@ compile_error!(
      `cargo bench`): build duckgate without it, e.g. without --all-features"
 );
 
-pub use duckgate_validate::{error, validate};
 pub mod clinical;
 pub mod import;
 pub mod outcome;

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Failure, MissingKind, MissingName};
+use duckgate_validate::error::{Failure, MissingKind, MissingName};
 
 /// What a worker answers when DuckDB's plan for a query reads a hidden table, a hidden column
 /// or a catalog listing (`src/engine/plan_check.rs`). It names nothing, so it confirms
@@ -30,9 +30,9 @@ pub const PLAN_REFUSAL_HINT: &str =
 pub fn unknown_name_failure(missing: Option<&MissingName>) -> Failure {
     let column = missing.filter(|m| m.kind == MissingKind::Column);
     let refusal = match column {
-        Some(missing) => crate::validate::unknown_column(&missing.name),
-        None => crate::validate::Refusal {
-            kind: crate::error::ErrorKind::UnknownName,
+        Some(missing) => duckgate_validate::validate::unknown_column(&missing.name),
+        None => duckgate_validate::validate::Refusal {
+            kind: duckgate_validate::error::ErrorKind::UnknownName,
             message: crate::privacy::UNKNOWN_NAME.into(),
             construct: String::new(),
             suggestion: "Check the names with list_tables and describe_table.".into(),
@@ -48,8 +48,8 @@ pub fn unknown_name_failure(missing: Option<&MissingName>) -> Failure {
 /// Under privacy rules, DuckDB's error for a query whose message quoted a name that is neither
 /// visible nor written in the query: reworded whole, naming nothing.
 pub fn unnamed_failure() -> Failure {
-    crate::validate::Refusal {
-        kind: crate::error::ErrorKind::DatabaseError,
+    duckgate_validate::validate::Refusal {
+        kind: duckgate_validate::error::ErrorKind::DatabaseError,
         message: crate::privacy::UNNAMED_ERROR.into(),
         construct: String::new(),
         suggestion: "Check the names with list_tables and describe_table, and simplify the query."

@@ -8,7 +8,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 /// The error a worker replies with is the crate's one error type.
-pub use crate::error::{Failure, MissingKind, MissingName, WorkerRefusal};
+pub use duckgate_validate::error::{Failure, MissingKind, MissingName, WorkerRefusal};
 use crate::privacy::PrivacyPolicy;
 
 /// One request to a single-use worker.

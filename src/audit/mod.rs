@@ -32,7 +32,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::outcome::Status;
 
 pub use charge::{CHARGE_BURST_BYTES, CHARGE_BYTES_PER_SECOND};

@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::{AuditEntry, AuditErrorKind, AuditStatus, event};
 use crate::calendar::civil_from_days;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::outcome::Status;
 
 /// Longest string a record keeps whole, in bytes as written (JSON-escaped). A longer one is

@@ -16,7 +16,7 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
-    let limits = duckgate::validate::Limits::default();
+    let limits = duckgate_validate::validate::Limits::default();
     let verdict = match db {
         Some(db) => {
             let config_db = db.clone();
@@ -57,14 +57,14 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
             };
-            duckgate::validate::check(&sql, &catalog, &limits).map(|a| (a, Vec::new()))
+            duckgate_validate::validate::check(&sql, &catalog, &limits).map(|a| (a, Vec::new()))
         }
         // Without the database there is no catalog, and a table missing from none is no
         // evidence: its names are taken on trust and said to be unchecked.
-        None => duckgate::validate::check_unresolved(&sql, &limits),
+        None => duckgate_validate::validate::check_unresolved(&sql, &limits),
     };
     match verdict {
-        Ok((accepted, _)) if accepted.kind == duckgate::validate::StatementKind::Unparsed => {
+        Ok((accepted, _)) if accepted.kind == duckgate_validate::validate::StatementKind::Unparsed => {
             out::text(
                 "passed on: the validator cannot parse this DuckDB syntax and found nothing to \
                  refuse in it; DuckDB's own parse tree and plan decide in the worker when it runs \

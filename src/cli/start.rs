@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use duckgate::audit::AuditError;
 use duckgate::config_file::ConfigFileError;
-use duckgate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
 use duckgate::sandbox::preflight;
 
@@ -130,7 +130,7 @@ pub(super) fn read_sql(arg: String) -> Result<String, UsageError> {
 pub(super) enum StartFailure {
     /// The kernel cannot confine workers (or their sandbox cannot be set up): already printed
     /// on stderr; `serve` still answers MCP calls with it.
-    Refused(duckgate::error::Failure),
+    Refused(duckgate_validate::error::Failure),
     /// Anything else: the exit code.
     Exit(ExitCode),
 }
@@ -233,7 +233,7 @@ pub(super) async fn one_call(
 }
 
 /// A failed call on stdout (`kind: message`, then the next step), exit 1.
-pub(super) fn call_failed(e: &duckgate::error::Failure) -> ExitCode {
+pub(super) fn call_failed(e: &duckgate_validate::error::Failure) -> ExitCode {
     let mut text = format!("{}: {}", e.kind, e.message);
     if let Some(s) = &e.suggestion {
         text.push_str(&format!("\nnext step: {s}"));

@@ -9,10 +9,10 @@ use super::errors::{attach_error, not_found, worker_error};
 use super::{
     Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string, statement,
 };
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
-use crate::validate::tree::{TreeFacts, TreeRules};
+use duckgate_validate::validate::tree::{TreeFacts, TreeRules};
 
 use super::statement::CheckedQuery;
 
@@ -65,7 +65,7 @@ impl Engine {
             None => facts.file_like.first().map(plan_check::written_name),
         };
         match outside {
-            Some(written) => Err(crate::validate::refusals::file_relation(&written).into()),
+            Some(written) => Err(duckgate_validate::validate::refusals::file_relation(&written).into()),
             None => Ok(()),
         }
     }
@@ -229,7 +229,7 @@ impl Engine {
         let facts = query.facts();
         if let Some(written) = plan_check::first_file_outside(&self.conn, &alias, &facts.file_like)?
         {
-            let refused = crate::validate::refusals::file_relation(&written);
+            let refused = duckgate_validate::validate::refusals::file_relation(&written);
             return Err(plan_check::Refused::Because(refused.into()).into_error(privacy));
         }
         self.judge.serve(plan_check::PlanRules {

@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::ViewColumnReads;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,

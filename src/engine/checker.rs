@@ -16,9 +16,9 @@ use duckdb::Connection;
 
 use super::errors::worker_error;
 use super::statement;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::Failure;
-use crate::validate::tree::TreeRules;
+use duckgate_validate::validate::tree::TreeRules;
 
 use super::statement::CheckedQuery;
 

@@ -12,7 +12,7 @@ use std::path::Path;
 use duckgate_plan_reader::{Code, DuckdbError, ErrorSubtype, ExceptionType, take_typed_error};
 use nix::errno::Errno;
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, MissingKind, MissingName};
 
 /// Build a [`Failure`].

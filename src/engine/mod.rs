@@ -45,7 +45,7 @@ use std::sync::Arc;
 use duckdb::Connection;
 use duckgate_plan_reader::ArmedConnection;
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.

@@ -29,7 +29,7 @@ use super::Engine;
 use super::errors::{query_error, worker_error};
 use super::statement;
 use super::statement::CheckedQuery;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::Failure;
 
 /// DuckDB's default `pivot_limit`, which the worker's locked configuration keeps: DuckDB refuses

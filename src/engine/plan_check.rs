@@ -66,11 +66,11 @@ use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
 use super::plan_policy::{self, OperatorUse};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 use crate::protocol::Failure;
-use crate::validate::functions::{self, Class};
-use crate::validate::refusals;
+use duckgate_validate::validate::functions::{self, Class};
+use duckgate_validate::validate::refusals;
 
 /// The optimizer that makes plans depend on column statistics; off under privacy rules, so
 /// what a query costs, and which columns its optimized plan reads, do not depend on the data of

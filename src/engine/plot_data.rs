@@ -10,7 +10,7 @@ use super::convert::ZoneOffsets;
 use super::errors::worker_error;
 use super::local_time::LocalTime;
 use super::{Engine, sql_identifier};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::plot::{self, ChartKind, PlotData, XValue};
 use crate::protocol::Failure;
 

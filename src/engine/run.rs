@@ -13,9 +13,9 @@ use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
 use super::statement::{CheckedQuery, Checks};
 use super::{Engine, plan_check};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
-use crate::validate::{functions, refusals};
+use duckgate_validate::validate::{functions, refusals};
 use duckgate_plan_reader::Phase;
 
 impl Engine {

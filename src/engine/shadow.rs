@@ -27,7 +27,7 @@ use serde_json::Value as Json;
 use super::errors::{query_error, worker_error};
 use super::plan_check::PlanJudge;
 use super::sql_identifier;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 

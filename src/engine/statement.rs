@@ -16,9 +16,9 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
-use crate::error::{ErrorKind, messages};
+use duckgate_validate::error::{ErrorKind, messages};
 use crate::protocol::Failure;
-use crate::validate::tree::{self, TreeFacts, TreeRules};
+use duckgate_validate::validate::tree::{self, TreeFacts, TreeRules};
 
 /// A statement the worker's checks have passed, as DuckDB will prepare it: the only thing
 /// [`Engine::prepare`](super::Engine) takes, so no text reaches DuckDB's prepare that a check
@@ -153,7 +153,7 @@ pub(crate) fn parse_for_plan_check(
     super::plan_check::refuse_written_functions(&tree, privacy)
         .map_err(|refused| refused.into_error(privacy))?;
     Ok(CheckedQuery {
-        facts: crate::validate::tree::facts(&tree),
+        facts: duckgate_validate::validate::tree::facts(&tree),
         select: select.into_owned(),
         sql: sql.to_owned(),
         checks: Checks::PlanCheckParsed,

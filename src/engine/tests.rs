@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::*;
 use crate::engine::wal_path;
-use crate::error::messages;
+use duckgate_validate::error::messages;
 
 /// A directory removed when dropped (no extra dependency for one helper).
 pub(crate) struct TempDir(PathBuf);

@@ -12,7 +12,7 @@ use crate::engine::wal_path;
 use crate::privacy::PrivacyPolicy;
 use crate::privacy::ViewColumnReads;
 use crate::protocol::{CatalogSnapshot, ColumnReference, RelationKind, Request, Response};
-use crate::validate;
+use duckgate_validate::validate;
 
 /// The database file's identity: the cached catalog is good while it is unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Failure;
 use crate::audit::AuditLog;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::Bypass;

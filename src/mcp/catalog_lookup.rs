@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::mcp::render;

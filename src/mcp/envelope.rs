@@ -9,8 +9,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::ErrorKind;
-use crate::error::Failure;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::error::Failure;
 use crate::protocol::MissingName;
 
 pub use crate::outcome::Status;
@@ -533,12 +533,12 @@ mod tests {
     fn error_text_starts_with_the_message_word_for_word() {
         let body = ErrorBody::new(
             ErrorKind::PolicyBlocked,
-            crate::error::messages::WRITE_REFUSED,
+            duckgate_validate::error::messages::WRITE_REFUSED,
         )
         .construct("DELETE")
         .suggest("query", None);
         let text = error_text(&body);
-        assert!(text.starts_with(crate::error::messages::WRITE_REFUSED));
+        assert!(text.starts_with(duckgate_validate::error::messages::WRITE_REFUSED));
         assert!(text.contains("(refused: policy_blocked; construct: DELETE)"));
     }
 }

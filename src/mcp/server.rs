@@ -18,7 +18,7 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::audit::AuditError;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::{find_table, percent_decode, table_detail};

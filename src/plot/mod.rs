@@ -27,7 +27,7 @@ mod tests;
 
 use std::fmt;
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 
 /// The widest image [`render`] draws, in pixels.
 pub const MAX_WIDTH: u32 = 2000;

@@ -22,7 +22,7 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, LandlockAbsence, Posture, Response, UnenforcedLayer};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;

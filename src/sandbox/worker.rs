@@ -9,7 +9,7 @@
 //! 5. Read exactly one `Request` frame (size-capped).
 //! 6. Attach the database read-only while, on a second thread, DuckDB's parser checks the SQL
 //!    and the worker walks DuckDB's syntax tree with the validator's policy
-//!    ([`crate::validate::tree`]); then give DuckDB's plan check this request's rules
+//!    ([`duckgate_validate::validate::tree`]); then give DuckDB's plan check this request's rules
 //!    ([`crate::engine::Engine::start_plan_check`]: from then on every plan DuckDB prepares is
 //!    judged before it can run: only the attached database's tables, allowed table functions,
 //!    known operators; under the operator's privacy rules nothing hidden); run the
@@ -21,7 +21,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 use crate::engine::{CheckedQuery, Engine, EngineConfig, PivotValues, Spill, wal_path};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::confine::{ConfinePlan, Role, confine};

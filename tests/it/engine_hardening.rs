@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use duckgate::engine::wal_path;
 use duckgate::engine::{Engine, EngineConfig};
-use duckgate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use duckgate::protocol::{Failure, QueryResult};
 
 /// The files an attack aims at: the served database, a secret CSV beside it, another database.

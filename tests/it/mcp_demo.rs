@@ -24,7 +24,7 @@ async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox
         "── 8. plot {\"kind\":\"bar\"",
         "── 9. plot {\"kind\":\"scatter\"",
         "── 10. query {\"sql\":\"DELETE FROM cgm_readings WHERE 1 = 1\"}",
-        duckgate::error::messages::WRITE_REFUSED,
+        duckgate_validate::error::messages::WRITE_REFUSED,
         "── 11. query {\"sql\":\"SELECT * FROM read_text('/etc/passwd')\"}",
         "status: refused, error.kind: policy_blocked, isError: true",
         "── 12. server_info",

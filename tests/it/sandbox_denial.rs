@@ -861,7 +861,7 @@ fn sql_naming_the_temporary_directory_is_refused_by_each_sql_check_alone() {
             match worker.ask(&query(sql.clone())) {
                 Response::Error(e) => assert_eq!(
                     e.kind,
-                    duckgate::error::ErrorKind::PolicyBlocked,
+                    duckgate_validate::error::ErrorKind::PolicyBlocked,
                     "{alone} alone: {sql}: {e:?}"
                 ),
                 other => panic!("BREACH: the {alone} alone let through {sql}: {other:?}"),

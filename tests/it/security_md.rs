@@ -656,7 +656,7 @@ fn stated_numbers() -> Vec<(&'static str, String)> {
                 tools::MAX_NAME_BYTES,
                 size_words(tools::MAX_SEARCH_BYTES, "KB"),
                 size_words(tools::MAX_URI_BYTES, "KB"),
-                size_words(duckgate::validate::Limits::default().max_sql_bytes, "KB"),
+                size_words(duckgate_validate::validate::Limits::default().max_sql_bytes, "KB"),
                 tools::MAX_ARRAY_ITEMS,
             ),
         ),

@@ -13,7 +13,7 @@
 //! of a multi-statement string and does not expose the statement type. The oracle keeps the
 //! C API's `unsafe` out of this package, which forbids it.
 use duckdb_oracle::{Oracle, Split, StatementType};
-use duckgate::validate::{Limits, StatementKind, check};
+use duckgate_validate::validate::{Limits, StatementKind, check};
 use duckgate_test_kit::{corpus, generate};
 
 /// An in-memory DuckDB with the test schema.

@@ -18,9 +18,9 @@ use std::path::Path;
 
 use crate::support::TempDir;
 use duckgate::engine::{Engine, EngineConfig};
-use duckgate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::validator_catalog;
-use duckgate::validate::{self, Catalog, Limits, StatementKind};
+use duckgate_validate::validate::{self, Catalog, Limits, StatementKind};
 use duckgate_test_kit::{corpus, generate};
 
 /// What a side decided, as far as policy goes.

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::support::{cgm_db, example};
-use duckgate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

@@ -7,8 +7,8 @@
 //!   worker, the gateway and the MCP tools carry.
 //!
 //! A crate of its own so that the fuzz targets and the tests build it without DuckDB, and so
-//! that what decides what SQL may run has no dependency on what runs it. The duckgate package
-//! re-exports both modules under the same names. The design is in `docs/ARCHITECTURE.md`.
+//! that what decides what SQL may run has no dependency on what runs it. The duckgate package's
+//! modules import both from here. The design is in `docs/ARCHITECTURE.md`.
 
 pub mod error;
 pub mod validate;

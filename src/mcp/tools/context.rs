@@ -14,7 +14,7 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::ToolName;
-use crate::error::{ErrorKind, Failure};
+use duckgate_validate::error::{ErrorKind, Failure};
 use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::MAX_FUZZY_MATCHES;

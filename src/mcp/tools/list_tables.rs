@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
 use super::{Answer, Request, ToolName, relation_schema, tool};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;

@@ -15,7 +15,7 @@ use rmcp::model::{JsonObject, Tool as PublishedTool, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::mcp::envelope::{ErrorBody, Reply, nullable, output_schema};
 use arguments::{Argument, Field, ToolArguments, tool_arguments};
 use context::ToolContext;
@@ -49,7 +49,7 @@ pub const MAX_ARRAY_ITEMS: usize = 1024;
 
 /// Longest SQL accepted, in bytes: the validator's cap, checked here first.
 pub fn max_sql_bytes() -> usize {
-    crate::validate::Limits::default().max_sql_bytes
+    duckgate_validate::validate::Limits::default().max_sql_bytes
 }
 
 /// The `table_name` argument of the tools that read one table.

@@ -6,7 +6,7 @@ use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
 use super::{Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_limit, check_not_blank, tool};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;

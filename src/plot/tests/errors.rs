@@ -1,7 +1,7 @@
 //! Every refusal, with its variant and a message that says what to do.
 
 use super::*;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 
 #[test]
 fn empty_data_is_refused() {

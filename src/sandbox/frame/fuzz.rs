@@ -253,7 +253,7 @@ mod tests {
         });
         let mut reply = encode(&Response::Posture(Posture::default()));
         reply.extend_from_slice(&encode(&Response::Error(crate::protocol::Failure::new(
-            crate::error::ErrorKind::Timeout,
+            duckgate_validate::error::ErrorKind::Timeout,
             "too slow",
         ))));
         for pieces in [0u8, 1, 3, 255] {
@@ -445,7 +445,7 @@ mod tests {
             (
                 "error",
                 Response::Error(Failure::new(
-                    crate::error::ErrorKind::UnknownName,
+                    duckgate_validate::error::ErrorKind::UnknownName,
                     "Table with name cgm does not exist",
                 )),
             ),

@@ -8,7 +8,7 @@ use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncWriteExt};
 
 use super::worker_process::ReadyWorker;
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, Request, Response};
 use crate::sandbox::frame;
 use crate::sandbox::temp_dir;

@@ -21,7 +21,7 @@ use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, Posture, Request, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::temp_dir::{self, TempRoot};

@@ -17,7 +17,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, Posture};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::worker::{WorkerArgs, WorkerStart};

@@ -17,7 +17,7 @@ use zygote_fork::{Forked, fork_single_threaded, receive_with_descriptors};
 use super::{Event, MAX_MESSAGE_BYTES, Order};
 use crate::engine::wal_path;
 use crate::engine::{Engine, Template};
-use crate::error::ErrorKind;
+use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::{self, ProcessInspection, TemplateFilter};
