@@ -9,8 +9,8 @@
 
 use std::time::{Duration, Instant};
 
-use duckgate_validate::validate::{Limits, check};
 use duckgate_test_kit::corpus;
+use duckgate_validate::validate::{Limits, check};
 
 /// A query of the kind an agent writes against glucose data: CTEs, window functions, joins,
 /// CASE, date arithmetic, JSON access, a subquery.

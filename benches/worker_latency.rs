@@ -272,7 +272,7 @@ fn worker_checks(db: &Path, rounds: usize) {
         harden: true,
         full_warm_up: true,
     };
-    let wal = duckgate::engine::wal_path(db);
+    let wal = duckgate::protocol::database_names::wal_path(db);
     let mut engine = Engine::open(&config, db, &wal).expect("engine");
     engine.attach(db).expect("attach");
     let serializer = duckdb::Connection::open_in_memory().expect("in-memory DuckDB");

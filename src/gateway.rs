@@ -14,7 +14,6 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use duckgate_validate::error::{ErrorKind, Failure, WorkerRefusal, messages};
 use crate::privacy;
 use crate::protocol::{
     ChartReply, ChartRequest, ExplainResult, Posture, QueryResult, Request, Response,
@@ -24,7 +23,6 @@ use crate::sandbox::bypass::{Bypass, Layer};
 use crate::sandbox::pool::{Pool, RunError};
 use crate::sandbox::preflight;
 use crate::sandbox::temp_dir::Backing;
-use duckgate_validate::validate;
 use catalog::CachedCatalog;
 pub use catalog::{validator_catalog, without_hidden};
 pub use config::{
@@ -32,6 +30,8 @@ pub use config::{
     DEFAULT_MISSING_DB_HINT, DEFAULT_QUEUE_TIMEOUT_SECS, DEFAULT_THREADS, DEFAULT_TIMEOUT_SECS,
     DEFAULT_WARM_WORKERS, GatewayConfig, SpillInfo, worker_memory, worker_spec,
 };
+use duckgate_validate::error::{ErrorKind, Failure, WorkerRefusal, messages};
+use duckgate_validate::validate;
 
 #[derive(Debug)]
 struct Inner {

@@ -7,8 +7,9 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
+use duckgate::protocol::worker_args::WorkerStart;
 use duckgate::sandbox::preflight;
-use duckgate::sandbox::worker::{self, WorkerStart};
+use duckgate::sandbox::worker;
 
 use cli::args::{Cli, Command};
 

@@ -32,8 +32,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use duckgate_validate::error::ErrorKind;
 use crate::outcome::Status;
+use duckgate_validate::error::ErrorKind;
 
 pub use charge::{CHARGE_BURST_BYTES, CHARGE_BYTES_PER_SECOND};
 pub use record::{

@@ -13,8 +13,8 @@ use sha2::{Digest, Sha256};
 
 use super::{AuditEntry, AuditErrorKind, AuditStatus, event};
 use crate::calendar::civil_from_days;
-use duckgate_validate::error::ErrorKind;
 use crate::outcome::Status;
+use duckgate_validate::error::ErrorKind;
 
 /// Longest string a record keeps whole, in bytes as written (JSON-escaped). A longer one is
 /// recorded as `{"truncated": true, "prefix": …, "bytes": …, "sha256": …}`: its first bytes up

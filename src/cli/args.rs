@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 use duckgate::gateway::DEFAULT_MISSING_DB_HINT;
-use duckgate::sandbox::worker::WorkerArgs;
+use duckgate::protocol::worker_args::WorkerArgs;
 use duckgate::size::size_arg;
 
 /// A sandboxed, read-only DuckDB query gateway for AI agents over MCP (stdio).

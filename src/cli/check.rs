@@ -52,7 +52,8 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 Ok(s) => {
                     let mut catalog = duckgate::gateway::validator_catalog(&s);
                     // What workers attach the database as: `alias.schema.table` resolves.
-                    catalog.database = duckgate::engine::database_alias(&config_db);
+                    catalog.database =
+                        duckgate::protocol::database_names::database_alias(&config_db);
                     catalog
                 }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
@@ -64,7 +65,9 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
         None => duckgate_validate::validate::check_unresolved(&sql, &limits),
     };
     match verdict {
-        Ok((accepted, _)) if accepted.kind == duckgate_validate::validate::StatementKind::Unparsed => {
+        Ok((accepted, _))
+            if accepted.kind == duckgate_validate::validate::StatementKind::Unparsed =>
+        {
             out::text(
                 "passed on: the validator cannot parse this DuckDB syntax and found nothing to \
                  refuse in it; DuckDB's own parse tree and plan decide in the worker when it runs \

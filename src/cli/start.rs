@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use duckgate::audit::AuditError;
 use duckgate::config_file::ConfigFileError;
-use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
 use duckgate::sandbox::preflight;
+use duckgate_validate::error::ErrorKind;
 
 use super::args::DbArgs;
 use super::out;

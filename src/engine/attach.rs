@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::errors::{attach_error, not_found, worker_error};
-use super::{
-    Engine, database_alias, path_text, plan_check, shadow, sql_identifier, sql_string, statement,
-};
-use duckgate_validate::error::ErrorKind;
+use super::{Engine, path_text, plan_check, shadow, sql_identifier, sql_string, statement};
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
+use crate::protocol::database_names::database_alias;
+use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::tree::{TreeFacts, TreeRules};
 
 use super::statement::CheckedQuery;
@@ -65,7 +64,9 @@ impl Engine {
             None => facts.file_like.first().map(plan_check::written_name),
         };
         match outside {
-            Some(written) => Err(duckgate_validate::validate::refusals::file_relation(&written).into()),
+            Some(written) => {
+                Err(duckgate_validate::validate::refusals::file_relation(&written).into())
+            }
             None => Ok(()),
         }
     }

@@ -7,12 +7,12 @@ use serde_json::Value as Json;
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
-use duckgate_validate::error::ErrorKind;
 use crate::privacy::ViewColumnReads;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,
     TableInfo,
 };
+use duckgate_validate::error::ErrorKind;
 
 impl Engine {
     /// Tables, views, columns, constraints and indexes of the attached database.

@@ -16,8 +16,8 @@ use duckdb::Connection;
 
 use super::errors::worker_error;
 use super::statement;
-use duckgate_validate::error::ErrorKind;
 use crate::protocol::Failure;
+use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::tree::TreeRules;
 
 use super::statement::CheckedQuery;

@@ -12,8 +12,8 @@ use std::path::Path;
 use duckgate_plan_reader::{Code, DuckdbError, ErrorSubtype, ExceptionType, take_typed_error};
 use nix::errno::Errno;
 
-use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, MissingKind, MissingName};
+use duckgate_validate::error::ErrorKind;
 
 /// Build a [`Failure`].
 pub(crate) fn worker_error(kind: ErrorKind, message: impl Into<String>) -> Failure {

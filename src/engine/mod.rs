@@ -18,11 +18,9 @@ mod attach;
 mod catalog;
 mod checker;
 mod convert;
-mod lineage;
-pub use convert::VALUE_ENCODING;
-pub(crate) use run::json_size;
 pub mod demo_data;
 mod errors;
+mod lineage;
 mod local_time;
 mod partial_file;
 pub(crate) use partial_file::write_beside_then_move;
@@ -45,9 +43,10 @@ use std::sync::Arc;
 use duckdb::Connection;
 use duckgate_plan_reader::ArmedConnection;
 
-use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
+use crate::protocol::database_names::database_alias;
+use duckgate_validate::error::ErrorKind;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
 use errors::worker_error;
@@ -148,15 +147,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// The `.wal` file DuckDB keeps beside a database.
-pub fn wal_path(db: &Path) -> PathBuf {
-    let mut os = db.as_os_str().to_owned();
-    os.push(".wal");
-    PathBuf::from(os)
-}
-
-/// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
-/// symlinks, which is a pure string operation) and UTF-8.
 /// `N` bytes from the kernel's random source (`getrandom(2)`), drawn by the calling process:
 /// the per-request secrets of a worker, which must differ between workers forked from one
 /// template (everything in a template's memory is copied into each of them).
@@ -171,6 +161,8 @@ fn kernel_random<const N: usize>() -> Result<[u8; N], Failure> {
     Ok(bytes)
 }
 
+/// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
+/// symlinks, which is a pure string operation) and UTF-8.
 fn path_text(path: &Path) -> Result<String, Failure> {
     let absolute: PathBuf = std::path::absolute(path).map_err(|e| {
         worker_error(
@@ -187,26 +179,6 @@ fn path_text(path: &Path) -> Result<String, Failure> {
             ),
         )
     })
-}
-
-/// The catalog name the database is attached as: its file stem when that is a plain
-/// identifier (as the DuckDB CLI names it), else `db`.
-pub fn database_alias(db_path: &Path) -> String {
-    let stem = db_path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    let plain = stem
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    // Names DuckDB itself uses for built-in catalogs would clash.
-    let reserved = ["memory", "system", "temp", "main"]
-        .iter()
-        .any(|r| stem.eq_ignore_ascii_case(r));
-    if plain && !reserved {
-        stem.to_string()
-    } else {
-        "db".to_string()
-    }
 }
 
 /// A warm DuckDB instance that runs no thread but its caller's: what the zygote's template

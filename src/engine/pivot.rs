@@ -29,8 +29,8 @@ use super::Engine;
 use super::errors::{query_error, worker_error};
 use super::statement;
 use super::statement::CheckedQuery;
-use duckgate_validate::error::ErrorKind;
 use crate::protocol::Failure;
+use duckgate_validate::error::ErrorKind;
 
 /// DuckDB's default `pivot_limit`, which the worker's locked configuration keeps: DuckDB refuses
 /// a pivot with this many columns or more. A value query with more values than this is stopped

@@ -66,9 +66,9 @@ use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
 use super::plan_policy::{self, OperatorUse};
-use duckgate_validate::error::ErrorKind;
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 use crate::protocol::Failure;
+use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::functions::{self, Class};
 use duckgate_validate::validate::refusals;
 
@@ -592,7 +592,7 @@ mod tests {
     use crate::engine::CheckedQuery;
     use crate::engine::Engine;
     use crate::engine::tests::{TempDir, config, make_db};
-    use crate::engine::wal_path;
+    use crate::protocol::database_names::wal_path;
 
     /// The plan check on its own, as a worker whose walk is switched off runs it: its own
     /// reading of DuckDB's syntax tree, then DuckDB's plans.

@@ -10,9 +10,9 @@ use super::convert::ZoneOffsets;
 use super::errors::worker_error;
 use super::local_time::LocalTime;
 use super::{Engine, sql_identifier};
-use duckgate_validate::error::ErrorKind;
 use crate::plot::{self, ChartKind, PlotData, XValue};
 use crate::protocol::Failure;
+use duckgate_validate::error::ErrorKind;
 
 /// Microseconds in a day.
 const DAY_MICROS: i64 = 86_400_000_000;

@@ -2,7 +2,6 @@
 //! rows under the row and byte caps, `EXPLAIN`, and what the agent may see of an error or a
 //! result under privacy rules.
 
-use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -13,10 +12,11 @@ use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
 use super::statement::{CheckedQuery, Checks};
 use super::{Engine, plan_check};
-use duckgate_validate::error::ErrorKind;
+use crate::protocol::encoding::json_size;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
-use duckgate_validate::validate::{functions, refusals};
 use duckgate_plan_reader::Phase;
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{functions, refusals};
 
 impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
@@ -456,23 +456,4 @@ struct RenderedQuery {
     query: CheckedQuery,
     /// The original statement's columns, as DuckDB names and types them.
     columns: Vec<ColumnMeta>,
-}
-
-/// Bytes `value` takes as compact JSON, without building the string (the row cap here, the
-/// reply budget in `mcp::tools::query`).
-pub(crate) fn json_size(value: &impl serde::Serialize) -> usize {
-    struct Counter(usize);
-    impl Write for Counter {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut counter = Counter(0);
-    // Writing to a counter cannot fail and the values are plain JSON.
-    let _ = serde_json::to_writer(&mut counter, value);
-    counter.0
 }

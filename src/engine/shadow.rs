@@ -27,9 +27,9 @@ use serde_json::Value as Json;
 use super::errors::{query_error, worker_error};
 use super::plan_check::PlanJudge;
 use super::sql_identifier;
-use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
+use duckgate_validate::error::ErrorKind;
 
 /// Every name the shadow built from `rows` shows, lower case: the public catalog, its schemas,
 /// and the tables and visible columns of the tables it makes views of.

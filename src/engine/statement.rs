@@ -16,8 +16,8 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
-use duckgate_validate::error::{ErrorKind, messages};
 use crate::protocol::Failure;
+use duckgate_validate::error::{ErrorKind, messages};
 use duckgate_validate::validate::tree::{self, TreeFacts, TreeRules};
 
 /// A statement the worker's checks have passed, as DuckDB will prepare it: the only thing

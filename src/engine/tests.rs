@@ -13,7 +13,7 @@ use serde_json::Value as Json;
 use serde_json::json;
 
 use super::*;
-use crate::engine::wal_path;
+use crate::protocol::database_names::wal_path;
 use duckgate_validate::error::messages;
 
 /// A directory removed when dropped (no extra dependency for one helper).
@@ -377,14 +377,6 @@ fn settings_read_back_show_the_hardening() {
         "{settings:?}"
     );
     assert!(settings["memory_limit"].contains("MiB") || settings["memory_limit"].contains("MB"));
-}
-
-#[test]
-fn database_alias_is_the_file_stem_when_plain() {
-    assert_eq!(database_alias(Path::new("/x/tandem.duckdb")), "tandem");
-    assert_eq!(database_alias(Path::new("/x/my data.duckdb")), "db");
-    assert_eq!(database_alias(Path::new("/x/memory.duckdb")), "db");
-    assert_eq!(database_alias(Path::new("/x/1st.db")), "db");
 }
 
 #[test]

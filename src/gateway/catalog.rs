@@ -8,9 +8,9 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::{Failure, Gateway, unexpected};
-use crate::engine::wal_path;
 use crate::privacy::PrivacyPolicy;
 use crate::privacy::ViewColumnReads;
+use crate::protocol::database_names::wal_path;
 use crate::protocol::{CatalogSnapshot, ColumnReference, RelationKind, Request, Response};
 use duckgate_validate::validate;
 
@@ -82,7 +82,8 @@ impl Gateway {
         let mut for_validator = validator_catalog(&snapshot);
         for_validator.restricted = !self.inner.config.privacy.is_empty();
         // The name workers attach the database under: `alias.schema.table` resolves to it.
-        for_validator.database = crate::engine::database_alias(&self.inner.config.db_path);
+        for_validator.database =
+            crate::protocol::database_names::database_alias(&self.inner.config.db_path);
         let for_validator = Arc::new(for_validator);
         let snapshot = Arc::new(snapshot);
         *cache = Some(CachedCatalog {

@@ -8,13 +8,13 @@ use serde::Serialize;
 
 use super::Failure;
 use crate::audit::AuditLog;
-use duckgate_validate::error::ErrorKind;
 use crate::privacy::PrivacyPolicy;
+use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::pool::WorkerSpec;
 use crate::sandbox::temp_dir::{self, Backing, TempRoot};
-use crate::sandbox::worker::{WorkerArgs, WorkerStart};
+use duckgate_validate::error::ErrorKind;
 
 /// What the operator configured on the command line.
 #[derive(Debug, Clone)]

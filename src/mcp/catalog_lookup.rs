@@ -5,12 +5,12 @@
 
 use serde_json::{Value, json};
 
-use duckgate_validate::error::ErrorKind;
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::mcp::render;
 use crate::mcp::tools::ToolName;
 use crate::protocol::{CatalogSnapshot, ColumnInfo, ForeignKey, TableInfo};
+use duckgate_validate::error::ErrorKind;
 
 /// Fuzzy matches offered for an unknown name.
 pub(crate) const MAX_FUZZY_MATCHES: usize = 5;

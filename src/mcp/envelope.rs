@@ -9,9 +9,10 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::protocol::MissingName;
+use crate::protocol::encoding::json_size;
 use duckgate_validate::error::ErrorKind;
 use duckgate_validate::error::Failure;
-use crate::protocol::MissingName;
 
 pub use crate::outcome::Status;
 
@@ -161,7 +162,7 @@ impl Reply {
 
 /// Bytes of `reply`'s text and structured content as they travel (JSON-escaped).
 fn reply_bytes(envelope: &Envelope, text: &str) -> usize {
-    crate::engine::json_size(envelope) + crate::engine::json_size(&text)
+    json_size(envelope) + json_size(&text)
 }
 
 /// `text` cut to its first `keep` characters, saying so and how long it was.
@@ -221,7 +222,7 @@ impl Reply {
                     .recovery
                     .suggested_args
                     .as_ref()
-                    .is_none_or(|args| crate::engine::json_size(args) <= keep / 2);
+                    .is_none_or(|args| json_size(args) <= keep / 2);
                 if !args_fit {
                     error.recovery.suggested_args = None;
                 }

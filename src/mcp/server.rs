@@ -18,7 +18,6 @@ use rmcp::{ErrorData as McpError, ServerHandler};
 use serde_json::{Value, json};
 
 use crate::audit::AuditError;
-use duckgate_validate::error::ErrorKind;
 use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::{find_table, percent_decode, table_detail};
@@ -27,6 +26,7 @@ use crate::mcp::prompts;
 use crate::mcp::tools::context::ToolContext;
 use crate::mcp::tools::{self, ToolName};
 use crate::session::SessionCounters;
+use duckgate_validate::error::ErrorKind;
 
 pub use crate::session::{MAX_PROTOCOL_VERSION, supported_protocol_versions};
 

@@ -2,14 +2,26 @@
 //!
 //! Frames on the worker's stdin/stdout are a 4-byte big-endian length followed by that many bytes
 //! of JSON. Both directions are size-capped by the reader.
+//!
+//! This module is the one both sides of a worker import, and it imports neither: the parent
+//! (`mcp`, `gateway`, `sandbox::pool`) never reaches into the worker's `engine`, and the worker
+//! never into the parent's rooms. Beside the messages here:
+//! - [`worker_args`]: the worker's command line, which the parent writes and the worker reads;
+//! - [`database_names`]: the names both derive from the database's path (its WAL, its alias);
+//! - [`encoding`]: how values travel as JSON, and what JSON weighs.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::privacy::PrivacyPolicy;
 /// The error a worker replies with is the crate's one error type.
 pub use duckgate_validate::error::{Failure, MissingKind, MissingName, WorkerRefusal};
-use crate::privacy::PrivacyPolicy;
+
+pub mod database_names;
+pub mod encoding;
+#[cfg(feature = "engine")]
+pub mod worker_args;
 
 /// One request to a single-use worker.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -22,13 +22,13 @@
 use std::fmt;
 use std::io::{self, Write};
 
-use duckgate_validate::error::ErrorKind;
+use crate::protocol::worker_args::WorkerArgs;
 use crate::protocol::{Failure, LandlockAbsence, Posture, Response, UnenforcedLayer};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::confine;
 use crate::sandbox::frame;
 use crate::sandbox::pool::{self, WorkerSpec};
-use crate::sandbox::worker::WorkerArgs;
+use duckgate_validate::error::ErrorKind;
 
 /// The child side: confine like a worker, write one `Response::Posture` (or `Response::Error`)
 /// frame, and return the exit code. Nothing else: no DuckDB, no request.

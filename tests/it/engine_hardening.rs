@@ -10,10 +10,10 @@ use duckgate::engine::CheckedQuery;
 
 use std::path::{Path, PathBuf};
 
-use duckgate::engine::wal_path;
 use duckgate::engine::{Engine, EngineConfig};
-use duckgate_validate::error::ErrorKind;
+use duckgate::protocol::database_names::wal_path;
 use duckgate::protocol::{Failure, QueryResult};
+use duckgate_validate::error::ErrorKind;
 
 /// The files an attack aims at: the served database, a secret CSV beside it, another database.
 struct Scene {

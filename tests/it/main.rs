@@ -28,6 +28,7 @@ mod import_vendors;
 mod kernel_requirements;
 mod layer_alone;
 mod layer_bypass;
+mod layering;
 mod local_time;
 mod mcp_concurrency;
 mod mcp_demo;

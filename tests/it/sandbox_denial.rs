@@ -23,9 +23,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use duckgate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use duckgate::protocol::{LandlockStatus, Posture, ProbeReport, ProbeRequest, Request, Response};
 use duckgate::sandbox::frame::{read_frame, write_frame};
-use duckgate::sandbox::worker::{WorkerArgs, WorkerStart};
 
 /// Largest reply a test accepts.
 const MAX_REPLY: usize = 16 << 20;

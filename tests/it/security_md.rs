@@ -358,7 +358,7 @@ fn crates_said_to_hold_unsafe(root: &Path, markdown: &str) -> Vec<String> {
 
 /// The whole-word identifiers and keywords of Rust `source` outside comments and string and
 /// character literals. A small lexer, enough for the repository's own code, not a Rust parser.
-fn code_words(source: &str) -> Vec<&str> {
+pub(crate) fn code_words(source: &str) -> Vec<&str> {
     let b = source.as_bytes();
     // Non-ASCII bytes count as word bytes, so a word never splits a UTF-8 character.
     let word_byte = |c: u8| c == b'_' || c.is_ascii_alphanumeric() || c >= 0x80;
@@ -467,7 +467,7 @@ fn uses_unsafe(source: &str) -> bool {
 
 /// Every `.rs` file under `dir`, skipping build output (`target`), installed packages
 /// (`node_modules`) and hidden directories (`.git`, virtual environments).
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let entries =
         std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
     for entry in entries {
@@ -656,7 +656,10 @@ fn stated_numbers() -> Vec<(&'static str, String)> {
                 tools::MAX_NAME_BYTES,
                 size_words(tools::MAX_SEARCH_BYTES, "KB"),
                 size_words(tools::MAX_URI_BYTES, "KB"),
-                size_words(duckgate_validate::validate::Limits::default().max_sql_bytes, "KB"),
+                size_words(
+                    duckgate_validate::validate::Limits::default().max_sql_bytes,
+                    "KB"
+                ),
                 tools::MAX_ARRAY_ITEMS,
             ),
         ),

@@ -13,8 +13,8 @@
 //! of a multi-statement string and does not expose the statement type. The oracle keeps the
 //! C API's `unsafe` out of this package, which forbids it.
 use duckdb_oracle::{Oracle, Split, StatementType};
-use duckgate_validate::validate::{Limits, StatementKind, check};
 use duckgate_test_kit::{corpus, generate};
+use duckgate_validate::validate::{Limits, StatementKind, check};
 
 /// An in-memory DuckDB with the test schema.
 struct Duck {

@@ -18,10 +18,10 @@ use std::path::Path;
 
 use crate::support::TempDir;
 use duckgate::engine::{Engine, EngineConfig};
-use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::validator_catalog;
-use duckgate_validate::validate::{self, Catalog, Limits, StatementKind};
 use duckgate_test_kit::{corpus, generate};
+use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::{self, Catalog, Limits, StatementKind};
 
 /// What a side decided, as far as policy goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::support::{cgm_db, example};
-use duckgate_validate::error::ErrorKind;
 use duckgate::gateway::{Gateway, GatewayConfig};
+use duckgate_validate::error::ErrorKind;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 

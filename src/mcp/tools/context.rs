@@ -14,7 +14,6 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use super::ToolName;
-use duckgate_validate::error::{ErrorKind, Failure};
 use crate::gateway::Gateway;
 use crate::mcp::ServeOptions;
 use crate::mcp::catalog_lookup::MAX_FUZZY_MATCHES;
@@ -22,6 +21,7 @@ use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::protocol::{CatalogSnapshot, MissingKind};
 use crate::session::{CountersSnapshot, SessionCounters};
+use duckgate_validate::error::{ErrorKind, Failure};
 
 /// A tool's narrow view of the server for one call.
 #[derive(Debug, Clone, Copy)]

@@ -5,12 +5,12 @@ use serde_json::{Value, json};
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
 use super::{Answer, Request, ToolName, relation_schema, tool};
-use duckgate_validate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
 use crate::protocol::TableInfo;
+use duckgate_validate::error::ErrorKind;
 
 fn description(_time_zone: &str) -> String {
     "Use this when you start exploring or need exact table names: lists the tables \

@@ -15,10 +15,10 @@ use rmcp::model::{JsonObject, Tool as PublishedTool, ToolAnnotations};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use duckgate_validate::error::ErrorKind;
 use crate::mcp::envelope::{ErrorBody, Reply, nullable, output_schema};
 use arguments::{Argument, Field, ToolArguments, tool_arguments};
 use context::ToolContext;
+use duckgate_validate::error::ErrorKind;
 
 pub mod arguments;
 pub(crate) mod context;

@@ -6,13 +6,13 @@ use super::arguments::{Argument, ArgumentType, JsonType, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::row_arrays_schema;
 use super::{Answer, Request, SQL, ToolName, check_not_blank, tool};
-use duckgate_validate::error::ErrorKind;
 use crate::mcp::envelope::{Envelope, ErrorBody, Reply, Status};
 use crate::plot::{
     ChartKind, DEFAULT_BINS, DEFAULT_HEIGHT, DEFAULT_WIDTH, MAX_BINS, MAX_HEIGHT, MAX_WIDTH,
     MIN_SIDE,
 };
 use crate::protocol::ChartRequest;
+use duckgate_validate::error::ErrorKind;
 
 /// The chart kinds as the `kind` argument spells them ([`ChartKind`]'s wire names).
 const KINDS: [&str; 6] = ["line", "scatter", "bar", "histogram", "agp", "tir"];

@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::{Answer, Request, SQL, ToolName, check_limit, check_not_blank, tool};
-use crate::engine::json_size;
 use crate::mcp::envelope::{Reply, Status};
 use crate::mcp::render;
 use crate::protocol::QueryResult;
+use crate::protocol::encoding::json_size;
 
 /// Rows `query` returns when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 1000;
@@ -44,7 +44,7 @@ pub(crate) fn row_arrays_schema() -> Value {
         "type": "array",
         "description": format!(
             "One array per row, its values in the order of `columns`. {}",
-            crate::engine::VALUE_ENCODING
+            crate::protocol::encoding::VALUE_ENCODING
         )
     })
 }

@@ -6,11 +6,11 @@ use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
 use super::{Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_limit, check_not_blank, tool};
-use duckgate_validate::error::ErrorKind;
 use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::sql_text::quote_identifier;
+use duckgate_validate::error::ErrorKind;
 
 /// Rows `sample_rows` returns when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 10;

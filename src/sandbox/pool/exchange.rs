@@ -8,10 +8,10 @@ use nix::sys::signal::Signal;
 use tokio::io::{AsyncRead, AsyncWriteExt};
 
 use super::worker_process::ReadyWorker;
-use duckgate_validate::error::ErrorKind;
 use crate::protocol::{Failure, Request, Response};
 use crate::sandbox::frame;
 use crate::sandbox::temp_dir;
+use duckgate_validate::error::ErrorKind;
 
 /// How often a running worker's temporary directory is measured.
 const SPILL_POLL: Duration = Duration::from_millis(50);

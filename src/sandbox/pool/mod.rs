@@ -21,12 +21,12 @@ use std::time::Duration;
 use tokio::sync::{Mutex, OwnedSemaphorePermit};
 use tokio_util::sync::CancellationToken;
 
-use duckgate_validate::error::ErrorKind;
+use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Posture, Request, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::temp_dir::{self, TempRoot};
-use crate::sandbox::worker::{WorkerArgs, WorkerStart};
 use crate::sandbox::zygote::handle::Zygote;
+use duckgate_validate::error::ErrorKind;
 
 use exchange::{describe_death, exchange, spill_overflow};
 use slots::Slots;

@@ -10,9 +10,9 @@ use tokio::process::Command;
 use super::exchange::{describe_death, read_frame_async};
 use super::worker_process::{ReadyWorker, WorkerProcess, file_identity, kill_and_reap};
 use super::{UsableTemplate, WorkerSpec, internal};
+use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Posture, Response};
 use crate::sandbox::temp_dir::WorkerTempDir;
-use crate::sandbox::worker::{WorkerArgs, WorkerStart};
 
 /// The start-up preflight ([`crate::sandbox::preflight`]): run our binary as a worker that
 /// confines itself exactly as every worker does, reports the posture it got and exits without

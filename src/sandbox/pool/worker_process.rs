@@ -14,7 +14,7 @@ use tokio::process::Child;
 use tokio::sync::oneshot;
 
 use super::slots::REAP_WAIT;
-use crate::engine::wal_path;
+use crate::protocol::database_names::wal_path;
 use crate::sandbox::temp_dir::WorkerTempDir;
 use crate::sandbox::zygote::handle::{Exit, Zygote};
 

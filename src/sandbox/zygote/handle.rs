@@ -17,10 +17,10 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
-use duckgate_validate::error::ErrorKind;
+use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Posture};
 use crate::sandbox::bypass::Bypass;
-use crate::sandbox::worker::{WorkerArgs, WorkerStart};
+use duckgate_validate::error::ErrorKind;
 
 /// How a forked worker ended, as the template saw when it reaped it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

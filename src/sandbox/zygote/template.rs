@@ -15,14 +15,15 @@ use nix::unistd::Pid;
 use zygote_fork::{Forked, fork_single_threaded, receive_with_descriptors};
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
-use crate::engine::wal_path;
 use crate::engine::{Engine, Template};
-use duckgate_validate::error::ErrorKind;
+use crate::protocol::database_names::wal_path;
+use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Response};
 use crate::sandbox::bypass::Bypass;
 use crate::sandbox::confine::{self, ProcessInspection, TemplateFilter};
 use crate::sandbox::frame;
-use crate::sandbox::worker::{WorkerArgs, WorkerStart, serve_ready};
+use crate::sandbox::worker::serve_ready;
+use duckgate_validate::error::ErrorKind;
 
 /// Run the template until the server closes its control socket; returns the exit code.
 pub fn run(args: &WorkerArgs) -> i32 {

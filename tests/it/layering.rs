@@ -1,0 +1,147 @@
+//! The house's floors: the parent's rooms never reach into the worker's.
+//!
+//! A worker is the only process that opens DuckDB; the parent (the MCP server, the gateway, the
+//! pool and the zygote's handle, the audit log) only spawns, feeds and reads it. What both sides
+//! share lives in `src/protocol/` (the messages, the worker's command line, the database's
+//! derived names, the value encoding). So no parent-side file may import the worker's `engine`,
+//! its request loop (`sandbox::worker`) or the zygote's template (`sandbox::zygote::template`):
+//! a helper the parent needs from there belongs in `protocol`. Read from the code itself (its
+//! identifiers outside comments and strings), so a grouped `use`, a `super::` path or a path
+//! written inline is seen as well as a plain `use`.
+
+use std::path::{Path, PathBuf};
+
+use crate::security_md::{code_words, rust_files};
+
+/// The parent's rooms, as folders or files under the repository's root.
+const PARENT_SIDE: [&str; 6] = [
+    "src/mcp",
+    "src/gateway",
+    "src/gateway.rs",
+    "src/sandbox/pool",
+    "src/sandbox/zygote/handle.rs",
+    "src/audit",
+];
+
+/// The worker's own modules, each as the two path segments that reach it.
+const WORKER_SIDE_STEPS: [(&str, &str); 3] = [
+    ("sandbox", "worker"),
+    ("zygote", "template"),
+    ("super", "template"),
+];
+
+fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// What of the worker's `source` reaches: each finding names the path written.
+fn reaches_into_the_worker(source: &str) -> Vec<String> {
+    let words = code_words(source);
+    let offset = |word: &str| word.as_ptr() as usize - source.as_ptr() as usize;
+    let mut found = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        let previous = i.checked_sub(1).and_then(|j| words.get(j));
+        // The text between the previous word and this one, without whitespace: `::` (or `::{`)
+        // when this word is the next segment of a path.
+        let step = previous.filter(|previous| {
+            let between = &source[offset(previous) + previous.len()..offset(word)];
+            let joined: String = between.split_whitespace().collect();
+            joined == "::" || joined == "::{"
+        });
+        // `engine` is the worker's module under every path (`crate::`, `super::`, a grouped
+        // `use`); the one other `engine` a parent file may name is base64's.
+        if *word == "engine" && step.is_none_or(|previous| *previous != "base64") {
+            found.push(match step {
+                Some(previous) => format!("{previous}::engine"),
+                None => "engine".to_string(),
+            });
+        }
+        if let Some(previous) = step {
+            if WORKER_SIDE_STEPS.contains(&(*previous, *word)) {
+                found.push(format!("{previous}::{word}"));
+            }
+        }
+    }
+    found
+}
+
+fn parent_side_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for place in PARENT_SIDE {
+        let path = root.join(place);
+        if path.is_dir() {
+            rust_files(&path, &mut files);
+        } else {
+            assert!(path.is_file(), "{place} is neither a folder nor a file");
+            files.push(path);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_parent_side_never_imports_the_worker_side() {
+    let root = repo_root();
+    let files = parent_side_files(&root);
+    assert!(
+        files.len() > 30,
+        "found only {} parent-side files: the listing is wrong",
+        files.len()
+    );
+    let mut problems = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        for path in reaches_into_the_worker(&source) {
+            let name = file.strip_prefix(&root).unwrap_or(file).display();
+            problems.push(format!("{name}: {path}"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "parent-side code reaches into the worker (move what both need into src/protocol/):\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The scan above must be able to fail: every way of writing the path is seen, and the word in a
+/// comment, a string or base64's `engine` is not.
+#[test]
+fn the_layering_scan_sees_every_path_to_the_worker_and_nothing_else() {
+    let seen = [
+        ("use crate::engine::wal_path;", "crate::engine"),
+        ("let n = crate::engine::json_size(&x);", "crate::engine"),
+        (
+            "use crate::{engine::Engine, protocol::Request};",
+            "crate::engine",
+        ),
+        ("use super::super::engine;", "super::engine"),
+        ("use duckgate::engine :: Engine;", "duckgate::engine"),
+        ("use crate::sandbox::worker::WorkerArgs;", "sandbox::worker"),
+        ("use crate::sandbox::{worker::run};", "sandbox::worker"),
+        ("use crate::sandbox::zygote::template;", "zygote::template"),
+        ("use super::template::run;", "super::template"),
+    ];
+    for (source, path) in seen {
+        assert_eq!(
+            reaches_into_the_worker(source),
+            [path],
+            "not seen in {source:?}"
+        );
+    }
+    let unseen = [
+        "// crate::engine::wal_path is the worker's",
+        "/// See [`crate::engine::Engine`].",
+        "let s = \"crate::engine::x\";",
+        "base64::engine::general_purpose::STANDARD.encode(&png)",
+        "use super::worker_process::ReadyWorker;",
+        "let worker = sandbox_worker; let template = zygote;",
+    ];
+    for source in unseen {
+        assert!(
+            reaches_into_the_worker(source).is_empty(),
+            "wrongly seen in {source:?}: {:?}",
+            reaches_into_the_worker(source)
+        );
+    }
+}
