@@ -10,7 +10,7 @@
 //! reads files, settings, the environment or the catalog, runs SQL text, builds types from text
 //! or changes state is named here with its own class, and its reason is the refusal message.
 
-use super::functions::{Class, FunctionKind};
+use super::function_class::{Class, FunctionKind};
 
 use Class::*;
 use FunctionKind::*;

@@ -31,6 +31,7 @@ use sqlparser::tokenizer::{Span, Token, TokenWithSpan, Tokenizer};
 
 use crate::error::{ErrorKind, messages};
 
+pub(crate) mod function_class;
 pub(crate) mod function_policy;
 pub mod functions;
 mod lexical;
@@ -57,7 +58,8 @@ pub struct Catalog {
     #[serde(default)]
     pub restricted: bool,
     /// The catalog name the database is attached under in the worker (the `db` of
-    /// `db.main.t`; see `engine::database_alias`). Empty: no catalog-qualified name resolves.
+    /// `db.main.t`; see duckgate's `protocol::database_names::database_alias`). Empty: no
+    /// catalog-qualified name resolves.
     #[serde(default)]
     pub database: String,
     /// The table macros stored in the database, as DuckDB's binder would find them (lower
