@@ -15,7 +15,10 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::axes::{Axis, civil, day_axis, format_day, format_value};
-use super::kinds::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
+use super::figure::{
+    AgpFigure, Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note,
+};
+use super::glucose::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l_note};
 use super::stats::{quantile_cont, sorted};
 use crate::clinical::{
     HIGH_ABOVE, LOW_BELOW, MG_DL_PER_MMOL_L, VERY_HIGH_ABOVE, VERY_LOW_BELOW, gmi,
@@ -31,16 +34,6 @@ pub(crate) const CURVE_BINS: usize = 96;
 /// Weights of the smoothing over neighbouring curve bins, centred.
 const SMOOTHING: [f64; 5] = [1.0, 2.0, 3.0, 2.0, 1.0];
 
-/// The consensus target range, in mg/dL, shaded when the caller names none.
-pub(crate) const TARGET: (f64, f64) = (LOW_BELOW as f64, HIGH_ABOVE as f64);
-/// The consensus reference lines, in mg/dL: level 2 hypoglycaemia and level 2 hyperglycaemia.
-pub(crate) const VERY_LOW: f64 = VERY_LOW_BELOW as f64;
-/// See [`VERY_LOW`].
-pub(crate) const VERY_HIGH: f64 = VERY_HIGH_ABOVE as f64;
-/// Readings that all stay below this are taken to be mmol/L (no CGM reads above 35 mmol/L, and
-/// no mg/dL series stays below 35 mg/dL).
-const MMOL_L_ABOVE_NONE: f64 = 35.0;
-
 /// The readings of one hour of day across all days.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AgpBin {
@@ -48,16 +41,6 @@ pub(crate) struct AgpBin {
     pub(crate) n: usize,
     /// The 5th, 25th, 50th, 75th and 95th percentiles (`None` without readings).
     pub(crate) percentiles: Option<[f64; 5]>,
-}
-
-/// What the AGP draws.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AgpFigure {
-    /// Runs of the smoothed curves: (x in hours, the five percentiles), split where a stretch of
-    /// the day has no readings.
-    pub(crate) runs: Vec<Vec<(f64, [f64; 5])>>,
-    /// The header line under the title: period, days, CGM active, mean, GMI, CV.
-    pub(crate) header: String,
 }
 
 /// The AGP's percentiles, in the order of [`AgpBin::percentiles`].
@@ -122,50 +105,6 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
             0.0
         },
         interval,
-    }
-}
-
-/// What a chart's text says when its readings were taken as mmol/L and `shown` (drawn,
-/// counted) in mg/dL.
-pub(crate) fn mmol_l_note(shown: &str) -> String {
-    format!(
-        " The readings were all below {MMOL_L_ABOVE_NONE}, so they were taken as mmol/L and \
-         {shown} in mg/dL (×{MG_DL_PER_MMOL_L}, rounded)."
-    )
-}
-
-/// Readings in mg/dL: `values` as they are, or converted from mmol/L when every one of them is
-/// below what a mg/dL series ever reads. The flag says whether they were converted.
-pub(crate) fn in_mg_dl(values: Vec<f64>) -> (Vec<f64>, bool) {
-    let mmol = !values.is_empty() && values.iter().all(|v| *v < MMOL_L_ABOVE_NONE);
-    if mmol {
-        (values.into_iter().map(mg_dl_from_mmol_l).collect(), true)
-    } else {
-        (values, false)
-    }
-}
-
-/// The glucose axis of the AGP and TIR: mg/dL from 0 to 350 (400 when the data reaches past
-/// 350), with ticks at the consensus thresholds.
-pub(crate) fn glucose_axis(highest: f64) -> Axis {
-    // Past 1,000 mg/dL nothing is glucose; such values are drawn at the top edge.
-    let top = if highest > 350.0 {
-        (highest.min(1000.0) / 50.0).ceil() * 50.0
-    } else {
-        350.0
-    };
-    let mut ticks: Vec<(f64, String)> = [0.0, VERY_LOW, TARGET.0, TARGET.1, VERY_HIGH, 350.0]
-        .into_iter()
-        .filter(|t| *t <= top)
-        .map(|t| (t, format!("{t:.0}")))
-        .collect();
-    if top > 350.0 {
-        ticks.push((top, format!("{top:.0}")));
-    }
-    Axis {
-        range: (0.0, top),
-        ticks,
-        title: "glucose (mg/dL)".into(),
     }
 }
 

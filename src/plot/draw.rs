@@ -11,9 +11,10 @@ use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::prelude::*;
 
-use super::agp::{AGP_LABELS, AgpFigure, VERY_HIGH, VERY_LOW};
+use super::agp::AGP_LABELS;
 use super::axes::{Axis, clean_label};
-use super::kinds::{Figure, Prepared};
+use super::figure::{AgpFigure, Figure, Prepared, Range};
+use super::glucose::{TARGET, VERY_HIGH, VERY_LOW};
 use super::text::{ChartBackend, font, measure};
 use super::{ChartOptions, PlotError};
 
@@ -212,7 +213,7 @@ fn draw_agp_header(
     centred(&header, label_size, y)?;
     y += label_h as i32 + 6;
     // The legend: a swatch and its words per element, centred as one line.
-    let (t_lo, t_hi) = target.unwrap_or(super::agp::TARGET);
+    let (t_lo, t_hi) = target.unwrap_or(TARGET);
     let entries: [(RGBColor, bool, String); 5] = [
         (BAND_OUTER, true, "5–95%".into()),
         (BAND_INNER, true, "25–75%".into()),
@@ -271,7 +272,7 @@ fn draw_agp_header(
 /// its range, its percentage and the consensus goal.
 fn draw_tir(
     root: &DrawingArea<ChartBackend<'_>, Shift>,
-    ranges: &[super::tir::Range],
+    ranges: &[Range],
     options: &ChartOptions,
 ) -> Result<Layout, PlotError> {
     let font = font().map_err(render_error)?;

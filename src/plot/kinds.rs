@@ -7,6 +7,7 @@ use super::axes::{
     Axis, category_axis, clean_label, format_day, format_minute, format_timestamp, format_value,
     number_axis, time_axis,
 };
+use super::figure::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
 use super::stats::{
     Histogram, histogram, min_max, nice_ticks, padded, quantile_cont, sorted, thin_line,
     thin_scatter,
@@ -21,39 +22,6 @@ const SCATTER_THIN_ABOVE: usize = 10_000;
 /// A line or scatter summary lists its points when it has at most this many, and otherwise
 /// this many equal-width x buckets.
 const SUMMARY_ROWS: usize = 20;
-const MICROS_PER_HOUR: i64 = 3_600_000_000;
-pub(super) const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
-
-/// What a chart draws.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Figure {
-    /// Points joined in x order.
-    Line(Vec<(f64, f64)>),
-    /// A long time series down-sampled to one entry per pixel column: (x, min, median, max),
-    /// drawn as a min–max band with the median through it; runs split where columns are empty.
-    Envelope(Vec<Vec<(f64, f64, f64, f64)>>),
-    /// Markers.
-    Scatter(Vec<(f64, f64)>),
-    /// Bar `i` centred on x = i.
-    Bars(Vec<f64>),
-    /// Bins drawn edge to edge.
-    Histogram(Histogram),
-    /// The smoothed percentile curves and the header.
-    Agp(super::agp::AgpFigure),
-    /// The five ranges, lowest first.
-    Tir(super::tir::Ranges),
-}
-
-/// A chart ready to draw.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Prepared {
-    pub(crate) figure: Figure,
-    pub(crate) x: Axis,
-    pub(crate) y: Axis,
-    /// The y range to shade (line and AGP charts).
-    pub(crate) target: Option<(f64, f64)>,
-    pub(crate) summary: ChartSummary,
-}
 
 /// The plot area's size, roughly (the exact one depends on label widths): what thinning and
 /// tick counts are planned for.
@@ -89,24 +57,6 @@ pub(super) fn name(label: &str, fallback: &str) -> String {
         fallback.to_string()
     } else {
         label
-    }
-}
-
-/// A number for the summary table, to six significant digits (drops float noise such as
-/// 112.30000000000001).
-pub(crate) fn json_number(value: f64) -> Value {
-    Value::from(format!("{value:.5e}").parse::<f64>().unwrap_or(value))
-}
-
-pub(super) fn percent(part: usize, whole: usize) -> String {
-    format!("{:.1}%", part as f64 * 100.0 / whole.max(1) as f64)
-}
-
-pub(super) fn skipped_note(skipped: usize) -> String {
-    match skipped {
-        0 => String::new(),
-        1 => " 1 row with a NULL or non-finite value was skipped.".to_string(),
-        n => format!(" {n} rows with NULL or non-finite values were skipped."),
     }
 }
 

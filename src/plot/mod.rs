@@ -17,6 +17,8 @@
 mod agp;
 mod axes;
 mod draw;
+mod figure;
+mod glucose;
 mod kinds;
 mod stats;
 mod text;

@@ -4,35 +4,15 @@
 
 use serde_json::Value;
 
-use super::agp::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l_note};
 use super::axes::Axis;
-use super::kinds::{Figure, Prepared, json_number, skipped_note};
+use super::figure::{Figure, Prepared, Range, Ranges, json_number, skipped_note};
+use super::glucose::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l_note};
 use super::{ChartSummary, PlotData, PlotError};
 use crate::clinical::{HIGH_ABOVE, LOW_BELOW, VERY_HIGH_ABOVE, VERY_LOW_BELOW, goals};
-
-/// One of the five ranges.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Range {
-    /// Its name, as the report prints it.
-    pub(crate) name: &'static str,
-    /// Its bounds in mg/dL, as the report prints them.
-    pub(crate) bounds: String,
-    /// Readings in it.
-    pub(crate) n: usize,
-    /// Their share of all readings, in percent.
-    pub(crate) percent: f64,
-    /// The consensus goal for it, in words.
-    pub(crate) goal: String,
-    /// Whether the share meets that goal.
-    pub(crate) meets_goal: bool,
-}
 
 /// A range as the report states it: its name, its bounds, its goal, and whether a share (in
 /// percent) meets that goal.
 type RangeSpec = (&'static str, String, String, fn(f64) -> bool);
-
-/// The five ranges, lowest first.
-pub(crate) type Ranges = Vec<Range>;
 
 /// Which range a reading in mg/dL falls in, 0 (very low) to 4 (very high). Readings are
 /// compared as the report does: below 54, below 70, up to 180, up to 250, above.

@@ -13,7 +13,8 @@ use plotters::style::RGBColor;
 use super::*;
 
 use super::draw::{self, Layout};
-use super::kinds::{self, Prepared};
+use super::figure::Prepared;
+use super::kinds;
 
 const MINUTE: i64 = 60_000_000;
 const HOUR: i64 = 60 * MINUTE;

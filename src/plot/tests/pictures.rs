@@ -8,7 +8,7 @@ use crate::plot::draw::{
     BAND_INNER, BAND_OUTER, MEDIAN, SERIES, TARGET_FILL, TARGET_LINE, TIR_COLOURS, VERY_HIGH_LINE,
     VERY_LOW_LINE,
 };
-use crate::plot::kinds::Figure;
+use crate::plot::figure::Figure;
 
 #[test]
 fn constant_line_is_one_horizontal_band_at_its_value() {
