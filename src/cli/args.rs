@@ -55,7 +55,7 @@ pub(crate) enum Command {
         /// The chart: line, scatter, bar, histogram, agp (the consensus AGP report) or tir (time
         /// in ranges).
         #[arg(long, value_enum)]
-        kind: PlotKind,
+        kind: duckgate::plot::ChartKind,
         /// The PNG file to write.
         #[arg(long, value_parser = user_path)]
         out: PathBuf,
@@ -249,30 +249,6 @@ pub(crate) struct ServeArgs {
     /// under privacy rules a query that needs more memory than its share fails instead.
     #[arg(long)]
     pub(crate) spill_with_privacy_rules: bool,
-}
-
-/// The chart kinds, as the command line spells them.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub(crate) enum PlotKind {
-    Line,
-    Scatter,
-    Bar,
-    Histogram,
-    Agp,
-    Tir,
-}
-
-impl From<PlotKind> for duckgate::plot::ChartKind {
-    fn from(kind: PlotKind) -> Self {
-        match kind {
-            PlotKind::Line => duckgate::plot::ChartKind::Line,
-            PlotKind::Scatter => duckgate::plot::ChartKind::Scatter,
-            PlotKind::Bar => duckgate::plot::ChartKind::Bar,
-            PlotKind::Histogram => duckgate::plot::ChartKind::Histogram,
-            PlotKind::Agp => duckgate::plot::ChartKind::Agp,
-            PlotKind::Tir => duckgate::plot::ChartKind::Tir,
-        }
-    }
 }
 
 // The value parsers below return `String` on purpose: clap shows the text as the flag's error,

@@ -62,7 +62,7 @@ pub(crate) async fn run(command: Command) -> ExitCode {
             db.max_concurrent = 1;
             db.spawn_workers = true;
             let chart = duckgate::protocol::ChartRequest {
-                kind: kind.into(),
+                kind,
                 x,
                 y,
                 title,

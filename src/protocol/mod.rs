@@ -208,7 +208,17 @@ pub enum ChartKind {
 }
 
 impl ChartKind {
-    /// The kind's name as a tool argument spells it.
+    /// Every kind, in the order the tool and the command line list them.
+    pub const ALL: [ChartKind; 6] = [
+        ChartKind::Line,
+        ChartKind::Scatter,
+        ChartKind::Bar,
+        ChartKind::Histogram,
+        ChartKind::Agp,
+        ChartKind::Tir,
+    ];
+
+    /// The kind's name as a tool argument and the command line's `--kind` spell it.
     pub fn as_str(self) -> &'static str {
         match self {
             ChartKind::Line => "line",
@@ -218,6 +228,18 @@ impl ChartKind {
             ChartKind::Agp => "agp",
             ChartKind::Tir => "tir",
         }
+    }
+}
+
+/// `duckgate plot --kind`: the same kinds, spelled as the tool's `kind` argument spells them.
+#[cfg(feature = "engine")]
+impl clap::ValueEnum for ChartKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &ChartKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
     }
 }
 
@@ -670,6 +692,29 @@ impl TryFrom<String> for UnenforcedLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_chart_kind_is_listed_once_and_reads_back_by_its_name() {
+        // Exhaustive: a new kind does not compile here until it has its place in `ALL`.
+        let position = |kind: ChartKind| match kind {
+            ChartKind::Line => 0,
+            ChartKind::Scatter => 1,
+            ChartKind::Bar => 2,
+            ChartKind::Histogram => 3,
+            ChartKind::Agp => 4,
+            ChartKind::Tir => 5,
+        };
+        for (i, kind) in ChartKind::ALL.into_iter().enumerate() {
+            assert_eq!(
+                position(kind),
+                i,
+                "{kind} is out of place in ChartKind::ALL"
+            );
+            let parsed: ChartKind = serde_json::from_value(serde_json::json!(kind.as_str()))
+                .expect("the wire name reads back");
+            assert_eq!(parsed, kind);
+        }
+    }
 
     #[test]
     fn every_unenforced_layer_travels_as_its_sentence_and_reads_back_as_itself() {
