@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::json;
 use support::{
     Regime, mcp_bench_rounds, percentile as percentile_ms, scratch_dir, time_regime,

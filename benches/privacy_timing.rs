@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use duckgate::mcp::client::McpClient;
+use duckgate::mcp_client::McpClient;
 use duckgate_test_kit::support::steps::PRIVATE_RULES;
 use serde_json::json;
 use support::{mcp_bench_rounds, scratch_dir};

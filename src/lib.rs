@@ -44,11 +44,17 @@ mod calendar;
 #[cfg(feature = "engine")]
 pub mod config_file;
 #[cfg(feature = "engine")]
+pub mod demo;
+#[cfg(feature = "engine")]
 pub mod engine;
 #[cfg(feature = "engine")]
 pub mod gateway;
 #[cfg(feature = "engine")]
 pub mod mcp;
+#[cfg(feature = "engine")]
+pub mod mcp_client;
+#[cfg(feature = "engine")]
+mod partial_file;
 #[cfg(feature = "engine")]
 pub mod plot;
 #[cfg(feature = "worker-protocol")]

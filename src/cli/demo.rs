@@ -16,7 +16,7 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
     };
     if out_path.exists() {
         // Someone else's file is never opened for writing or served as the demo's.
-        if let Err(reason) = duckgate::engine::demo_data::check_demo_database(&out_path) {
+        if let Err(reason) = duckgate::demo::database::check_demo_database(&out_path) {
             eprintln!(
                 "duckgate demo: {} exists and is not a demo database ({reason}). It was left \
                  untouched. Choose another --out path, or move that file away to build the demo \
@@ -37,7 +37,7 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
                 draw_progress(done, total);
             }
         };
-        match duckgate::engine::demo_data::write_demo_database(&out_path, &mut progress) {
+        match duckgate::demo::database::write_demo_database(&out_path, &mut progress) {
             Ok(summary) => {
                 if terminal {
                     eprintln!();
@@ -69,7 +69,7 @@ pub(super) async fn demo(out_path: PathBuf) -> ExitCode {
         Err(e) => return usage_error(&format!("cannot find our own binary: {e}")),
     };
     let mut stdout = std::io::stdout();
-    match duckgate::mcp::demo::run_demo_session(&exe, &out_path, &mut stdout).await {
+    match duckgate::demo::session::run_demo_session(&exe, &out_path, &mut stdout).await {
         Ok(()) => {
             let host = duckgate::mcp::next_steps::detect_host(&out_path);
             out::text(duckgate::mcp::next_steps::next_steps(&exe, &out_path, &host).trim_end());

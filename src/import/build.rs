@@ -13,7 +13,7 @@ use super::vendor::HEAD_BYTES;
 use super::{
     FileImport, FileOutcome, FileStatus, ImportReport, Mode, Options, Source, generic, store,
 };
-use crate::engine::write_beside_then_move;
+use crate::partial_file::write_beside_then_move;
 use crate::protocol::database_names::wal_path;
 
 /// Import `files` into the database at `out`, as `options.mode` says. The output's missing

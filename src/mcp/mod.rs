@@ -1,4 +1,6 @@
-//! The only code that speaks MCP: tools, envelope, descriptions, resources.
+//! The MCP server, the only code that answers an agent: tools, envelope, descriptions,
+//! resources. (The client the tests, the benches and `duckgate demo` drive a server with is
+//! `mcp_client`, outside the server.)
 //!
 //! Everything here answers from [`Gateway`]; nothing opens the database or validates SQL beyond
 //! checking tool arguments.
@@ -19,8 +21,6 @@ use crate::gateway::Gateway;
 use crate::session::SessionCounters;
 
 mod catalog_lookup;
-pub mod client;
-pub mod demo;
 pub mod envelope;
 pub mod fuzzy;
 pub mod next_steps;

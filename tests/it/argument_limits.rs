@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use crate::raw_support::RawSession;
 use crate::support::{assert_failed, cgm_db, exe, serve, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
 use duckgate::mcp::tools::{MAX_NAME_BYTES, MAX_SEARCH_BYTES, MAX_URI_BYTES};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

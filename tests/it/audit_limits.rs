@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::raw_support::RawSession;
 use crate::support::{assert_failed, cgm_db, exe, serve, status};
 use duckgate::audit::{rotated_path, sha256_hex};
-use duckgate::mcp::client::envelope_of;
+use duckgate::mcp_client::envelope_of;
 use serde_json::{Value, json};
 
 /// 15 MiB: under rmcp's 16 MiB line cap, so the server reads it and must bound it itself.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::support::steps::{PRIVATE_RULES, PrivateDb, private_db};
 use crate::support::{FORBIDDEN, exe, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

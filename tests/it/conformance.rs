@@ -26,7 +26,7 @@ use std::time::Instant;
 use crate::support::corpus_file::{Entry, assert_well_formed, parse_corpus};
 use crate::support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
 use crate::support::{TempDir, make_db, serve, serve_whole};
-use duckgate::mcp::client::McpClient;
+use duckgate::mcp_client::McpClient;
 use serde_json::json;
 
 const SCHEMA: &str = include_str!("conformance/schema.sql");

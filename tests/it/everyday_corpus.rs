@@ -20,7 +20,7 @@ use crate::everyday::{CORPUS, Entry, SCHEMA, parse_corpus};
 use crate::support::corpus_file::assert_well_formed;
 use crate::support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
 use crate::support::{TempDir, make_db, serve_whole};
-use duckgate::mcp::client::McpClient;
+use duckgate::mcp_client::McpClient;
 use serde_json::json;
 
 /// The zone the server is started in and the oracle sets: it has daylight saving time, so a

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::{TempDir, duckgate_cli, outcome, run_cli, serve_whole, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value, json};
 
 /// Strings of the made-up patient that must never reach the agent.

@@ -24,7 +24,7 @@ use std::process::{Command, Output, Stdio};
 use crate::support::{
     OutputSchemas, cgm_db, duckgate_cli, example, exe, run_cli, status, stderr_of,
 };
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use duckgate::protocol::{LandlockAbsence, SeccompAbsence, UnenforcedLayer};
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@
 //! binary and a real DuckDB file.
 
 use crate::support::{TempDir, error_kind, make_db, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::json;
 
 /// `duckgate serve --db DB` with `bypass` switching layers off.

@@ -14,7 +14,7 @@
 
 use crate::support::{TempDir, make_db, serve};
 use duckdb::{AccessMode, Config, Connection};
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use serde_json::{Value, json};
 
 const READINGS: &str = "

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::steps::{ENDLESS, busy_worker, still_answers};
 use crate::support::{cgm_db, is_dead, serve, wait_until};
-use duckgate::mcp::client::envelope_of;
+use duckgate::mcp_client::envelope_of;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]

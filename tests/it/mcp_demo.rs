@@ -6,7 +6,7 @@ use crate::support::{TempDir, cgm_db, duckgate_cli, exe, run_cli, stderr_of, std
 async fn the_demo_session_runs_every_call_and_shows_the_refusals_and_the_sandbox() {
     let (_dir, db) = cgm_db("demo-session");
     let mut out = Vec::new();
-    duckgate::mcp::demo::run_demo_session(&exe(), &db, &mut out)
+    duckgate::demo::session::run_demo_session(&exe(), &db, &mut out)
         .await
         .expect("demo session");
     let text = String::from_utf8(out).unwrap();
@@ -181,10 +181,9 @@ async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_ws
         .collect();
     let mut serve = tokio::process::Command::new(&wsl);
     serve.args(&args);
-    let client =
-        duckgate::mcp::client::McpClient::spawn_command(serve, std::process::Stdio::null())
-            .await
-            .unwrap_or_else(|e| panic!("the entry's command does not start a session: {e}"));
+    let client = duckgate::mcp_client::McpClient::spawn_command(serve, std::process::Stdio::null())
+        .await
+        .unwrap_or_else(|e| panic!("the entry's command does not start a session: {e}"));
     let result = client
         .call(
             "query",
@@ -193,7 +192,7 @@ async fn under_wsl_the_demo_prints_a_claude_desktop_entry_that_serves_through_ws
         .await
         .unwrap();
     assert_eq!(
-        duckgate::mcp::client::envelope_of(&result)["status"],
+        duckgate::mcp_client::envelope_of(&result)["status"],
         "success",
         "{result:?}"
     );

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::support::steps::ENDLESS;
 use crate::support::{OutputSchemas, assert_failed, cgm_db, exe, serve};
-use duckgate::mcp::client::{envelope_of, text_of};
+use duckgate::mcp_client::{envelope_of, text_of};
 use duckgate_validate::error::messages;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

@@ -3,7 +3,7 @@
 
 use crate::support::steps::count_cgm_readings;
 use crate::support::{OutputSchemas, cgm_db, serve, status};
-use duckgate::mcp::client::{envelope_of, text_of};
+use duckgate::mcp_client::{envelope_of, text_of};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread")]

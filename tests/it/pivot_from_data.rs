@@ -11,7 +11,7 @@
 
 use crate::support::steps::{PRIVATE_RULES, private_db};
 use crate::support::{TempDir, error_kind, exe, make_db, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value, json};
 
 /// `duckgate serve --db DB` with `flags`, and `bypass` switching layers off (empty: none).

@@ -8,7 +8,7 @@ use crate::support::{
     stderr_of, stdout_of,
 };
 use base64::Engine as _;
-use duckgate::mcp::client::{envelope_of, text_of};
+use duckgate::mcp_client::{envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

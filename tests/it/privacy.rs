@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{
     FORBIDDEN, PRIVATE_SCHEMA, TempDir, error_kind, make_db, serve, status, wait_until, workers_of,
 };
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

@@ -9,7 +9,7 @@
 
 use crate::support::steps::{ENDLESS, PRIVATE_RULES, PrivateDb, private_db};
 use crate::support::{FORBIDDEN, error_kind, serve, status, strip_durations};
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

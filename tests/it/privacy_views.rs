@@ -10,7 +10,7 @@
 
 use crate::support::steps::{PRIVATE_RULES, private_db};
 use crate::support::{FORBIDDEN, error_kind, exe, status, strip_durations};
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 

@@ -9,7 +9,7 @@
 
 use crate::support::steps::{PRIVATE_RULES, PrivateDb, private_db};
 use crate::support::{FORBIDDEN, error_kind, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use duckgate::privacy::{PLAN_REFUSAL, PLAN_REFUSAL_HINT};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};

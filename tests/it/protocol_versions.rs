@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::raw_support::{RawSession, request_meta};
 use crate::support::steps::{ENDLESS, busy_worker, count_cgm_readings, still_answers};
 use crate::support::{OutputSchemas, cgm_db, exe, is_dead, serve_pinned, status, wait_until};
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
 use duckgate::mcp::tools::ToolName;
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::ProtocolVersion;
 use serde_json::{Value, json};
 

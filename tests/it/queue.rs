@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::steps::ENDLESS;
 use crate::support::{assert_failed, cgm_db, error_kind, is_dead, serve, wait_until, workers_of};
-use duckgate::mcp::client::envelope_of;
+use duckgate::mcp_client::envelope_of;
 use rmcp::model::CallToolResult;
 use serde_json::json;
 use tokio::task::JoinHandle;
@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 type Timed = (Result<CallToolResult, String>, Duration);
 
 async fn start(
-    client: &duckgate::mcp::client::McpClient,
+    client: &duckgate::mcp_client::McpClient,
     sql: &str,
     t0: Instant,
 ) -> JoinHandle<Timed> {

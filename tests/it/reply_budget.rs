@@ -5,7 +5,7 @@
 //! against the real binary and a real DuckDB file.
 
 use crate::support::{TempDir, make_db, serve, status};
-use duckgate::mcp::client::{envelope_of, text_of};
+use duckgate::mcp_client::{envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::json;
 

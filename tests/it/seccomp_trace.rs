@@ -21,7 +21,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 
-use duckgate::mcp::client::{DEFAULT_PROTOCOL_VERSION, McpClient};
+use duckgate::mcp_client::{DEFAULT_PROTOCOL_VERSION, McpClient};
 use duckgate::sandbox::confine::{NamedCalls, Role, system_calls_named};
 use serde_json::{Value, json};
 

@@ -10,7 +10,7 @@ use crate::support::steps::ENDLESS;
 use crate::support::{
     TempDir, duckgate_cli, error_kind, make_db, outcome, run_cli, serve, wait_until, workers_of,
 };
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use serde_json::json;
 
 /// 3 M readings of 2,000 patients, with a note that makes every row distinct: a DISTINCT over

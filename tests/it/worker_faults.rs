@@ -6,7 +6,7 @@ use crate::support::{TempDir, is_dead, serve, workers_of};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use serde_json::{Value, json};
 
 fn build_db(dir: &Path) -> PathBuf {

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use duckgate::gateway::{GatewayConfig, worker_spec};
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use duckgate::protocol::{ProbeReport, ProbeRequest, Request, Response};
 use duckgate::sandbox::bypass::Bypass;
 use duckgate::sandbox::pool::{Pool, RunError, WorkerOrigin};

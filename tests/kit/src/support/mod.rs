@@ -18,7 +18,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use duckgate::mcp::client::{McpClient, envelope_of, text_of};
+use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::{CallToolResult, ProtocolVersion};
 use serde_json::Value;
 
@@ -223,7 +223,7 @@ pub fn outcome(output: &Output) -> (i32, String, String) {
 /// `duckgate serve --db DB extra…`, initialised. Server logs go to the test's stderr only when
 /// `DUCKGATE_TEST_LOGS` is set.
 pub async fn serve(db: &Path, extra: &[&str]) -> McpClient {
-    serve_pinned(db, extra, duckgate::mcp::client::DEFAULT_PROTOCOL_VERSION).await
+    serve_pinned(db, extra, duckgate::mcp_client::DEFAULT_PROTOCOL_VERSION).await
 }
 
 /// [`serve`] with every reply whole (a 64 MiB budget): for tests that compare or read every row

@@ -18,7 +18,7 @@ use base64::Engine as _;
 use duckdb::core::{LogicalTypeHandle, LogicalTypeId};
 use duckdb::types::{TimeUnit, Value};
 use duckdb::{AccessMode, Config, Connection};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value as Json, json};
 
 /// Relative tolerance for floating-point values: parallel aggregation may change the last bits.

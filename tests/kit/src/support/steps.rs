@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::CallToolResult;
 use serde_json::json;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use duckdb::{AccessMode, Config, Connection};
 use serde::Serialize;
 
-use super::partial_file::write_beside_then_move;
+use crate::partial_file::write_beside_then_move;
 
 /// What [`write_demo_database`] built.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::mcp::client::{McpClient, envelope_of, text_of};
+use crate::mcp_client::{McpClient, envelope_of, text_of};
 use crate::sql_text::quote_identifier;
 
 /// Spawn `exe serve --db db_path`, make the demo calls, and print them to `out`.
