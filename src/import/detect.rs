@@ -4,7 +4,18 @@
 //! file `import` does not read.
 
 use super::text;
-use super::vendor::{HEAD_BYTES, Head, VENDORS, Vendor};
+use super::vendor::{HEAD_BYTES, Head, Vendor};
+
+/// Every vendor, in the order detection tries them.
+pub static VENDORS: &[&dyn Vendor] = &[
+    &super::clarity::Clarity,
+    &super::libreview::LibreView,
+    &super::tconnect::TConnect,
+    &super::carelink::CareLink,
+    &super::nightscout::NightscoutEntries,
+    &super::nightscout::NightscoutTreatments,
+    &super::apple_health::AppleHealth,
+];
 
 /// What a file is.
 #[derive(Clone, Copy)]

@@ -5,7 +5,8 @@
 use super::csv::Records;
 use super::detect::{Detected, detect};
 use super::rows::When;
-use super::vendor::{Parsed, VENDORS, Vendor};
+use super::detect::VENDORS;
+use super::vendor::{Parsed, Vendor};
 
 /// Detection and every CSV vendor over `data` as a CSV file: records never panic and every
 /// record starts on a line of the text; a vendor's rows, when it reads the file, are well

@@ -10,7 +10,7 @@
 //! The path of one file:
 //! - [`files`]: exactly the files given: literal paths (DuckDB never receives a path it could
 //!   read as a glob), no symbolic link followed out of a given folder, never a FIFO or device.
-//! - [`detect`]: which export it is, by its structure ([`vendor::VENDORS`], each judging its
+//! - [`detect`]: which export it is, by its structure ([`detect::VENDORS`], each judging its
 //!   own), never by its name (vendors put the patient's name there); a file that looks like a
 //!   health export but is none `import` knows is refused, not imported as a plain table.
 //! - a [`vendor::Vendor`] (one file each: [`clarity`], [`libreview`], [`tconnect`],

@@ -3,8 +3,8 @@
 //! A [`Vendor`] recognises its export by structure ([`Vendor::detect`] on the file's [`Head`]:
 //! its preamble, its header row's shape, what its first records hold, never English words
 //! alone and never the file's name) and turns the whole file into typed rows
-//! ([`Vendor::read`]). Each lives in a file of its own under `src/import/`; [`VENDORS`] is the
-//! registry. A new vendor is one file and one line there.
+//! ([`Vendor::read`]). Each lives in a file of its own under `src/import/`; `detect::VENDORS` is
+//! the registry. A new vendor is one file and one line there.
 //!
 //! Pure code: bytes in, rows out. DuckDB only ever sees the typed rows, never a vendor's file.
 
@@ -139,17 +139,6 @@ pub trait Vendor: Sync {
     /// The whole file's rows.
     fn read(&self, input: &mut dyn Read) -> Result<Parsed, ImportError>;
 }
-
-/// Every vendor, in the order detection tries them.
-pub static VENDORS: &[&dyn Vendor] = &[
-    &super::clarity::Clarity,
-    &super::libreview::LibreView,
-    &super::tconnect::TConnect,
-    &super::carelink::CareLink,
-    &super::nightscout::NightscoutEntries,
-    &super::nightscout::NightscoutTreatments,
-    &super::apple_health::AppleHealth,
-];
 
 /// The whole of `input`, decoded as text (see `text::decode`).
 pub fn read_text(input: &mut dyn Read) -> Result<String, ImportError> {
