@@ -3,9 +3,9 @@
 //! input, and panics otherwise; the targets in `fuzz/` call them.
 
 use super::csv::Records;
+use super::detect::VENDORS;
 use super::detect::{Detected, detect};
 use super::rows::When;
-use super::detect::VENDORS;
 use super::vendor::{Parsed, Vendor};
 
 /// Detection and every CSV vendor over `data` as a CSV file: records never panic and every

@@ -14,16 +14,13 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::axes::{Axis, civil, day_axis, format_day, format_value};
+use super::axes::{civil, day_axis, format_day, format_value};
 use super::figure::{
     AgpFigure, Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note,
 };
-use super::glucose::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l_note};
+use super::glucose::{TARGET, glucose_axis, in_mg_dl, mmol_l_note};
 use super::stats::{quantile_cont, sorted};
-use crate::clinical::{
-    HIGH_ABOVE, LOW_BELOW, MG_DL_PER_MMOL_L, VERY_HIGH_ABOVE, VERY_LOW_BELOW, gmi,
-    mg_dl_from_mmol_l,
-};
+use crate::clinical::gmi;
 
 use super::{ChartKind, ChartOptions, ChartSummary, PlotData, PlotError, XValue};
 
@@ -359,16 +356,6 @@ mod tests {
     }
 
     #[test]
-    fn readings_in_mmol_per_litre_are_drawn_in_mg_per_decilitre() {
-        let (values, converted) = in_mg_dl(vec![5.5, 10.0]);
-        assert!(converted);
-        assert_eq!(values, vec![99.0, 180.0]);
-        let (values, converted) = in_mg_dl(vec![40.0, 100.0]);
-        assert!(!converted);
-        assert_eq!(values, vec![40.0, 100.0]);
-    }
-
-    #[test]
     fn smoothing_flattens_a_spike_and_keeps_a_flat_curve_flat() {
         let mut bins = vec![Some([100.0; 5]); 8];
         assert_eq!(smoothed(&bins), bins);
@@ -380,14 +367,5 @@ mod tests {
         // Empty bins stay empty and do not count.
         bins[5] = None;
         assert_eq!(smoothed(&bins)[5], None);
-    }
-
-    #[test]
-    fn the_glucose_axis_marks_the_consensus_thresholds() {
-        let axis = glucose_axis(300.0);
-        assert_eq!(axis.range, (0.0, 350.0));
-        assert_eq!(axis.positions(), vec![0.0, 54.0, 70.0, 180.0, 250.0, 350.0]);
-        assert_eq!(axis.title, "glucose (mg/dL)");
-        assert_eq!(glucose_axis(390.0).range, (0.0, 400.0));
     }
 }

@@ -13,7 +13,7 @@ use plotters::prelude::*;
 
 use super::agp::AGP_LABELS;
 use super::axes::{Axis, clean_label};
-use super::figure::{AgpFigure, Figure, Prepared, Range};
+use super::figure::{self, AgpFigure, Figure, Prepared};
 use super::glucose::{TARGET, VERY_HIGH, VERY_LOW};
 use super::text::{ChartBackend, font, measure};
 use super::{ChartOptions, PlotError};
@@ -272,7 +272,7 @@ fn draw_agp_header(
 /// its range, its percentage and the consensus goal.
 fn draw_tir(
     root: &DrawingArea<ChartBackend<'_>, Shift>,
-    ranges: &[Range],
+    ranges: &[figure::Range],
     options: &ChartOptions,
 ) -> Result<Layout, PlotError> {
     let font = font().map_err(render_error)?;

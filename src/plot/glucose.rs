@@ -60,3 +60,27 @@ pub(crate) fn glucose_axis(highest: f64) -> Axis {
         title: "glucose (mg/dL)".into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_in_mmol_per_litre_are_drawn_in_mg_per_decilitre() {
+        let (values, converted) = in_mg_dl(vec![5.5, 10.0]);
+        assert!(converted);
+        assert_eq!(values, vec![99.0, 180.0]);
+        let (values, converted) = in_mg_dl(vec![40.0, 100.0]);
+        assert!(!converted);
+        assert_eq!(values, vec![40.0, 100.0]);
+    }
+
+    #[test]
+    fn the_glucose_axis_marks_the_consensus_thresholds() {
+        let axis = glucose_axis(300.0);
+        assert_eq!(axis.range, (0.0, 350.0));
+        assert_eq!(axis.positions(), vec![0.0, 54.0, 70.0, 180.0, 250.0, 350.0]);
+        assert_eq!(axis.title, "glucose (mg/dL)");
+        assert_eq!(glucose_axis(390.0).range, (0.0, 400.0));
+    }
+}

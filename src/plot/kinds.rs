@@ -9,8 +9,7 @@ use super::axes::{
 };
 use super::figure::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
 use super::stats::{
-    Histogram, histogram, min_max, nice_ticks, padded, quantile_cont, sorted, thin_line,
-    thin_scatter,
+    histogram, min_max, nice_ticks, padded, quantile_cont, sorted, thin_line, thin_scatter,
 };
 use super::{
     ChartKind, ChartOptions, ChartSummary, DEFAULT_BINS, MAX_CATEGORIES, PlotData, PlotError,

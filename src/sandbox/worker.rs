@@ -18,7 +18,6 @@
 //!    one `Response` frame, exit 0.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
 
 use crate::engine::{CheckedQuery, Engine, EngineConfig, PivotValues, Spill};
 use crate::protocol::database_names::wal_path;

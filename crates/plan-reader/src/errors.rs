@@ -75,22 +75,10 @@ impl DuckdbError {
     }
 }
 
-/// The typed error of the failure the `duckdb` crate just reported on this thread as
-/// `reported` (its message), if DuckDB ended a query with it: `None` when the last query this
-/// thread ended on a database opened by [`crate::open_in_memory`] did not fail with exactly that
-/// message (the failure came before any query began, such as a statement that does not parse,
-/// or from the crate itself). Taking it forgets it.
-///
-/// The message is compared whole, as an identity check that the record is this failure's: it
-/// is never read for meaning.
-pub fn take_typed_error(reported: &str) -> Option<DuckdbError> {
-    crate::ffi::take_error().filter(|error| error.message == reported)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::open_in_memory;
+    use crate::{open_in_memory, take_typed_error};
 
     /// The crate's message for `sql`'s failure, run to its end.
     fn fail(conn: &duckdb::Connection, sql: &str) -> String {

@@ -439,8 +439,20 @@ extern "C" fn copy_error(context: *mut std::ffi::c_void, error: *const RawError)
     }));
 }
 
+/// The typed error of the failure the `duckdb` crate just reported on this thread as
+/// `reported` (its message), if DuckDB ended a query with it: `None` when the last query this
+/// thread ended on a database opened by [`crate::open_in_memory`] did not fail with exactly that
+/// message (the failure came before any query began, such as a statement that does not parse,
+/// or from the crate itself). Taking it forgets it.
+///
+/// The message is compared whole, as an identity check that the record is this failure's: it
+/// is never read for meaning.
+pub fn take_typed_error(reported: &str) -> Option<DuckdbError> {
+    take_error().filter(|error| error.message == reported)
+}
+
 /// The error the last query this thread ended failed with, if it did (and forget it).
-pub(crate) fn take_error() -> Option<DuckdbError> {
+fn take_error() -> Option<DuckdbError> {
     let mut slot: Option<DuckdbError> = None;
     // SAFETY: `copy_error` matches the visitor's signature and `slot` outlives the call.
     unsafe {

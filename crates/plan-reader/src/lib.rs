@@ -41,10 +41,11 @@ mod pivot;
 mod registry;
 
 pub use enums::{ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId};
-pub use errors::{DuckdbError, ErrorSubtype, take_typed_error};
+pub use errors::{DuckdbError, ErrorSubtype};
 pub use facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
 };
+pub use ffi::take_typed_error;
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{ArmedConnection, DatabaseToken, Judge, Phase, Verdict, arm, open_in_memory};
 
