@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::security_md::{code_words, rust_files};
+use crate::security_md::{code_words, crate_docs, rust_files};
 
 /// The parent's rooms, as folders or files under the repository's root.
 const PARENT_SIDE: [&str; 6] = [
@@ -144,4 +144,42 @@ fn the_layering_scan_sees_every_path_to_the_worker_and_nothing_else() {
             reaches_into_the_worker(source)
         );
     }
+}
+
+/// Every module `src/lib.rs` declares has its place on the map the crate docs draw: named as a
+/// link (`[`name`]`), in backticks, or by its path (`src/name.rs`, `src/name/…`). A new module
+/// cannot be added without saying where it stands.
+#[test]
+fn every_module_of_the_library_is_on_the_map_its_docs_draw() {
+    let source = std::fs::read_to_string(repo_root().join("src/lib.rs")).expect("src/lib.rs");
+    let docs = crate_docs("src/lib.rs");
+    let modules: Vec<&str> = source
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let declared = line
+                .strip_prefix("pub mod ")
+                .or(line.strip_prefix("mod "))?;
+            declared.strip_suffix(';')
+        })
+        .collect();
+    assert!(
+        modules.len() > 15 && modules.contains(&"engine"),
+        "read {modules:?} from src/lib.rs: the reading is wrong"
+    );
+    let unplaced: Vec<&str> = modules
+        .into_iter()
+        .filter(|module| {
+            let forms = [
+                format!("`{module}`"),
+                format!("`src/{module}.rs`"),
+                format!("`src/{module}/"),
+            ];
+            !forms.iter().any(|form| docs.contains(form.as_str()))
+        })
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "src/lib.rs declares modules its docs do not place on the floors: {unplaced:?}"
+    );
 }

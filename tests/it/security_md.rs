@@ -28,7 +28,8 @@ struct Citation {
 }
 
 /// The first path segments that mark a backticked span as a repository path.
-const REPO_DIRS: [&str; 10] = [
+const REPO_DIRS: [&str; 11] = [
+    "docs/",
     "src/",
     "crates/",
     "tests/",
@@ -776,17 +777,44 @@ fn the_number_check_notices_a_changed_limit() {
 /// The other documents whose citations are checked the same way: the design and the README.
 const CHECKED_DOCS: [&str; 2] = ["docs/ARCHITECTURE.md", "README.md"];
 
+/// The crate roots whose opening docs are the map a newcomer reads first: checked as the
+/// documents are.
+const CRATE_ROOTS: [&str; 4] = [
+    "src/lib.rs",
+    "crates/duckgate-validate/src/lib.rs",
+    "crates/plan-reader/src/lib.rs",
+    "crates/zygote-fork/src/lib.rs",
+];
+
 fn read_doc(name: &str) -> String {
     let path = repo_root().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-/// ARCHITECTURE.md and the README cite files, modules and tests of the repository as SECURITY.md
-/// does; each must exist.
+/// The crate docs of a crate root (its `//!` lines), as the Markdown rustdoc reads.
+pub(crate) fn crate_docs(root: &str) -> String {
+    read_doc(root)
+        .lines()
+        .filter_map(|line| line.trim_start().strip_prefix("//!"))
+        .map(|line| line.strip_prefix(' ').unwrap_or(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every checked text but SECURITY.md: the design, the README and the crate roots' docs, each
+/// with its name.
+fn design_texts() -> Vec<(&'static str, String)> {
+    let documents = CHECKED_DOCS.into_iter().map(|doc| (doc, read_doc(doc)));
+    let roots = CRATE_ROOTS.into_iter().map(|root| (root, crate_docs(root)));
+    documents.chain(roots).collect()
+}
+
+/// ARCHITECTURE.md, the README and the crate roots' docs cite files, modules and tests of the
+/// repository as SECURITY.md does; each must exist.
 #[test]
 fn every_file_and_test_the_design_and_the_readme_cite_exists() {
-    for doc in CHECKED_DOCS {
-        let (found, malformed) = citations(&read_doc(doc));
+    for (doc, text) in design_texts() {
+        let (found, malformed) = citations(&text);
         assert!(
             malformed.is_empty(),
             "malformed citations in {doc}:\n{}",
@@ -873,8 +901,9 @@ fn every_constant_the_documents_name_is_in_the_code() {
             "{name}: the code spells it now, or no longer names it: update the list"
         );
     }
-    for doc in ["SECURITY.md", CHECKED_DOCS[0], CHECKED_DOCS[1]] {
-        let missing: Vec<String> = constant_names(&read_doc(doc))
+    let texts = std::iter::once(("SECURITY.md", security_md())).chain(design_texts());
+    for (doc, text) in texts {
+        let missing: Vec<String> = constant_names(&text)
             .into_iter()
             .filter(|name| !name.starts_with("DUCKGATE_") && !name.starts_with("CARGO_"))
             .filter(|name| !KERNEL_NAMES_BEHIND_TYPED_CALLS.contains(&name.as_str()))
