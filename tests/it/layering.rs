@@ -56,10 +56,10 @@ fn reaches_into_the_worker(source: &str) -> Vec<String> {
                 None => "engine".to_string(),
             });
         }
-        if let Some(previous) = step {
-            if WORKER_SIDE_STEPS.contains(&(*previous, *word)) {
-                found.push(format!("{previous}::{word}"));
-            }
+        if let Some(previous) = step
+            && WORKER_SIDE_STEPS.contains(&(*previous, *word))
+        {
+            found.push(format!("{previous}::{word}"));
         }
     }
     found
