@@ -150,10 +150,7 @@ fn pick_columns(
                 )
             })
     };
-    let needed = match kind {
-        ChartKind::Histogram | ChartKind::Tir => 1,
-        ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp => 2,
-    };
+    let needed = if kind.draws_y_alone() { 1 } else { 2 };
     if names.len() < needed && (x.is_none() || y.is_none()) {
         return Err(worker_error(
             ErrorKind::InvalidArgument,
@@ -168,10 +165,10 @@ fn pick_columns(
         Some(name) => find(name, "x")?,
         None => 0,
     };
-    let y_index = match (y, kind) {
-        (Some(name), _) => find(name, "y")?,
-        (None, ChartKind::Histogram | ChartKind::Tir) => 0,
-        (None, ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp) => 1,
+    let y_index = match y {
+        Some(name) => find(name, "y")?,
+        None if kind.draws_y_alone() => 0,
+        None => 1,
     };
     Ok((x_index, y_index))
 }

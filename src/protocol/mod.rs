@@ -218,6 +218,16 @@ impl ChartKind {
         ChartKind::Tir,
     ];
 
+    /// Whether the kind draws the y values alone (how they are distributed), never against an
+    /// x: it needs one result column, and its y is the first unless named. The other kinds draw
+    /// y against x and need two, x first.
+    pub fn draws_y_alone(self) -> bool {
+        match self {
+            ChartKind::Histogram | ChartKind::Tir => true,
+            ChartKind::Line | ChartKind::Scatter | ChartKind::Bar | ChartKind::Agp => false,
+        }
+    }
+
     /// The kind's name as a tool argument and the command line's `--kind` spell it.
     pub fn as_str(self) -> &'static str {
         match self {
