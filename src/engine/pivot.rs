@@ -50,9 +50,9 @@ pub(crate) struct PivotFromData {
 }
 
 impl PivotFromData {
-    /// The queries whose values the pivot needs, in DuckDB's order.
-    pub(crate) fn value_queries(&self) -> impl Iterator<Item = &str> {
-        self.parts.value_queries.iter().map(|v| v.query.as_str())
+    /// How many queries' values the pivot needs ([`Engine::pivot_value_query`]).
+    pub(crate) fn value_query_count(&self) -> usize {
+        self.parts.value_queries.len()
     }
 }
 
@@ -103,6 +103,40 @@ impl Engine {
     pub(crate) fn pivot_values_as_text(&self, query: &CheckedQuery) -> Result<String, Failure> {
         let rendered = self.render_checked_select(query)?;
         Ok(as_text(&rendered))
+    }
+
+    /// Value query `index` of `pivot`, with the values `found` for the queries before it written
+    /// into it: a pivot whose source is itself such a pivot (`PIVOT (PIVOT t ON a) ON b`) has a
+    /// value query that reads the inner pivot, whose types DuckDB's parser names first.
+    pub(crate) fn pivot_value_query(
+        &self,
+        pivot: &PivotFromData,
+        index: usize,
+        found: &[Vec<String>],
+    ) -> Result<String, Failure> {
+        let queries = &pivot.parts.value_queries;
+        let Some(this) = queries.get(index) else {
+            return Err(worker_error(
+                ErrorKind::InternalError,
+                "A PIVOT's value query was asked for past its last.",
+            ));
+        };
+        let earlier = queries.get(..index).unwrap_or_default();
+        if earlier.is_empty() {
+            return Ok(this.query.clone());
+        }
+        // A later query may read an earlier one's type (a random name DuckDB's parser drew): its
+        // parse tree gets the values found, wherever DuckDB's tree names that type (a tree that
+        // names none comes back as it was).
+        let checker = self.checker()?;
+        let mut tree = checker.parse(&this.query)?;
+        for (value_query, values) in earlier.iter().zip(found) {
+            if values.is_empty() {
+                return Err(no_values());
+            }
+            fill_pivot_values(&mut tree, &value_query.type_name, values);
+        }
+        checker.render_tree(&tree)
     }
 
     /// The values of one value query, which the caller has had checked like an agent's query:

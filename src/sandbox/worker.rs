@@ -381,8 +381,9 @@ fn pivot_with_values(
     };
     engine.attach(&args.db)?;
     let mut values = Vec::new();
-    for query in pivot.value_queries() {
-        let checked = check(engine, query)?;
+    for index in 0..pivot.value_query_count() {
+        let query = engine.pivot_value_query(&pivot, index, &values)?;
+        let checked = check(engine, &query)?;
         let found = match engine.pivot_values(&checked)? {
             PivotValues::Found(found) => found,
             // DuckDB casts a value query's one column to VARCHAR first; so does this statement,

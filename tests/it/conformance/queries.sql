@@ -512,6 +512,12 @@ PIVOT late ON quarter USING avg(glucose) GROUP BY year ORDER BY year;
 (PIVOT readings ON quarter USING count(*) GROUP BY year)
 UNION ALL (PIVOT readings ON quarter USING max(glucose) GROUP BY year) ORDER BY ALL;
 
+-- name: pivot_of_a_pivot
+-- category: pivot_without_in
+-- ordered: yes
+PIVOT (PIVOT readings ON year USING count(*) GROUP BY patient_id, quarter) ON quarter
+USING sum("2022") GROUP BY patient_id ORDER BY patient_id;
+
 -- name: pivot_on_a_boolean_expression
 -- category: pivot_without_in
 -- ordered: yes
