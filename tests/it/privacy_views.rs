@@ -371,6 +371,17 @@ fn probes() -> Vec<(&'static str, Value)> {
         "SELECT max(device_id) FROM device_meta",
         "SELECT random() < 2 AS r",
         "SELECT current_database() AS d, current_schema() AS s",
+        // PIVOT without IN runs a query for the values first: over a visible column it is
+        // answered, over a hidden one (whose values differ between the two databases) refused
+        // alike, the value query included.
+        "PIVOT devices ON model USING count(*)",
+        "PIVOT readings ON device_id USING sum(glucose) GROUP BY id ORDER BY id",
+        "PIVOT device_tiers ON tier USING count(*)",
+        "PIVOT device_tiers ON since USING count(*) GROUP BY device_id ORDER BY device_id",
+        "PIVOT readings ON secret_note USING count(*)",
+        "PIVOT devices ON serial_number USING count(*)",
+        "PIVOT device_meta ON since USING count(*)",
+        "PIVOT (PIVOT readings ON device_id USING sum(glucose) GROUP BY id) ON id USING count(*)",
     ]
     .into_iter()
     .flat_map(|sql| {
