@@ -548,12 +548,39 @@ pub(super) fn first_file_outside(
 ) -> Result<Option<String>, Failure> {
     for name in file_like {
         let (catalog, schema, table) = name;
-        let in_the_database = catalog.is_empty() || catalog.eq_ignore_ascii_case(alias);
-        if !in_the_database || !is_relation_of(conn, alias, schema, table)? {
+        let known = if catalog.is_empty() || catalog.eq_ignore_ascii_case(alias) {
+            is_relation_of(conn, alias, schema, table)?
+        } else {
+            // Any other first part is, to DuckDB 2.0, the parent of a nested schema.
+            is_nested_relation_of(conn, alias, catalog, schema, table)?
+        };
+        if !known {
             return Ok(Some(written_name(name)));
         }
     }
     Ok(None)
+}
+
+/// Whether the database attached as `alias` has a table or view `table` in the schema `schema`
+/// nested in the schema `parent` (`parent.schema.table`, DuckDB 2.0's nested schemas).
+fn is_nested_relation_of(
+    conn: &Connection,
+    alias: &str,
+    parent: &str,
+    schema: &str,
+    table: &str,
+) -> Result<bool, Failure> {
+    conn.prepare_cached(
+        "SELECT count(*) > 0 FROM (
+             SELECT schema_oid, table_name AS name FROM duckdb_tables() WHERE database_name = $1
+             UNION ALL
+             SELECT schema_oid, view_name FROM duckdb_views() WHERE database_name = $1
+         ) AS relation JOIN duckdb_schemas() AS s ON s.oid = relation.schema_oid
+         WHERE s.database_name = $1 AND lower(s.parent_schema) = lower($2)
+           AND lower(s.schema_name) = lower($3) AND lower(relation.name) = lower($4)",
+    )
+    .and_then(|mut stmt| stmt.query_row([alias, parent, schema, table], |row| row.get(0)))
+    .map_err(|e| query_error(&e))
 }
 
 /// A relation's (catalog, schema, table) as written: its non-empty parts joined by dots.

@@ -957,6 +957,11 @@ SHOW TABLES FROM clinic.archive;
 -- category: nested_schemas
 SELECT count(*) AS n FROM conformance.clinic.archive.visits;
 
+-- name: nested_schema_table_named_like_an_extension
+-- category: nested_schemas
+-- ordered: yes
+SELECT tbl.visit_id, clinic.archive.tbl.reason FROM clinic.archive.tbl ORDER BY visit_id;
+
 -- name: nested_schema_summarized_count
 -- category: nested_schemas
 SELECT count(*) AS columns FROM (SUMMARIZE clinic.archive.visits);

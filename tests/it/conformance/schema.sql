@@ -60,6 +60,9 @@ INSERT INTO clinic.visits VALUES (1, 1, 'check-up'), (2, 2, 'sensor'), (3, 1, 'p
 CREATE TABLE clinic.archive.visits (visit_id INTEGER, patient_id INTEGER, reason VARCHAR, closed DATE);
 INSERT INTO clinic.archive.visits VALUES (10, 3, 'intake', DATE '2019-05-01'), (11, 4, 'intake', DATE '2020-06-02');
 CREATE VIEW clinic.archive.intake AS SELECT patient_id, closed FROM clinic.archive.visits WHERE reason = 'intake';
+-- A nested schema's table named like a file extension (DuckDB's own tests call tables `tbl`):
+-- the catalog, not the extension, says it is a table.
+CREATE TABLE clinic.archive.tbl AS SELECT visit_id, reason FROM clinic.archive.visits;
 
 -- Names that look like paths or several parts, and a schema and table with spaces.
 CREATE TABLE "a.b.c" (x INTEGER, y VARCHAR);

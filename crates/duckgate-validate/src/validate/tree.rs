@@ -165,6 +165,12 @@ pub fn facts(tree: &Json) -> TreeFacts {
 /// parts (a name of four or more parts, nested schemas, carries the others in its full path),
 /// or `schema.csv` and the like, which DuckDB's replacement scans read as a file.
 fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
+    file_like_parts(map).map(|(name, _)| name)
+}
+
+/// [`file_like_name`], and whether any part of the name is shaped like a path (rather than only
+/// ending like a data file's name).
+fn file_like_parts(map: &Map<String, Json>) -> Option<((String, String, String), bool)> {
     let part = |key: &str| map.get(key).and_then(Json::as_str).unwrap_or_default();
     let (catalog, schema, table) = (
         part("catalog_name"),
@@ -182,13 +188,17 @@ fn file_like_name(map: &Map<String, Json>) -> Option<(String, String, String)> {
         [.., before, last] => names_a_data_file(before, last),
         _ => false,
     };
-    let file_like = [catalog, schema, table]
+    let path_shaped = [catalog, schema, table]
         .iter()
         .chain(every_part.iter())
-        .any(|p| !p.is_empty() && looks_like_path(p))
-        || names_a_data_file(schema, table)
-        || last_two_name_a_file;
-    file_like.then(|| (catalog.to_owned(), schema.to_owned(), table.to_owned()))
+        .any(|p| !p.is_empty() && looks_like_path(p));
+    let file_like = path_shaped || names_a_data_file(schema, table) || last_two_name_a_file;
+    file_like.then(|| {
+        (
+            (catalog.to_owned(), schema.to_owned(), table.to_owned()),
+            path_shaped,
+        )
+    })
 }
 
 /// DuckDB's own catalogs: its views and functions (`system`), the session's objects (`temp`)
@@ -396,8 +406,8 @@ impl Walk<'_, '_> {
         if table.is_empty() {
             return Err(file_relation(&written));
         }
-        if let Some(name) = file_like_name(map) {
-            return self.file_like(name, &written);
+        if let Some((name, path_shaped)) = file_like_parts(map) {
+            return self.file_like(name, path_shaped, &written);
         }
         if !catalog.is_empty() {
             // Only the attached database's own tables may be named with a catalog; `system`,
@@ -435,9 +445,18 @@ impl Walk<'_, '_> {
     /// walk runs beside the attach and cannot see the catalog, so the name is noted in
     /// [`TreeFacts::file_like`]: the worker asks the catalog for it as soon as the database is
     /// attached, before anything binds, and the plan check asks again (each holds alone). Under
-    /// privacy rules, and with a catalog written, it is refused here.
-    fn file_like(&mut self, name: (String, String, String), written: &str) -> Result<(), Refusal> {
-        if self.rules.restricted || !name.0.is_empty() {
+    /// privacy rules, after one of DuckDB's own catalogs, and with a catalog part written beside
+    /// a part shaped like a path, it is refused here. A name that only ends like a data file's
+    /// (`tandem.secret.csv`; `s1.s2.tbl`, a nested schema's table to DuckDB 2.0) is the
+    /// catalog's to decide, whatever its first part.
+    fn file_like(
+        &mut self,
+        name: (String, String, String),
+        path_shaped: bool,
+        written: &str,
+    ) -> Result<(), Refusal> {
+        let path_after_a_catalog = path_shaped && !name.0.is_empty();
+        if self.rules.restricted || is_builtin_catalog(&name.0) || path_after_a_catalog {
             return Err(file_relation(written));
         }
         self.facts.file_like.push(name);
@@ -483,14 +502,14 @@ impl Walk<'_, '_> {
                     part("schema_name"),
                     part("table_name"),
                 ];
-                if let Some(name) = file_like_name(map) {
+                if let Some((name, path_shaped)) = file_like_parts(map) {
                     let written = parts
                         .iter()
                         .filter(|p| !p.is_empty())
                         .copied()
                         .collect::<Vec<_>>()
                         .join(".");
-                    self.file_like(name, &written)?;
+                    self.file_like(name, path_shaped, &written)?;
                 }
                 self.facts.note_show(map);
                 Ok(())
@@ -715,17 +734,31 @@ mod tests {
             let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{schema}.{name}");
         }
+        // A data file's name after the database's name or a nested schema's parent
+        // (`tandem.secret.csv`, which DuckDB's replacement scan reads as that file when no table
+        // has the name, and `s1.s2.tbl`, a nested schema's table named like an extension) is
+        // noted for the catalog too, with its first part: the catalog, not the extension,
+        // decides. Under privacy rules, and after one of DuckDB's own catalogs, it is refused here.
         let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
         assert_eq!(with_catalog.unwrap_err().kind, ErrorKind::PolicyBlocked);
-        // A data file's name after any catalog or nested schema: DuckDB's replacement scan
-        // reads `tandem.secret.csv` as that file, so the walk refuses it on its own.
-        for (catalog, schema, name) in [("tandem", "secret", "csv"), ("a", "b", "parquet")] {
-            let refusal = check(select_from(table(catalog, schema, name)), &RULES).unwrap_err();
+        for (catalog, schema, name) in [
+            ("tandem", "secret", "csv"),
+            ("a", "b", "parquet"),
+            ("s1", "s2", "tbl"),
+        ] {
+            let walked = check(select_from(table(catalog, schema, name)), &RULES).unwrap();
+            let noted = (catalog.to_owned(), schema.to_owned(), name.to_owned());
+            assert_eq!(walked.file_like, [noted], "{catalog}.{schema}.{name}");
+            let refusal = check(select_from(table(catalog, schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(
                 refusal.kind,
                 ErrorKind::PolicyBlocked,
                 "{catalog}.{schema}.{name}"
             );
+            assert!(refusal.message.contains("names a file"), "{refusal:?}");
+        }
+        for catalog in ["system", "temp", "memory"] {
+            let refusal = check(select_from(table(catalog, "x", "csv")), &RULES).unwrap_err();
             assert!(refusal.message.contains("names a file"), "{refusal:?}");
         }
     }
