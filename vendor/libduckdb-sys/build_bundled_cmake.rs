@@ -513,7 +513,11 @@ fn build_static_extension_loader(source_dir: &Path, out_dir: &str, extensions: &
 /// DuckDB enumeration lists each value, so a DuckDB upgrade that adds one fails to compile here
 /// until the reader decides how to read it.
 fn build_plan_reader(source_dir: &Path, out_dir: &str) {
-    let reader_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("duckgate");
+    // The manifest directory of this run, not of the build script's compilation (`env!`): one
+    // compiled build script serves every checkout that shares the target directory (a clone
+    // elsewhere, CI's), and a path baked in at compile time names a checkout that may be gone.
+    let manifest_dir = env::var_os("CARGO_MANIFEST_DIR").expect("Cargo should set CARGO_MANIFEST_DIR for build scripts");
+    let reader_dir = Path::new(&manifest_dir).join("duckgate");
     println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("plan_reader.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("pivot_parts.cpp").display());
