@@ -271,6 +271,7 @@ fn worker_checks(db: &Path, rounds: usize) {
         time_zone: "UTC".into(),
         harden: true,
         full_warm_up: true,
+        folders: Default::default(),
     };
     let wal = duckgate::protocol::database_names::wal_path(db);
     let mut engine = Engine::open(&config, db, &wal).expect("engine");
@@ -279,6 +280,7 @@ fn worker_checks(db: &Path, rounds: usize) {
     let rules = TreeRules {
         database: "bench",
         restricted: false,
+        folders: &[],
     };
     println!();
     println!(

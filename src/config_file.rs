@@ -5,6 +5,9 @@
 //! hide_tables = ["raw_payloads"]
 //! hide_columns = ["*.serial_number", "readings.note"]
 //!
+//! [files]
+//! exports = "~/health/exports"   # the agent reads exports/readings.csv, exports/2026/*.parquet
+//!
 //! [audit]
 //! log = "/var/log/duckgate/audit.jsonl"
 //! redact_sql = true
@@ -33,6 +36,9 @@ pub struct ConfigFile {
     /// The audit log.
     #[serde(default)]
     pub audit: AuditSettings,
+    /// Declared folders of data files, `NAME = "DIR"` (as `--files NAME=DIR`).
+    #[serde(default)]
+    pub files: std::collections::BTreeMap<String, PathBuf>,
 }
 
 impl ConfigFile {

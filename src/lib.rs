@@ -89,6 +89,8 @@ pub mod config_file;
 pub mod demo;
 #[cfg(feature = "engine")]
 pub mod engine;
+#[cfg(feature = "worker-protocol")]
+pub mod folders;
 #[cfg(feature = "engine")]
 pub mod gateway;
 #[cfg(feature = "engine")]

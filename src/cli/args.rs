@@ -201,6 +201,17 @@ pub(crate) struct DbArgs {
     /// What to tell the user when the database file is missing.
     #[arg(long, default_value = DEFAULT_MISSING_DB_HINT)]
     pub(crate) missing_db_hint: String,
+    /// A folder of data files (Parquet, CSV, JSON) the agent may read, as NAME=DIR: it writes
+    /// `NAME/readings.csv` or `read_parquet('NAME/2026/*.parquet')`. Read-only; repeatable; also
+    /// `[files]` in --config. The folder may not hold the database file.
+    #[arg(long = "files", value_name = "NAME=DIR", value_parser = folder_arg)]
+    pub(crate) files: Vec<String>,
+    /// The most files one query may read in the declared folders.
+    #[arg(long, default_value_t = duckgate::folders::DEFAULT_MAX_FILES, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) files_max_count: u64,
+    /// The most bytes the files one query reads may hold together (e.g. 64GB).
+    #[arg(long, default_value_t = duckgate::folders::DEFAULT_MAX_FILE_BYTES, value_parser = size_arg)]
+    pub(crate) files_max_bytes: u64,
     /// Start even where the kernel lacks landlock or seccomp, running workers without them (NOT
     /// recommended: announced on stderr at start-up and reported by server_info). Without it,
     /// duckgate refuses to start on such a kernel.
@@ -251,13 +262,20 @@ pub(crate) struct ServeArgs {
     pub(crate) spill_with_privacy_rules: bool,
 }
 
+/// `--files NAME=DIR`, its DIR as a person writes it (a leading `~/` expanded), kept as text.
+fn folder_arg(text: &str) -> Result<String, String> {
+    let (name, dir) = duckgate::folders::parse_declaration(text)?;
+    let dir = user_path(&dir.to_string_lossy())?;
+    Ok(format!("{name}={}", dir.display()))
+}
+
 // The value parsers below return `String` on purpose: clap shows the text as the flag's error,
 // and nothing else reads it.
 
 /// A path flag as a person writes it: a leading `~` or `~/` is `$HOME`, as a shell would expand
 /// it. MCP clients start duckgate without a shell, so `~/health/cgm.duckdb` in a client's config
 /// would otherwise name a directory called `~`.
-fn user_path(text: &str) -> Result<PathBuf, String> {
+pub(crate) fn user_path(text: &str) -> Result<PathBuf, String> {
     let rest = match text.strip_prefix('~') {
         None => return Ok(PathBuf::from(text)),
         Some(rest) if rest.is_empty() || rest.starts_with('/') => rest.trim_start_matches('/'),

@@ -37,6 +37,10 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 spawn_workers: true,
                 missing_db_hint: DEFAULT_MISSING_DB_HINT.into(),
                 allow_unconfined: false,
+                // The catalog is the database's; `check` judges SQL as if no folder were declared.
+                files: Vec::new(),
+                files_max_count: duckgate::folders::DEFAULT_MAX_FILES,
+                files_max_bytes: duckgate::folders::DEFAULT_MAX_FILE_BYTES,
             };
             let config = match gateway_config(&args, "check against") {
                 Ok(c) => c,

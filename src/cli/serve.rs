@@ -104,6 +104,10 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
     } else if args.audit_required || audit.required {
         return Err(UsageError::AuditRequiredWithoutLog);
     }
+    for (name, dir) in &file.files {
+        let dir = super::args::user_path(&dir.to_string_lossy()).map_err(UsageError::Files)?;
+        config.files.push((name.clone(), dir));
+    }
     config.privacy = file.privacy;
     config.spill_with_privacy_rules = args.spill_with_privacy_rules;
     Ok(())

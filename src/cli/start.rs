@@ -43,6 +43,8 @@ pub(super) enum UsageError {
     AuditTooFewGenerations,
     /// `--audit-required` (or `[audit] required`) without a log to write.
     AuditRequiredWithoutLog,
+    /// A `--files` declaration that is not `NAME=DIR`, or a `[files]` path that cannot be read.
+    Files(String),
 }
 
 impl std::fmt::Display for UsageError {
@@ -67,6 +69,7 @@ impl std::fmt::Display for UsageError {
             UsageError::AuditRequiredWithoutLog => {
                 f.write_str("--audit-required needs --audit-log PATH (or [audit] log in --config)")
             }
+            UsageError::Files(message) => f.write_str(message),
         }
     }
 }
@@ -111,6 +114,14 @@ pub(super) fn gateway_config(
         privacy: Default::default(),
         spill_with_privacy_rules: false,
         audit: None,
+        files: args
+            .files
+            .iter()
+            .map(|text| duckgate::folders::parse_declaration(text))
+            .collect::<Result<_, _>>()
+            .map_err(UsageError::Files)?,
+        files_max_count: args.files_max_count,
+        files_max_bytes: args.files_max_bytes,
     })
 }
 

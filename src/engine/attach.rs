@@ -51,7 +51,12 @@ impl Engine {
     /// ([`statement::parse_for_plan_check`]): the plan check then holds on its own.
     pub fn parse_for_plan_check(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
-        statement::parse_for_plan_check(sql, self.privacy.is_some(), |select| checker.parse(select))
+        statement::parse_for_plan_check(
+            sql,
+            self.privacy.is_some(),
+            !self.folder_names.is_empty(),
+            |select| checker.parse(select),
+        )
     }
 
     /// The walk's last step, once the database is attached: a relation it found named like a
@@ -60,8 +65,17 @@ impl Engine {
     /// off this is what refuses such a name. Unattached, nothing can be one: refused.
     pub(super) fn refuse_files_named(&self, facts: &TreeFacts) -> Result<(), Failure> {
         let outside = match self.alias.as_deref() {
-            Some(alias) => plan_check::first_file_outside(&self.conn, alias, &facts.file_like)?,
-            None => facts.file_like.first().map(plan_check::written_name),
+            Some(alias) => plan_check::first_file_outside(
+                &self.conn,
+                alias,
+                &self.folder_names,
+                &facts.file_like,
+            )?,
+            None => facts
+                .file_like
+                .iter()
+                .find(|name| !plan_check::in_declared_folder(&self.folder_names, name))
+                .map(plan_check::written_name),
         };
         match outside {
             Some(written) => {
@@ -200,6 +214,7 @@ impl Engine {
         TreeRules {
             database: &self.database,
             restricted: self.privacy.is_some(),
+            folders: &self.folder_names,
         }
     }
 
@@ -228,14 +243,19 @@ impl Engine {
         let started = Instant::now();
         let privacy = self.privacy.is_some();
         let facts = query.facts();
-        if let Some(written) = plan_check::first_file_outside(&self.conn, &alias, &facts.file_like)?
-        {
+        if let Some(written) = plan_check::first_file_outside(
+            &self.conn,
+            &alias,
+            &self.folder_names,
+            &facts.file_like,
+        )? {
             let refused = duckgate_validate::validate::refusals::file_relation(&written);
             return Err(plan_check::Refused::Because(refused.into()).into_error(privacy));
         }
         self.judge.serve(plan_check::PlanRules {
             alias,
             privacy: self.privacy.clone(),
+            folders: self.folders.clone(),
         });
         self.pending_attach_ms += started.elapsed().as_secs_f64() * 1e3;
         Ok(())

@@ -36,6 +36,8 @@ enum Job {
         database: String,
         /// A privacy rule hides names.
         restricted: bool,
+        /// The declared folders' names.
+        folders: Vec<String>,
     },
     /// Statements that change global settings only.
     Configure(String),
@@ -94,10 +96,12 @@ impl Checker {
                             sql,
                             database,
                             restricted,
+                            folders,
                         } => {
                             let rules = TreeRules {
                                 database: &database,
                                 restricted,
+                                folders: &folders,
                             };
                             verdict_out
                                 .send(statement::check(&own, &sql, &rules))
@@ -149,6 +153,7 @@ impl Checker {
         let rules = TreeRules {
             database: "",
             restricted: false,
+            folders: &[],
         };
         let check = self.submit("SELECT 1", &rules)?;
         let configured = settings.map(|sql| self.submit_configure(sql)).transpose()?;
@@ -167,6 +172,7 @@ impl Checker {
                 sql: sql.to_owned(),
                 database: rules.database.to_owned(),
                 restricted: rules.restricted,
+                folders: rules.folders.to_vec(),
             })
             .map_err(|_| checker_gone())?;
         Ok(PendingCheck { _private: () })

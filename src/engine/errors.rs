@@ -494,7 +494,9 @@ mod tests {
     /// A connection to a fresh in-memory DuckDB with the plan reader's error reader, as the
     /// worker opens one, and a database file with one table for the read-only case.
     fn duckdb(settings: &[(&str, &str)]) -> duckdb::Connection {
-        duckgate_plan_reader::open_in_memory(settings).unwrap().0
+        duckgate_plan_reader::open_in_memory(settings, &duckgate_plan_reader::FolderMounts::NONE)
+            .unwrap()
+            .0
     }
 
     /// Run `sql` to its end (streaming, as the worker does) and map its failure.

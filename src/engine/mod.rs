@@ -68,6 +68,9 @@ pub struct EngineConfig {
     /// Also warm the paths a request takes ([`Engine::warm_up_request_paths`]): for a spare,
     /// which has time before its request; an on-demand worker skips it.
     pub full_warm_up: bool,
+    /// The operator's declared folders, mounted as `NAME/…` on DuckDB's file system, and the
+    /// caps on the files one query binds.
+    pub folders: crate::folders::FolderRules,
 }
 
 /// DuckDB's temporary directory: the worker's private one (`crate::sandbox::temp_dir`).
@@ -131,6 +134,10 @@ pub struct Engine {
     full_warm_up: bool,
     /// DuckDB's `TimeZone`: TIMESTAMPTZ values are shown in it (`local_time.rs`).
     time_zone: String,
+    /// The declared folders and their caps (`crate::folders`).
+    folders: Arc<crate::folders::FolderRules>,
+    /// Their names, as the walks of the SQL take them.
+    folder_names: Vec<String>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -224,6 +231,19 @@ impl Template {
         settings.push_str(&format!(" SET threads = {};", engine.threads.max(1)));
         if engine.harden {
             // allowed_paths must come first: once external access is off it cannot be widened.
+            // The declared folders are allowed by the names DuckDB knows them by (`NAME/`): the
+            // only file system that handles those names maps them to the folders.
+            let folders: Vec<String> = engine
+                .folder_names
+                .iter()
+                .map(|name| sql_string(&format!("{name}/")))
+                .collect();
+            if !folders.is_empty() {
+                settings.push_str(&format!(
+                    " SET allowed_directories = [{}];",
+                    folders.join(", ")
+                ));
+            }
             settings.push_str(&format!(
                 " SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
                 sql_string(&path_text(db_path)?),
@@ -287,13 +307,28 @@ impl Engine {
                 ("allow_unsigned_extensions", "false"),
             ]);
         }
-        // The plan reader is installed as the database opens, before any statement.
-        let (conn, token) = duckgate_plan_reader::open_in_memory(&settings).map_err(|e| {
-            worker_error(
-                ErrorKind::InternalError,
-                format!("Could not start DuckDB: {e}"),
-            )
-        })?;
+        // The plan reader is installed as the database opens, before any statement, and the
+        // declared folders are mounted: `NAME/…` is read from the folder, and nothing else of
+        // the host is reachable through this file system. Unhardened (the test bypass), it
+        // leaves `..` and links out to the kernel, which must deny them alone.
+        let mounts: Vec<(String, String)> = cfg
+            .folders
+            .folders
+            .iter()
+            .map(|f| (f.name.clone(), f.dir.to_string_lossy().into_owned()))
+            .collect();
+        let folders = duckgate_plan_reader::FolderMounts {
+            folders: &mounts,
+            check: cfg.harden,
+            max_files: cfg.folders.max_files,
+        };
+        let (conn, token) =
+            duckgate_plan_reader::open_in_memory(&settings, &folders).map_err(|e| {
+                worker_error(
+                    ErrorKind::InternalError,
+                    format!("Could not start DuckDB: {e}"),
+                )
+            })?;
         let judge = Arc::new(plan_check::PlanJudge::default());
         let armed = duckgate_plan_reader::arm(&conn, token, judge.clone()).map_err(|e| {
             worker_error(
@@ -350,6 +385,8 @@ impl Engine {
             cold_copy: false,
             full_warm_up: cfg.full_warm_up,
             time_zone: cfg.time_zone.clone(),
+            folder_names: cfg.folders.names(),
+            folders: Arc::new(cfg.folders.clone()),
         };
         engine.warm_up()?;
         if cfg.full_warm_up {

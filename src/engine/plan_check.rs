@@ -31,7 +31,11 @@
 //! - every bound function, aggregate, window function, operator and cast has a row in that
 //!   table, and its class allows it; one with no row, such as one a later DuckDB adds, is
 //!   refused;
-//! - a scan binds no file: nothing here reads files;
+//! - a scan binds no file, unless folders are declared and it is a file reader of theirs
+//!   (`Class::ReadsDeclaredFolders`): then the reader's list must be readable here, and every
+//!   file on it, its symbolic links resolved, inside a declared folder and a regular file; all
+//!   the files a plan binds are at most `--files-max-count`, of at most `--files-max-bytes`
+//!   together;
 //! - under privacy rules: no scan of a hidden table in the bound plan; no hidden column read by
 //!   the optimized plan (see below); nothing lists the catalog; every refusal is the same
 //!   [`PLAN_REFUSAL`], naming nothing.
@@ -92,6 +96,8 @@ pub(crate) struct PlanRules {
     pub(crate) alias: String,
     /// The operator's privacy rules, when there are any.
     pub(crate) privacy: Option<PrivacyPolicy>,
+    /// The declared folders and the caps on what one query binds in them.
+    pub(crate) folders: std::sync::Arc<crate::folders::FolderRules>,
 }
 
 /// Why a plan is refused, before it becomes an error: under privacy rules every reason becomes
@@ -336,8 +342,43 @@ fn check_bound(rules: &PlanRules, facts: &PlanFacts, shown: &mut u32) -> Result<
             Fact::Unknown(what) => return Err(Refused::Unknown(what.clone())),
         }
     }
+    let mut bound = BoundFiles::default();
     for scan in &facts.scans {
-        check_scan(rules, scan)?;
+        check_scan(rules, scan, &mut bound)?;
+    }
+    Ok(())
+}
+
+/// What the scans of one plan bound in the declared folders so far.
+#[derive(Default)]
+struct BoundFiles {
+    count: u64,
+    bytes: u64,
+}
+
+/// The files one scan of a declared folders' reader bound: each inside a folder (links
+/// resolved), a regular file, and the plan's total within the caps.
+fn check_folder_files(
+    rules: &PlanRules,
+    files: &[String],
+    bound: &mut BoundFiles,
+) -> Result<(), Refused> {
+    let folders = &rules.folders;
+    for file in files {
+        let (_, size) = crate::folders::locate(&folders.folders, file)
+            .map_err(|why| Refused::Because(refusals::file_outside_folders(file, &why).into()))?;
+        bound.count += 1;
+        bound.bytes = bound.bytes.saturating_add(size);
+        if bound.count > folders.max_files {
+            return Err(Refused::Because(
+                refusals::too_many_files(folders.max_files, "--files-max-count", "files").into(),
+            ));
+        }
+        if bound.bytes > folders.max_bytes {
+            return Err(Refused::Because(
+                refusals::too_many_files(folders.max_bytes, "--files-max-bytes", "bytes").into(),
+            ));
+        }
     }
     Ok(())
 }
@@ -426,9 +467,35 @@ pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privac
 }
 
 /// One LOGICAL_GET of the bound plan.
-fn check_scan(rules: &PlanRules, scan: &ScanFacts) -> Result<(), Refused> {
-    if let Some(file) = scan.files.first() {
-        return Err(Refused::Because(refusals::file_relation(file).into()));
+fn check_scan(rules: &PlanRules, scan: &ScanFacts, bound: &mut BoundFiles) -> Result<(), Refused> {
+    let function: Vec<&str> = scan.function.iter().map(String::as_str).collect();
+    let folder_reader = match function.as_slice() {
+        [name] | ["system", _, name] => matches!(
+            functions::bound_function(name, false),
+            Some((_, Class::ReadsDeclaredFolders))
+        ),
+        _ => false,
+    };
+    match (&scan.files, folder_reader, rules.folders.folders.is_empty()) {
+        // A file reader of the declared folders: its list must be read, and every file on it
+        // inside them.
+        (Some(files), true, false) => return check_folder_files(rules, files, bound),
+        (None, true, false) => {
+            return Err(Refused::Unknown(format!(
+                "a file reader ({}) whose list of files the check cannot read",
+                scan.function.join(".")
+            )));
+        }
+        (Some(files), _, _) => {
+            let first = files.first().map_or("a file", String::as_str);
+            return Err(Refused::Because(refusals::file_relation(first).into()));
+        }
+        (None, true, true) => {
+            return Err(Refused::Because(
+                refusals::no_declared_folders(&scan.function.join(".")).into(),
+            ));
+        }
+        (None, false, _) => {}
     }
     let seq_scan = matches!(scan.function.as_slice(), [.., name] if name == "seq_scan");
     match (seq_scan, scanned_table(rules, scan)?) {
@@ -478,6 +545,9 @@ fn check_function(
     if let Some(denial) = class.denial() {
         return Err(Refused::Because(refusals::denied(name, denial).into()));
     }
+    if class == Class::ReadsDeclaredFolders && rules.folders.folders.is_empty() {
+        return Err(Refused::Because(refusals::no_declared_folders(name).into()));
+    }
     if class == Class::ListsCatalog && rules.privacy.is_some() {
         return Err(Refused::Because(
             refusals::catalog_listing(&format!("{name}()")).into(),
@@ -505,14 +575,26 @@ fn check_function(
 /// runs before any plan exists and leaves only its result in the plan. The worker's walk of the
 /// parse tree refuses these too; this keeps the plan check whole on its own. Under privacy rules
 /// the same holds for counters of the process's statements (`txid_current()` in a subquery
-/// reached the result while its plan showed no call of it).
-pub(crate) fn refuse_written_functions(tree: &Json, privacy: bool) -> Result<(), Refused> {
+/// reached the result while its plan showed no call of it). A file reader binds by reading its
+/// files: where no folder is declared it is refused here, before DuckDB opens anything.
+pub(crate) fn refuse_written_functions(
+    tree: &Json,
+    privacy: bool,
+    folders_declared: bool,
+) -> Result<(), Refused> {
     let mut stack = vec![tree];
     while let Some(value) = stack.pop() {
         match value {
             Json::Object(map) => {
                 if let Some(Json::String(name)) = map.get("function_name") {
                     let lower = name.to_ascii_lowercase();
+                    let reads_folders = functions::allowed_table_function(name)
+                        == Some(functions::RowSource::DeclaredFolders);
+                    if reads_folders && !folders_declared {
+                        return Err(Refused::Because(
+                            refusals::no_declared_folders(&lower).into(),
+                        ));
+                    }
                     match functions::expression_use(name) {
                         functions::ExpressionUse::Refused(denial) => {
                             return Err(Refused::Because(refusals::denied(&lower, denial).into()));
@@ -544,9 +626,13 @@ pub(crate) fn refuse_written_functions(tree: &Json, privacy: bool) -> Result<(),
 pub(super) fn first_file_outside(
     conn: &Connection,
     alias: &str,
+    folders: &[String],
     file_like: &[(String, String, String)],
 ) -> Result<Option<String>, Failure> {
     for name in file_like {
+        if in_declared_folder(folders, name) {
+            continue;
+        }
         let (catalog, schema, table) = name;
         let known = if catalog.is_empty() || catalog.eq_ignore_ascii_case(alias) {
             is_relation_of(conn, alias, schema, table)?
@@ -581,6 +667,16 @@ fn is_nested_relation_of(
     )
     .and_then(|mut stmt| stmt.query_row([alias, parent, schema, table], |row| row.get(0)))
     .map_err(|e| query_error(&e))
+}
+
+/// Whether a relation named like a file is a file of a declared folder (`'exports/x.csv'`):
+/// DuckDB reads it through the folders' file system, and the plan check then judges the files
+/// it bound.
+pub(super) fn in_declared_folder(
+    folders: &[String],
+    (catalog, schema, table): &(String, String, String),
+) -> bool {
+    catalog.is_empty() && schema.is_empty() && refusals::in_declared_folder(folders, table)
 }
 
 /// A relation's (catalog, schema, table) as written: its non-empty parts joined by dots.
@@ -919,6 +1015,7 @@ mod tests {
         let rules = PlanRules {
             alias: "db".into(),
             privacy: None,
+            folders: Default::default(),
         };
         let judge = |facts: Vec<Fact>, scans: Vec<ScanFacts>| {
             let plan = PlanFacts {
@@ -973,7 +1070,7 @@ mod tests {
             function: vec!["system".into(), "main".into(), "seq_scan".into()],
             table: Some(vec![catalog.into(), "main".into(), "t".into()]),
             columns: vec![],
-            files,
+            files: (!files.is_empty()).then_some(files),
         };
         assert!(judge(vec![], vec![scan("db", vec![])]));
         assert!(!judge(vec![], vec![scan("elsewhere", vec![])]));

@@ -146,11 +146,12 @@ pub(crate) fn check(
 pub(crate) fn parse_for_plan_check(
     sql: &str,
     privacy: bool,
+    folders_declared: bool,
     parse: impl FnOnce(&str) -> Result<Json, Failure>,
 ) -> Result<CheckedQuery, Failure> {
     let select = checked_query(sql);
     let tree = parse(&select)?;
-    super::plan_check::refuse_written_functions(&tree, privacy)
+    super::plan_check::refuse_written_functions(&tree, privacy, folders_declared)
         .map_err(|refused| refused.into_error(privacy))?;
     Ok(CheckedQuery {
         facts: duckgate_validate::validate::tree::facts(&tree),

@@ -62,6 +62,7 @@ pub(crate) fn config(memory_limit: &str) -> EngineConfig {
         time_zone: "UTC".into(),
         harden: true,
         full_warm_up: true,
+        folders: Default::default(),
     }
 }
 
@@ -508,6 +509,7 @@ fn the_warm_up_database_is_detached_before_any_request() {
     for full_warm_up in [true, false] {
         let cfg = EngineConfig {
             full_warm_up,
+            folders: Default::default(),
             ..config("1GB")
         };
         let mut engine = Engine::open(&cfg, &db, &wal_path(&db)).unwrap();

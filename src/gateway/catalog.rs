@@ -84,6 +84,13 @@ impl Gateway {
         // The name workers attach the database under: `alias.schema.table` resolves to it.
         for_validator.database =
             crate::protocol::database_names::database_alias(&self.inner.config.db_path);
+        for_validator.folders = self
+            .inner
+            .config
+            .files
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect();
         let for_validator = Arc::new(for_validator);
         let snapshot = Arc::new(snapshot);
         *cache = Some(CachedCatalog {
@@ -111,6 +118,7 @@ pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
         restricted: false,
         database: String::new(),
         table_macros: Some(snapshot.table_macros.clone()),
+        folders: Vec::new(),
     }
 }
 

@@ -68,6 +68,13 @@ pub struct GatewayConfig {
     pub spill_with_privacy_rules: bool,
     /// The audit log every tool call is recorded in, if the operator asked for one.
     pub audit: Option<Arc<AuditLog>>,
+    /// The operator's declared folders as written (`--files NAME=DIR`, `[files]`), checked and
+    /// resolved when the workers' command line is made ([`worker_spec`]).
+    pub files: Vec<(String, PathBuf)>,
+    /// The most files one query may bind (`--files-max-count`).
+    pub files_max_count: u64,
+    /// The most bytes the files one query binds may hold together (`--files-max-bytes`).
+    pub files_max_bytes: u64,
 }
 
 /// Warm spares by default: enough to absorb a burst of four parallel calls (agents send
@@ -112,6 +119,9 @@ impl GatewayConfig {
             privacy: PrivacyPolicy::default(),
             spill_with_privacy_rules: false,
             audit: None,
+            files: Vec::new(),
+            files_max_count: crate::folders::DEFAULT_MAX_FILES,
+            files_max_bytes: crate::folders::DEFAULT_MAX_FILE_BYTES,
         }
     }
 }
@@ -202,6 +212,12 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Failu
             Failure::new(ErrorKind::InvalidArgument, e.to_string())
         })?))
     };
+    let folders = crate::folders::validate(
+        &config.files,
+        &config.db_path,
+        temp_root.as_ref().map(|root| root.root()),
+    )
+    .map_err(|e| Failure::new(ErrorKind::InvalidArgument, e))?;
     let timeout_secs = config.timeout.as_secs().max(1);
     let spec = WorkerSpec {
         exe,
@@ -225,6 +241,12 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Failu
             parent_pid: std::process::id() as i32,
             allow_unconfined: config.allow_unconfined,
             start: WorkerStart::OnDemand,
+            files: folders
+                .iter()
+                .map(|f| format!("{}={}", f.name, f.dir.display()))
+                .collect(),
+            files_max_count: config.files_max_count,
+            files_max_bytes: config.files_max_bytes,
         },
         bypass: bypass.clone(),
         max_reply_bytes: config

@@ -65,6 +65,16 @@ pub struct WorkerArgs {
     /// Why it is started.
     #[arg(long, value_enum)]
     pub start: WorkerStart,
+    /// A declared folder, `NAME=DIR` with DIR as the server resolved it at start-up
+    /// ([`crate::folders::validate`]); repeatable. Readable beneath DIR, nothing else new.
+    #[arg(long = "files")]
+    pub files: Vec<String>,
+    /// The most files one query may bind in the declared folders.
+    #[arg(long, default_value_t = crate::folders::DEFAULT_MAX_FILES)]
+    pub files_max_count: u64,
+    /// The most bytes the files one query binds may hold together.
+    #[arg(long, default_value_t = crate::folders::DEFAULT_MAX_FILE_BYTES)]
+    pub files_max_bytes: u64,
 }
 
 impl WorkerArgs {
@@ -104,6 +114,17 @@ impl WorkerArgs {
         }
         if self.allow_unconfined {
             argv.push("--allow-unconfined".into());
+        }
+        for folder in &self.files {
+            argv.push("--files".into());
+            argv.push(folder.into());
+        }
+        for (flag, value) in [
+            ("--files-max-count", self.files_max_count),
+            ("--files-max-bytes", self.files_max_bytes),
+        ] {
+            argv.push(flag.into());
+            argv.push(value.to_string().into());
         }
         argv
     }

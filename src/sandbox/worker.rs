@@ -57,6 +57,20 @@ pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
 const MAX_OPEN_FILES: u64 = 256;
 
 impl WorkerArgs {
+    /// The declared folders and their caps, from `--files` (which the server wrote).
+    pub fn folder_rules(&self) -> crate::folders::FolderRules {
+        crate::folders::FolderRules {
+            folders: self
+                .files
+                .iter()
+                .filter_map(|text| crate::folders::parse_declaration(text).ok())
+                .map(|(name, dir)| crate::folders::DeclaredFolder { name, dir })
+                .collect(),
+            max_files: self.files_max_count,
+            max_bytes: self.files_max_bytes,
+        }
+    }
+
     /// How this worker confines itself: read-only on the database and its WAL (each only if it
     /// exists now), read-write on its own temporary directory, the resource limits, and the test
     /// bypass's landlock ABI cap.
@@ -71,6 +85,12 @@ impl WorkerArgs {
             db_path: self.db.exists().then(|| self.db.clone()),
             wal_path: wal.exists().then_some(wal),
             temp_dir: self.temp_dir.clone(),
+            folders: self
+                .folder_rules()
+                .folders
+                .into_iter()
+                .map(|f| f.dir)
+                .collect(),
             parent_pid: self.parent_pid,
             data_bytes: self.memory_cap_bytes,
             address_space_bytes: self.address_space_bytes,
@@ -107,6 +127,7 @@ impl WorkerArgs {
             threads: self.threads,
             time_zone: self.time_zone.clone(),
             harden: !bypass.is_off(Layer::DuckdbHardening),
+            folders: self.folder_rules(),
             full_warm_up: matches!(self.start, WorkerStart::Spare | WorkerStart::Template),
         }
     }

@@ -55,6 +55,7 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
         harden,
         // As a spare runs: the warm-up's own ATTACH must leave the hardening as it was.
         full_warm_up: true,
+        folders: Default::default(),
     };
     let mut engine = Engine::open(&cfg, &scene.db, &wal_path(&scene.db)).unwrap();
     engine.attach(&scene.db).unwrap();
@@ -321,6 +322,7 @@ fn timings_of_open_attach_and_first_query() {
         time_zone: "UTC".into(),
         harden: true,
         full_warm_up: false,
+        folders: Default::default(),
     };
     for _ in 0..3 {
         let t0 = std::time::Instant::now();
@@ -368,6 +370,7 @@ fn with_spilling_on_the_hardening_still_denies_files_outside_its_temporary_direc
             time_zone: "UTC".into(),
             harden: true,
             full_warm_up: true,
+            folders: Default::default(),
         };
         let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
         engine.attach(&s.db).unwrap();

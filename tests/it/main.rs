@@ -22,6 +22,7 @@ mod conformance;
 mod container_route;
 mod engine_hardening;
 mod everyday_corpus;
+mod folders;
 mod import_corpus;
 mod import_files;
 mod import_vendors;

@@ -171,6 +171,9 @@ impl Worker {
             parent_pid: std::process::id() as i32,
             allow_unconfined: kernel == Kernel::WithoutLandlockAllowed,
             start: WorkerStart::OnDemand,
+            files: Vec::new(),
+            files_max_count: duckgate::folders::DEFAULT_MAX_FILES,
+            files_max_bytes: duckgate::folders::DEFAULT_MAX_FILE_BYTES,
         };
         let mut command = match kernel {
             Kernel::Native => Command::new(env!("CARGO_BIN_EXE_duckgate")),

@@ -155,6 +155,7 @@ fn open(dir: &Path, schema: &str) -> (Engine, Catalog) {
         time_zone: "America/New_York".into(),
         harden: true,
         full_warm_up: false,
+        folders: Default::default(),
     };
     let mut wal = db.as_os_str().to_owned();
     wal.push(".wal");

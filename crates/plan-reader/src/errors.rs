@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_bind_error_comes_with_its_type_subtype_and_name() {
-        let (conn, _) = open_in_memory(&[]).unwrap();
+        let (conn, _) = open_in_memory(&[], &crate::FolderMounts::NONE).unwrap();
         let message = fail(&conn, "SELECT glucos FROM (SELECT 1 AS glucose)");
         let error = take_typed_error(&message).expect("a typed error");
         assert_eq!(error.exception_type, Code::Known(ExceptionType::Binder));
@@ -114,7 +114,7 @@ mod tests {
 
     #[test]
     fn a_catalog_error_names_the_missing_entry_and_its_kind() {
-        let (conn, _) = open_in_memory(&[]).unwrap();
+        let (conn, _) = open_in_memory(&[], &crate::FolderMounts::NONE).unwrap();
         let message = fail(&conn, "SELECT * FROM readngs");
         let error = take_typed_error(&message).expect("a typed error");
         assert_eq!(error.exception_type, Code::Known(ExceptionType::Catalog));
@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn an_error_while_rows_stream_is_typed() {
-        let (conn, _) = open_in_memory(&[]).unwrap();
+        let (conn, _) = open_in_memory(&[], &crate::FolderMounts::NONE).unwrap();
         let message = fail(
             &conn,
             "SELECT CAST(CASE WHEN i < 100000 THEN '1' ELSE 'x' END AS INTEGER) FROM range(200000) t(i)",
@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn no_record_for_a_failure_before_a_query_began_or_after_a_success() {
-        let (conn, _) = open_in_memory(&[]).unwrap();
+        let (conn, _) = open_in_memory(&[], &crate::FolderMounts::NONE).unwrap();
         // The parser refuses it before DuckDB begins a query.
         let parse = fail(&conn, "SELEC 1");
         assert_eq!(take_typed_error(&parse), None);
@@ -152,7 +152,11 @@ mod tests {
 
     #[test]
     fn a_refused_file_read_is_a_permission_error() {
-        let (conn, _) = open_in_memory(&[("enable_external_access", "false")]).unwrap();
+        let (conn, _) = open_in_memory(
+            &[("enable_external_access", "false")],
+            &crate::FolderMounts::NONE,
+        )
+        .unwrap();
         let message = fail(&conn, "SELECT * FROM read_csv('/etc/hostname')");
         let error = take_typed_error(&message).expect("a typed error");
         assert_eq!(error.exception_type, Code::Known(ExceptionType::Permission));

@@ -80,8 +80,9 @@ pub struct ScanFacts {
     pub table: Option<Vec<String>>,
     /// The columns it binds.
     pub columns: Vec<ScanColumn>,
-    /// The files a multi-file reader bound, as DuckDB expanded them.
-    pub files: Vec<String>,
+    /// The files it bound, as DuckDB expanded and names them, when the reader could read its list
+    /// (a multi-file reader, a Parquet metadata function, `glob`); `None` otherwise.
+    pub files: Option<Vec<String>>,
 }
 
 /// One fact, in the order the walk met it.

@@ -58,6 +58,15 @@ unsafe extern "C" {
         parts: *mut *mut c_char,
         parts_size: *mut usize,
     ) -> i32;
+    fn duckgate_folders_mount(
+        database: duckdb_c::duckdb_database,
+        names: *const Text,
+        dirs: *const Text,
+        count: usize,
+        check: u32,
+        max_files: u64,
+        error: *mut *mut c_char,
+    ) -> i32;
 }
 
 // `duckgate_fact_kind`.
@@ -112,6 +121,44 @@ pub(crate) unsafe fn install(
         Ok(())
     } else {
         Err(message.unwrap_or_else(|| "the plan reader could not be installed".into()))
+    }
+}
+
+/// Mount `folders` on `database`'s file system (see `duckgate_folders_mount`).
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext`.
+pub(crate) unsafe fn mount_folders(
+    database: duckdb_c::duckdb_database,
+    folders: &crate::registry::FolderMounts<'_>,
+) -> Result<(), String> {
+    let text = |s: &String| Text {
+        data: s.as_ptr().cast(),
+        size: s.len(),
+    };
+    let names: Vec<Text> = folders.folders.iter().map(|(name, _)| text(name)).collect();
+    let dirs: Vec<Text> = folders.folders.iter().map(|(_, dir)| text(dir)).collect();
+    let mut error: *mut c_char = ptr::null_mut();
+    // SAFETY: `database` is open per this function's contract; `names` and `dirs` hold `count`
+    // texts each, pointing into `folders`, which outlives the call (the C side copies them);
+    // `error` is a valid out pointer.
+    let status = unsafe {
+        duckgate_folders_mount(
+            database,
+            names.as_ptr(),
+            dirs.as_ptr(),
+            names.len(),
+            u32::from(folders.check),
+            folders.max_files,
+            &mut error,
+        )
+    };
+    // SAFETY: the C side sets `error` only to a `duckdb_malloc`ed string, or leaves it null.
+    let message = unsafe { take_duckdb_string(error) };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(message.unwrap_or_else(|| "the declared folders could not be mounted".into()))
     }
 }
 
@@ -292,7 +339,7 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                     function: path.clone(),
                     table: None,
                     columns: Vec::new(),
-                    files: Vec::new(),
+                    files: None,
                 });
                 scan_of = Some((fact.operator_ordinal, plan.scans.len() - 1));
             }
@@ -325,11 +372,23 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                 id: code(LogicalTypeId::from_code(fact.code), fact.code, &label),
                 aggregate_state: fact.detail == 1,
             }),
-            FACT_FILE => {
-                if let Some(index) = current_scan(&mut plan) {
-                    plan.scans[index].files.push(label.clone());
+            FACT_FILE => match (fact.code, current_scan(&mut plan)) {
+                (1, Some(index)) => {
+                    plan.scans[index].files = Some(Vec::new());
                 }
-            }
+                (0, Some(index)) => match &mut plan.scans[index].files {
+                    Some(files) => files.push(label.clone()),
+                    None => plan
+                        .facts
+                        .push(Fact::Unknown("a file before its list".into())),
+                },
+                (0 | 1, None) => plan
+                    .facts
+                    .push(Fact::Unknown("a file outside any scan".into())),
+                (other, _) => plan
+                    .facts
+                    .push(Fact::Unknown(format!("a file fact of code {other}"))),
+            },
             FACT_UNKNOWN => plan.facts.push(Fact::Unknown(label.clone())),
             FACT_RESULT_TYPE => plan.result_types.push(label.clone()),
             other => plan

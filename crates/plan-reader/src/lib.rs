@@ -47,7 +47,9 @@ pub use facts::{
 };
 pub use ffi::take_typed_error;
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
-pub use registry::{ArmedConnection, DatabaseToken, Judge, Phase, Verdict, arm, open_in_memory};
+pub use registry::{
+    ArmedConnection, DatabaseToken, FolderMounts, Judge, Phase, Verdict, arm, open_in_memory,
+};
 
 /// DuckDB's name for value `code` of one of the enumerations facts carry, as DuckDB's
 /// `EnumUtil` spells it; `None` when DuckDB has no such value. For tests that this crate's

@@ -62,7 +62,7 @@ mod tests {
 
     #[test]
     fn a_pivot_without_in_is_split_into_its_value_queries_and_the_pivot() {
-        let (connection, token) = open_in_memory(&[]).expect("open");
+        let (connection, token) = open_in_memory(&[], &crate::FolderMounts::NONE).expect("open");
         connection
             .execute_batch("CREATE TABLE t (k INTEGER, col VARCHAR, x INTEGER)")
             .expect("table");
@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn anything_else_is_not_split() {
-        let (_connection, token) = open_in_memory(&[]).expect("open");
+        let (_connection, token) = open_in_memory(&[], &crate::FolderMounts::NONE).expect("open");
         for sql in [
             "SELECT 1",
             "PIVOT t ON col IN ('a') USING sum(x)",

@@ -87,7 +87,10 @@ fn armed() -> MutexGuard<'static, Option<HashMap<(u64, u64), Armed>>> {
 /// The database lives as long as the process: the `duckdb` crate's connections made from a raw
 /// handle never close it, and its connections may be cloned at any time. duckgate opens one per
 /// worker process.
-pub fn open_in_memory(settings: &[(&str, &str)]) -> Result<(Connection, DatabaseToken), String> {
+pub fn open_in_memory(
+    settings: &[(&str, &str)],
+    folders: &FolderMounts<'_>,
+) -> Result<(Connection, DatabaseToken), String> {
     let database = ffi::open_in_memory_raw(settings)?;
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     // SAFETY: `database` was just opened and is never closed (see above).
@@ -100,11 +103,37 @@ pub fn open_in_memory(settings: &[(&str, &str)]) -> Result<(Connection, Database
     // SAFETY: as above. Installed before the first connection opens, so every connection of
     // the database records its errors.
     unsafe { ffi::install_error_reader(database, token) }?;
+    if !folders.folders.is_empty() {
+        // SAFETY: as above.
+        unsafe { ffi::mount_folders(database, folders) }?;
+    }
     // SAFETY: `database` is open and stays open for the process's life, which the handle the
     // `duckdb` crate keeps (without closing it) therefore never outlives.
     let connection = unsafe { Connection::open_from_raw(database) }
         .map_err(|e| format!("could not connect to the database: {e}"))?;
     Ok((connection, DatabaseToken(token)))
+}
+
+/// Folders to mount on the database's file system (`duckgate_folders_mount`): a path that
+/// begins with a name and a slash is read, read-only, from its directory.
+#[derive(Debug, Clone, Copy)]
+pub struct FolderMounts<'a> {
+    /// (name, absolute directory with its links resolved) pairs.
+    pub folders: &'a [(String, String)],
+    /// Refuse `..` and paths whose links lead out of their folder (off only to show that the
+    /// kernel holds alone).
+    pub check: bool,
+    /// The most files one glob may match.
+    pub max_files: u64,
+}
+
+impl FolderMounts<'static> {
+    /// No folder.
+    pub const NONE: FolderMounts<'static> = FolderMounts {
+        folders: &[],
+        check: true,
+        max_files: 0,
+    };
 }
 
 /// A connection whose plans are judged, and how many were.

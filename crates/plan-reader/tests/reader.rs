@@ -44,7 +44,11 @@ impl Recorder {
 }
 
 fn setup() -> (duckdb::Connection, Arc<Recorder>) {
-    let (conn, token) = open_in_memory(&[("threads", "1")]).expect("open");
+    let (conn, token) = open_in_memory(
+        &[("threads", "1")],
+        &duckgate_plan_reader::FolderMounts::NONE,
+    )
+    .expect("open");
     conn.execute_batch(
         "CREATE TABLE readings (ts TIMESTAMP, glucose INTEGER, note VARCHAR, serial VARCHAR);
          INSERT INTO readings VALUES ('2026-01-01 08:00', 120, 'breakfast', 'SN1');

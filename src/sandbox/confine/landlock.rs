@@ -7,7 +7,8 @@
 //! - the few kernel files DuckDB reads at start-up, each listed in [`duckdb_runtime_files`]
 //!   with the reason;
 //!
-//! and, beneath the worker's own temporary directory only (made by the parent for this worker
+//! `ReadFile` and `ReadDir` beneath each folder the operator declared (`--files`, see
+//! `crate::folders`); and, beneath the worker's own temporary directory only (made by the parent for this worker
 //! alone, see `crate::sandbox::temp_dir`), what spilling needs ([`temp_dir_access`]).
 //!
 //! Everything else is denied: reading or listing any other path, executing anything, creating,
@@ -79,6 +80,12 @@ fn temp_dir_access(abi: ABI) -> landlock::BitFlags<AccessFs> {
     }
 }
 
+/// What a worker may do beneath a declared folder: read files and list directories. Not even
+/// there: writing, creating, removing, renaming, truncating, executing, device ioctls.
+fn folder_access() -> landlock::BitFlags<AccessFs> {
+    AccessFs::ReadFile | AccessFs::ReadDir
+}
+
 /// A file to grant `ReadFile` on, and why.
 struct Grant {
     path: PathBuf,
@@ -113,6 +120,16 @@ pub(super) fn restrict(
         })?;
         ruleset = ruleset
             .add_rule(PathBeneath::new(fd, AccessFs::ReadFile))
+            .map_err(ConfineError::Landlock)?;
+    }
+    for folder in &plan.folders {
+        let fd = PathFd::new(folder).map_err(|error| ConfineError::LandlockPath {
+            path: folder.clone(),
+            purpose: "a folder the operator declared (--files): read-only",
+            error,
+        })?;
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, folder_access()))
             .map_err(ConfineError::Landlock)?;
     }
     if let Some(temp_dir) = &plan.temp_dir {

@@ -78,6 +78,8 @@ pub struct ConfinePlan {
     pub wal_path: Option<PathBuf>,
     /// The worker's private temporary directory: read-write, the only place it may write.
     pub temp_dir: Option<PathBuf>,
+    /// The operator's declared folders: read and list beneath each, nothing more.
+    pub folders: Vec<PathBuf>,
     /// The pid the worker expects as its parent; checked after the parent-death signal is set.
     pub parent_pid: i32,
     /// RLIMIT_DATA in bytes: the worker's share of the memory budget.

@@ -51,6 +51,7 @@ pub fn catalog() -> Catalog {
         restricted: false,
         database: "health".into(),
         table_macros: None,
+        folders: Vec::new(),
     }
 }
 

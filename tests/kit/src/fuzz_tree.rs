@@ -29,9 +29,11 @@ pub fn check_invariants(tree: &Json) {
     let open = TreeRules {
         database: "health",
         restricted: false,
+        folders: &[],
     };
     let private = TreeRules {
         restricted: true,
+        folders: &[],
         ..open
     };
     let open_verdict = check_tree(tree, &open);

@@ -37,12 +37,28 @@
 #include "duckdb/planner/operator/list.hpp"
 
 #include <cstring>
+#include <typeinfo>
 #include <deque>
 #include <string>
 #include <vector>
 
 namespace duckdb {
 namespace {
+
+//! `ParquetMetaDataBindData` (extension/parquet/parquet_metadata.cpp), member for member.
+struct ParquetMetadataFilePathsMirror {
+	MultiFileListScanData scan_data;
+	shared_ptr<MultiFileList> file_list;
+	mutex file_lock;
+};
+struct ParquetMetadataBindMirror : public TableFunctionData {
+	unique_ptr<ParquetMetadataFilePathsMirror> file_paths;
+};
+
+//! `GlobFunctionBindData` (src/function/table/glob.cpp), member for member.
+struct GlobBindMirror : public TableFunctionData {
+	shared_ptr<MultiFileList> file_list;
+};
 
 //! The judge and the database's token, kept with the extension.
 struct PlanReaderInfo : public OptimizerExtensionInfo {
@@ -401,18 +417,44 @@ private:
 		Files(get);
 	}
 
-	//! The files a multi-file reader bound, as DuckDB expanded them.
+	//! The files a multi-file reader, a Parquet metadata function or `glob` bound, as DuckDB expanded
+	//! them: first a fact that the list was read, then one per file.
 	void Files(LogicalGet &get) {
 		if (!get.bind_data) {
 			return;
 		}
-		auto multi_file = dynamic_cast<MultiFileBindData *>(get.bind_data.get());
-		if (!multi_file || !multi_file->file_list) {
+		auto list = BoundFileList(*get.bind_data);
+		if (!list) {
 			return;
 		}
-		for (auto &file : multi_file->file_list->GetAllFiles()) {
+		auto files = list->GetAllFiles();
+		facts.Add(DUCKGATE_FACT_FILE, 1, files.size(), string());
+		for (auto &file : files) {
 			facts.Add(DUCKGATE_FACT_FILE, 0, 0, file.path);
 		}
+	}
+
+	//! The file list in a table function's bind data, where the reader knows its class. DuckDB defines
+	//! the bind data of the Parquet metadata functions and of `glob` in their .cpp files, so their
+	//! layouts are restated below (`ParquetMetadataBindMirror`, `GlobBindMirror`) and used only for an
+	//! object whose dynamic type has exactly that class's name; the integration tests read files
+	//! through each of them and see the plan check refuse a list that leaves the folders.
+	static optional_ptr<MultiFileList> BoundFileList(FunctionData &bind_data) {
+		if (auto multi_file = dynamic_cast<MultiFileBindData *>(&bind_data)) {
+			return multi_file->file_list.get();
+		}
+		const string type_name = typeid(bind_data).name();
+		if (type_name == "N6duckdb23ParquetMetaDataBindDataE") {
+			auto &mirror = reinterpret_cast<ParquetMetadataBindMirror &>(bind_data);
+			if (!mirror.file_paths) {
+				return nullptr;
+			}
+			return mirror.file_paths->file_list.get();
+		}
+		if (type_name == "N6duckdb20GlobFunctionBindDataE") {
+			return reinterpret_cast<GlobBindMirror &>(bind_data).file_list.get();
+		}
+		return nullptr;
 	}
 
 	//! `root` and every expression below it.

@@ -55,7 +55,10 @@ typedef enum duckgate_fact_kind {
 	 * and every type nested in it. code: LogicalTypeId; detail: 1 when the type carries the alias
 	 * DuckDB gives aggregate states; label: its name. */
 	DUCKGATE_FACT_TYPE = 9,
-	/* A file a LOGICAL_GET bound (a multi-file reader's expanded list). label: the path. */
+	/* A file a LOGICAL_GET bound (a multi-file reader's expanded list, or the list a file-metadata or
+	 * glob function bound). code 0: one file, label: its path as DuckDB holds it; code 1: the list
+	 * was read (before its files), detail: how many there are. A LOGICAL_GET of a file reader with no
+	 * code-1 fact is one whose list the reader could not read. */
 	DUCKGATE_FACT_FILE = 10,
 	/* Something the walk does not know how to read. label: what it was. */
 	DUCKGATE_FACT_UNKNOWN = 11,
@@ -125,6 +128,16 @@ int32_t duckgate_plan_reader_install(duckdb_database database, duckgate_plan_jud
  * enumerations agree with DuckDB's.
  */
 int32_t duckgate_plan_enum_name(uint32_t enumeration, uint32_t code, char **name);
+
+/*
+ * Mount the operator's declared folders on `database`'s file system (folders.cpp): a path that
+ * begins with `names[i]` and a slash is read from `dirs[i]` (absolute, canonical), read-only, regular
+ * files only. With `check`, also refused: a `..` component and a path that resolves outside its folder.
+ * A glob matching more than `max_files` files fails. Returns 0, or -1 with a message in `*error`
+ * (free it with duckdb_free).
+ */
+int32_t duckgate_folders_mount(duckdb_database database, const duckgate_text *names, const duckgate_text *dirs,
+                               size_t count, uint32_t check, uint64_t max_files, char **error);
 
 #ifdef __cplusplus
 }

@@ -67,6 +67,10 @@ pub enum RowSource {
     Catalog,
     /// Fixed data compiled into DuckDB (`duckdb_keywords`).
     Constant,
+    /// Files in the operator's declared folders (`read_parquet('exports/*.parquet')`): allowed
+    /// only when folders are declared, and then only files inside them (the plan check reads
+    /// the files DuckDB bound; the worker's file system and landlock hold the same line).
+    DeclaredFolders,
 }
 
 /// What kind of function DuckDB registers (`duckdb_functions().function_type`).
@@ -158,6 +162,9 @@ pub enum Class {
     OnlyWaits,
     /// Reads files or the network.
     ReadsFiles,
+    /// Reads data files (Parquet, CSV, JSON) or lists them, in the operator's declared folders
+    /// only ([`RowSource::DeclaredFolders`]); refused where no folder is declared.
+    ReadsDeclaredFolders,
     /// A `PRAGMA` statement's function, never callable from SQL.
     PragmaStatement,
 }
@@ -175,6 +182,7 @@ impl Class {
             | Class::ListsCatalog
             | Class::ConstantRows
             | Class::RowsFromArguments
+            | Class::ReadsDeclaredFolders
             | Class::PlanOnly => None,
             Class::RunsSqlText => Some(RUNS_SQL_TEXT),
             Class::BuildsTypeFromText => Some(BUILDS_TYPE_FROM_TEXT),
@@ -206,6 +214,10 @@ impl Class {
             Class::ConstantRows => "returns rows compiled into DuckDB",
             Class::RowsFromArguments => "returns rows made from its arguments alone",
             Class::PlanOnly => "appears in DuckDB's plans only, for statements that are allowed",
+            Class::ReadsDeclaredFolders => {
+                "reads data files in the operator's declared folders only; refused where none is \
+                 declared"
+            }
             Class::RunsSqlText
             | Class::BuildsTypeFromText
             | Class::Writes
@@ -226,6 +238,7 @@ impl Class {
             Class::ListsCatalog => Some(RowSource::Catalog),
             Class::ConstantRows => Some(RowSource::Constant),
             Class::RowsFromArguments => Some(RowSource::Arguments),
+            Class::ReadsDeclaredFolders => Some(RowSource::DeclaredFolders),
             Class::Computes
             | Class::OptimizerInternal
             | Class::ReadsClock

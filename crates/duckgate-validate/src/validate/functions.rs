@@ -302,7 +302,10 @@ pub fn allowed_table_function_list() -> String {
     let mut names: Vec<&str> = FUNCTION_POLICY
         .iter()
         .filter(|e| matches!(e.kind, FunctionKind::Table | FunctionKind::TableMacro))
-        .filter(|e| e.class.row_source().is_some())
+        .filter(|e| match e.class.row_source() {
+            Some(RowSource::Arguments | RowSource::Catalog | RowSource::Constant) => true,
+            Some(RowSource::DeclaredFolders) | None => false,
+        })
         .map(|e| e.name)
         .collect();
     names.dedup();
@@ -365,10 +368,16 @@ mod tests {
             table_use("pragma_table_info"),
             TableUse::Allowed(RowSource::Catalog)
         );
+        // The file readers are allowed by their class, and only where folders are declared:
+        // the walks and the plan check ask for the folders.
+        assert_eq!(
+            table_use("read_csv"),
+            TableUse::Allowed(RowSource::DeclaredFolders)
+        );
         for refused in [
             "duckdb_settings",
             "DUCKDB_DATABASES",
-            "read_csv",
+            "read_blob",
             "query_table",
             "histogram",
         ] {
@@ -404,8 +413,8 @@ mod tests {
             "setseed",
             "write_log",
             "sleep_ms",
-            "read_csv",
-            "glob",
+            "read_text",
+            "read_blob",
         ] {
             assert!(
                 denial(name).is_some(),
@@ -446,7 +455,11 @@ mod tests {
             Some(Class::RunsSqlText)
         );
         assert_eq!(bound_class("seq_scan", false), Some(Class::PlanOnly));
-        assert_eq!(bound_class("read_csv", false), Some(Class::ReadsFiles));
+        assert_eq!(
+            bound_class("read_csv", false),
+            Some(Class::ReadsDeclaredFolders)
+        );
+        assert_eq!(bound_class("read_text", false), Some(Class::ReadsFiles));
         assert_eq!(bound_class("not_a_function", true), None);
         // The table function `range` and the scalar `range` are separate rows.
         assert_eq!(bound_class("range", false), Some(Class::RowsFromArguments));
@@ -470,26 +483,40 @@ mod tests {
     }
 
     #[test]
-    fn file_readers_are_denied() {
+    fn data_file_readers_read_declared_folders_and_other_file_readers_are_denied() {
         for name in [
             "read_csv",
             "READ_CSV_AUTO",
             "read_parquet",
             "parquet_scan",
+            "read_json",
             "read_json_objects",
-            "read_text",
-            "read_blob",
+            "read_ndjson_auto",
             "parquet_metadata",
             "parquet_schema",
             "glob",
+        ] {
+            assert_eq!(
+                table_use(name),
+                TableUse::Allowed(RowSource::DeclaredFolders),
+                "{name} reads the declared folders"
+            );
+        }
+        for name in [
+            "read_text",
+            "read_blob",
             "sniff_csv",
             "read_duckdb",
+            "parquet_bloom_probe",
+            "parquet_full_metadata",
+            "read_single_csv_file",
         ] {
             assert!(
                 matches!(table_use(name), TableUse::Refused(_)),
                 "{name} should not be a table function"
             );
         }
+        assert!(!allowed_table_function_list().contains("read_csv"));
     }
 
     #[test]

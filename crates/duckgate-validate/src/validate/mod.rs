@@ -68,9 +68,18 @@ pub struct Catalog {
     /// it on its own (`write_csv(…)`) rather than leaving it to DuckDB's binder.
     #[serde(default)]
     pub table_macros: Option<Vec<String>>,
+    /// The names of the operator's declared folders (`--files NAME=DIR`): a file named
+    /// `NAME/…` is a relation, and the file readers are allowed. Empty: no file is.
+    #[serde(default)]
+    pub folders: Vec<String>,
 }
 
 impl Catalog {
+    /// Whether `name` names a file in a declared folder (`exports/…`).
+    pub fn in_declared_folder(&self, name: &str) -> bool {
+        refusals::in_declared_folder(&self.folders, name)
+    }
+
     /// The relation `schema.name` (case-insensitive) as `schema.name`; without a schema, the
     /// relation in `main` (DuckDB's default schema), as DuckDB would resolve it.
     fn find(&self, schema: Option<&str>, name: &str) -> Option<String> {
@@ -624,6 +633,9 @@ fn summarize(
         return Ok(Parsed::Walked(StatementKind::Summarize));
     }
     if let [Token::SingleQuotedString(file)] = significant.as_slice() {
+        if walker.catalog.in_declared_folder(file) {
+            return Ok(Parsed::Walked(StatementKind::Summarize));
+        }
         return Err(refusals::file_relation(file));
     }
     let statement = match parse_one(rest, limits) {

@@ -35,6 +35,7 @@ fn private_catalog() -> Catalog {
         restricted: true,
         database: "health".into(),
         table_macros: None,
+        folders: Vec::new(),
     }
 }
 

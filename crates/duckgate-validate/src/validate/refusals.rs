@@ -55,6 +55,51 @@ pub fn file_relation(name: &str) -> Refusal {
     )
 }
 
+/// Whether `name` is a path in one of the declared `folders`: the folder's name, a slash and
+/// more. Which file it is, and whether it stays inside the folder, the plan check decides from
+/// the files DuckDB bound.
+/// A name with a `..` component is none: it would leave the folder.
+pub fn in_declared_folder(folders: &[String], name: &str) -> bool {
+    let inside = folders.iter().any(|folder| {
+        name.len() > folder.len() + 1
+            && name.starts_with(folder.as_str())
+            && name.as_bytes().get(folder.len()) == Some(&b'/')
+    });
+    inside && !name.split('/').any(|part| part == "..")
+}
+
+/// A file reader called where the operator declared no folder.
+pub fn no_declared_folders(name: &str) -> Refusal {
+    policy_blocked(
+        name,
+        format!(
+            "{name} reads files, and the operator declared no folder of files (--files NAME=DIR): \
+             duckgate reads only the database's own tables."
+        ),
+        "Query the database's tables instead (see list_tables).",
+    )
+}
+
+/// A file DuckDB bound outside the declared folders (or not a regular file), with why.
+pub fn file_outside_folders(name: &str, why: &str) -> Refusal {
+    policy_blocked(
+        name,
+        format!("duckgate reads only regular files inside the declared folders: {why}."),
+        "Name a regular file inside a declared folder, as NAME/path (exports/readings.csv).",
+    )
+}
+
+/// The files one query binds passed a cap.
+pub fn too_many_files(cap: u64, flag: &str, unit: &str) -> Refusal {
+    policy_blocked(
+        flag,
+        format!(
+            "The files this query reads hold more than {cap} {unit}, the cap on one query ({flag})."
+        ),
+        "Name fewer files: one subfolder, a narrower pattern, or a date range of partitions.",
+    )
+}
+
 /// A relation that is not in the database (and equally one the operator hides).
 pub fn unknown_relation(name: &str) -> Refusal {
     Refusal {

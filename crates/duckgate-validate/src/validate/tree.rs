@@ -30,8 +30,9 @@ use serde_json::{Map, Value as Json};
 use super::Refusal;
 use super::functions::{self, ExpressionUse, RowSource, SystemView, TableUse};
 use super::refusals::{
-    catalog_listing, denied, file_relation, looks_like_path, names_a_data_file, other_catalog,
-    statement_counter, table_function_not_allowed, unknown_relation, unsupported,
+    catalog_listing, denied, file_relation, in_declared_folder, looks_like_path, names_a_data_file,
+    no_declared_folders, other_catalog, statement_counter, table_function_not_allowed,
+    unknown_relation, unsupported,
 };
 use crate::error::{ErrorKind, messages};
 
@@ -42,6 +43,9 @@ pub struct TreeRules<'a> {
     pub database: &'a str,
     /// A privacy rule hides some names: catalog listings are refused.
     pub restricted: bool,
+    /// The names of the operator's declared folders: `NAME/…` names a file DuckDB may read,
+    /// and the file readers are allowed (the plan check reads which files DuckDB bound).
+    pub folders: &'a [String],
 }
 
 /// What the walk found out about an accepted query.
@@ -448,13 +452,19 @@ impl Walk<'_, '_> {
     /// privacy rules, after one of DuckDB's own catalogs, and with a catalog part written beside
     /// a part shaped like a path, it is refused here. A name that only ends like a data file's
     /// (`tandem.secret.csv`; `s1.s2.tbl`, a nested schema's table to DuckDB 2.0) is the
-    /// catalog's to decide, whatever its first part.
+    /// catalog's to decide, whatever its first part. A file of a declared folder
+    /// (`'exports/x.csv'`) is read through the folders' file system, and the plan check judges
+    /// the files it bound.
     fn file_like(
         &mut self,
         name: (String, String, String),
         path_shaped: bool,
         written: &str,
     ) -> Result<(), Refusal> {
+        if name.0.is_empty() && name.1.is_empty() && in_declared_folder(self.rules.folders, &name.2)
+        {
+            return Ok(());
+        }
         let path_after_a_catalog = path_shaped && !name.0.is_empty();
         if self.rules.restricted || is_builtin_catalog(&name.0) || path_after_a_catalog {
             return Err(file_relation(written));
@@ -480,9 +490,15 @@ impl Walk<'_, '_> {
             TableUse::Allowed(RowSource::Catalog) if self.rules.restricted => {
                 Err(catalog_listing(&format!("{called}()")))
             }
-            TableUse::Allowed(RowSource::Catalog | RowSource::Arguments | RowSource::Constant) => {
-                Ok(())
+            TableUse::Allowed(RowSource::DeclaredFolders) if self.rules.folders.is_empty() => {
+                Err(no_declared_folders(&called))
             }
+            TableUse::Allowed(
+                RowSource::Catalog
+                | RowSource::Arguments
+                | RowSource::Constant
+                | RowSource::DeclaredFolders,
+            ) => Ok(()),
         }
     }
 
@@ -547,10 +563,12 @@ mod tests {
     const RULES: TreeRules<'static> = TreeRules {
         database: "health",
         restricted: false,
+        folders: &[],
     };
     const PRIVATE: TreeRules<'static> = TreeRules {
         database: "health",
         restricted: true,
+        folders: &[],
     };
 
     fn statement(node: Json) -> Json {

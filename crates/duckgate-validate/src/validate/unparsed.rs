@@ -22,7 +22,9 @@
 use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
 
 use super::functions::{self, RowSource, SystemView};
-use super::refusals::{denied, file_relation, looks_like_path, table_function_not_allowed};
+use super::refusals::{
+    denied, file_relation, looks_like_path, no_declared_folders, table_function_not_allowed,
+};
 use super::walk::Walker;
 use super::{Catalog, Limits, NON_QUERY_KEYWORDS, Refusal, too_deep, write_refused};
 use crate::error::ErrorKind;
@@ -414,6 +416,13 @@ impl<'t> Scan<'t> {
         if let Some(denial) = functions::denial(&name) {
             return Err(denied(&name, denial));
         }
+        // A file reader binds by reading its files, wherever it is written: without a declared
+        // folder there is nothing it may read.
+        if functions::allowed_table_function(&name) == Some(RowSource::DeclaredFolders)
+            && walker.catalog.folders.is_empty()
+        {
+            return Err(no_declared_folders(&name));
+        }
         let lists_catalog = functions::expression_use(&name)
             == functions::ExpressionUse::CatalogListing
             || functions::allowed_table_function(&name) == Some(RowSource::Catalog);
@@ -492,7 +501,11 @@ impl<'t> Scan<'t> {
     fn relation(&self, at: usize, catalog: &Catalog, walker: &Walker<'_>) -> Result<(), Refusal> {
         let at = if self.is(at, "LATERAL") { at + 1 } else { at };
         match self.token(at) {
+            Some(Token::SingleQuotedString(name)) if catalog.in_declared_folder(name) => Ok(()),
             Some(Token::SingleQuotedString(name)) => Err(file_relation(name)),
+            Some(Token::DollarQuotedString(name)) if catalog.in_declared_folder(&name.value) => {
+                Ok(())
+            }
             Some(Token::DollarQuotedString(name)) => Err(file_relation(&name.value)),
             Some(Token::Word(w)) if w.quote_style.is_some() || !self.is_in(at, QUERY_STARTS) => {
                 let (parts, next) = self.name_chain(at);
@@ -514,6 +527,12 @@ impl<'t> Scan<'t> {
             functions::TableUse::NotBuiltIn => Ok(()),
             functions::TableUse::Allowed(RowSource::Catalog) => {
                 walker.check_catalog_listing(&format!("{called}()"))
+            }
+            functions::TableUse::Allowed(RowSource::DeclaredFolders) => {
+                if walker.catalog.folders.is_empty() {
+                    return Err(no_declared_folders(&called));
+                }
+                Ok(())
             }
             functions::TableUse::Allowed(RowSource::Arguments | RowSource::Constant) => Ok(()),
         }

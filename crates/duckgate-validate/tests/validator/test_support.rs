@@ -26,6 +26,7 @@ pub(crate) fn catalog_of(names: &[&str], database: &str) -> Catalog {
         restricted: false,
         database: database.into(),
         table_macros: None,
+        folders: Vec::new(),
     }
 }
 
@@ -41,6 +42,7 @@ pub(crate) fn private_catalog() -> Catalog {
         restricted: true,
         database: "health".into(),
         table_macros: None,
+        folders: Vec::new(),
     }
 }
 

@@ -167,9 +167,37 @@ fn file_reader_refusal_names_the_function_and_the_next_step() {
     assert_eq!(r.kind, ErrorKind::PolicyBlocked);
     assert_eq!(
         r.message,
-        "read_csv reads files outside the database; query the database's tables instead (see list_tables)."
+        "read_csv reads files, and the operator declared no folder of files (--files NAME=DIR): duckgate reads only the database's own tables."
     );
     assert_eq!(r.construct, "read_csv");
+}
+
+#[test]
+fn with_a_declared_folder_its_files_are_relations_and_the_readers_are_allowed() {
+    let catalog = Catalog {
+        folders: vec!["exports".into()],
+        ..corpus::catalog()
+    };
+    for sql in [
+        "SELECT * FROM read_csv('exports/readings.csv')",
+        "SELECT * FROM read_parquet('exports/2026/*.parquet', hive_partitioning = true)",
+        "SELECT * FROM 'exports/readings.parquet'",
+        "SELECT * FROM \"exports/readings.parquet\"",
+        "SELECT * FROM parquet_schema('exports/readings.parquet')",
+        "SELECT * FROM readings r JOIN 'exports/x.csv' x USING (ts)",
+    ] {
+        assert!(check(sql, &catalog, &Limits::default()).is_ok(), "{sql}");
+    }
+    for sql in [
+        "SELECT * FROM 'other/readings.csv'",
+        "SELECT * FROM 'exports.csv'",
+        "SELECT * FROM 'exports/../secret.csv'",
+        "SELECT * FROM read_text('exports/readings.csv')",
+        "SELECT * FROM read_blob('exports/readings.csv')",
+    ] {
+        let refused = check(sql, &catalog, &Limits::default()).unwrap_err();
+        assert_eq!(refused.kind, ErrorKind::PolicyBlocked, "{sql}");
+    }
 }
 
 #[test]
@@ -293,6 +321,7 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
         restricted: false,
         database: String::new(),
         table_macros: None,
+        folders: Vec::new(),
     };
     assert_eq!(
         check("SELECT * FROM t", &catalog, &Limits::default())
@@ -439,6 +468,7 @@ fn lexical_positions_hold_across_lines_and_multibyte_text() {
 fn a_table_function_neither_built_in_nor_stored_is_refused_once_the_catalog_lists_macros() {
     let listed = Catalog {
         table_macros: Some(vec!["recent_boluses".into()]),
+        folders: Vec::new(),
         ..corpus::catalog()
     };
     let limits = Limits::default();

@@ -217,6 +217,9 @@ impl OracleType {
 pub struct Oracle {
     conn: Connection,
     json: JsonEncoding,
+    /// A connection in the oracle's zone, for rendering instants as local time: each oracle its
+    /// own, so tests in other zones running beside it cannot change it.
+    zoned: Connection,
 }
 
 impl Oracle {
@@ -238,6 +241,39 @@ impl Oracle {
         )
     }
 
+    /// An in-memory database that reads files named relative to `root` (DuckDB's
+    /// `file_search_path`): `exports/x.parquet` is `root/exports/x.parquet`, as duckgate reads
+    /// a folder declared as `exports=root/exports`.
+    pub fn in_folder_root(root: &Path, time_zone: &str, json: JsonEncoding) -> Oracle {
+        let conn = Connection::open_in_memory().expect("in-memory DuckDB");
+        conn.execute_batch(&format!(
+            "SET file_search_path = '{}';",
+            root.display().to_string().replace('\'', "''")
+        ))
+        .expect("file_search_path");
+        Oracle::with(conn, time_zone, json)
+    }
+
+    /// `db`, opened read-only, reading files named relative to `root` as
+    /// [`Oracle::in_folder_root`] does (for a database whose views read a declared folder's
+    /// files).
+    pub fn open_in_folder_root(
+        db: &Path,
+        root: &Path,
+        time_zone: &str,
+        json: JsonEncoding,
+    ) -> Oracle {
+        let oracle = Oracle::open(db, time_zone, json);
+        oracle
+            .conn
+            .execute_batch(&format!(
+                "SET file_search_path = '{}';",
+                root.display().to_string().replace('\'', "''")
+            ))
+            .expect("file_search_path");
+        oracle
+    }
+
     fn with(conn: Connection, time_zone: &str, json: JsonEncoding) -> Oracle {
         conn.execute_batch(&format!(
             "SET TimeZone = '{time_zone}'; SET lambda_syntax = 'ENABLE_SINGLE_ARROW';"
@@ -247,8 +283,7 @@ impl Oracle {
         zoned
             .execute_batch(&format!("SET TimeZone = '{time_zone}';"))
             .expect("the zone of local times");
-        *LOCAL_TIME.lock().expect("the local-time connection") = Some(zoned);
-        Oracle { conn, json }
+        Oracle { conn, json, zoned }
     }
 
     /// Check the oracle against the contract: the one row of `sql` must render as `expected`,
@@ -341,7 +376,7 @@ impl Oracle {
             let mut values = Vec::with_capacity(types.len());
             for (i, ty) in types.iter().enumerate() {
                 let value = row.get_ref(i).map_err(|e| e.to_string())?.to_owned();
-                values.push(render(&value, Some(ty), self.json));
+                values.push(render(&value, Some(ty), self.json, &self.zoned));
             }
             out.push(values);
         }
@@ -384,7 +419,12 @@ impl Oracle {
 /// as arrays, STRUCT as objects (a tuple as an array, by position), MAP as `[{"key", "value"}]`,
 /// BLOB and GEOMETRY (WKB) as base64; BIT, BIGNUM, TIME WITH TIME ZONE, TIME_NS and TIMESTAMPTZ_NS as
 /// DuckDB's own text, VARIANT as its JSON value.
-pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Json {
+pub fn render(
+    value: &Value,
+    ty: Option<&OracleType>,
+    json: JsonEncoding,
+    zoned: &Connection,
+) -> Json {
     let id = ty.and_then(|t| t.id);
     let unknown_type = ty.is_some_and(|t| t.id.is_none());
     match value {
@@ -399,7 +439,7 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
         Value::Text(s) if id == Some(LogicalTypeId::Variant) => parse_json(s),
         Value::Text(s) if ty.is_some_and(|t| t.zoned) => Json::String(iso_zoned(s)),
         Value::Timestamp(unit, v) if ty.is_some_and(|t| t.zoned) => {
-            Json::String(local_text(unit.to_micros(*v)))
+            Json::String(local_text(unit.to_micros(*v), zoned))
         }
         Value::Text(s)
             if unknown_type
@@ -455,20 +495,30 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
         } => Json::String(duration_text(*months, *days, i128::from(*nanos))),
         Value::List(items) | Value::Array(items) => {
             let child = ty.and_then(|t| t.child(0));
-            Json::Array(items.iter().map(|v| render(v, child, json)).collect())
+            Json::Array(
+                items
+                    .iter()
+                    .map(|v| render(v, child, json, zoned))
+                    .collect(),
+            )
         }
         Value::Struct(fields) if ty.is_some_and(OracleType::is_tuple) => Json::Array(
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, (_, v))| render(v, ty.and_then(|t| t.child(i)), json))
+                .map(|(i, (_, v))| render(v, ty.and_then(|t| t.child(i)), json, zoned))
                 .collect(),
         ),
         Value::Struct(fields) => Json::Object(
             fields
                 .iter()
                 .enumerate()
-                .map(|(i, (name, v))| (name.clone(), render(v, ty.and_then(|t| t.child(i)), json)))
+                .map(|(i, (name, v))| {
+                    (
+                        name.clone(),
+                        render(v, ty.and_then(|t| t.child(i)), json, zoned),
+                    )
+                })
                 .collect(),
         ),
         Value::Map(entries) => Json::Array(
@@ -476,34 +526,29 @@ pub fn render(value: &Value, ty: Option<&OracleType>, json: JsonEncoding) -> Jso
                 .iter()
                 .map(|(k, v)| {
                     json!({
-                        "key": render(k, ty.and_then(|t| t.child(0)), json),
-                        "value": render(v, ty.and_then(|t| t.child(1)), json),
+                        "key": render(k, ty.and_then(|t| t.child(0)), json, zoned),
+                        "value": render(v, ty.and_then(|t| t.child(1)), json, zoned),
                     })
                 })
                 .collect(),
         ),
         // The crate drops the member's tag: rendered by its storage alone.
-        Value::Union(member) => render(member, None, json),
+        Value::Union(member) => render(member, None, json, zoned),
         // A value the oracle cannot render can never match.
         other => Json::String(format!("<the oracle does not render {other:?}>")),
     }
 }
 
 /// A JSON document as its value; text that does not parse stays text.
-/// A connection in the oracle's zone, for rendering instants as local time.
-static LOCAL_TIME: std::sync::Mutex<Option<Connection>> = std::sync::Mutex::new(None);
-
 /// An instant as local time with its offset, from DuckDB's own `strftime` in the oracle's zone
 /// (`%z` keeps an offset's seconds, e.g. New York's -04:56:02 before 1883, which DuckDB's text
 /// cast drops): independent of duckgate's offset lookup.
-fn local_text(micros: i64) -> String {
+fn local_text(micros: i64, conn: &Connection) -> String {
     match micros {
         i64::MAX => return "infinity".into(),
         m if m == -i64::MAX => return "-infinity".into(),
         _ => {}
     }
-    let guard = LOCAL_TIME.lock().expect("the local-time connection");
-    let conn = guard.as_ref().expect("an oracle was opened");
     let (clock, offset): (String, String) = conn
         .query_row(
             "SELECT strftime(t, '%Y-%m-%dT%H:%M:%S.%f'), strftime(t, '%z')

@@ -9,8 +9,8 @@ use sqlparser::ast::{
 use super::{Walk, Walker, lower, push_unique};
 use crate::validate::functions::{self, RowSource, SystemView, TableUse};
 use crate::validate::refusals::{
-    denied, file_relation, looks_like_path, names_a_data_file, table_function_not_allowed,
-    unknown_relation, unsupported,
+    denied, file_relation, looks_like_path, names_a_data_file, no_declared_folders,
+    table_function_not_allowed, unknown_relation, unsupported,
 };
 
 impl Walker<'_> {
@@ -308,6 +308,11 @@ impl Walker<'_> {
             TableUse::Allowed(RowSource::Catalog) => {
                 self.check_catalog_listing(&format!("{called}()"))?
             }
+            TableUse::Allowed(RowSource::DeclaredFolders) => {
+                if self.catalog.folders.is_empty() {
+                    return Err(no_declared_folders(&called));
+                }
+            }
             TableUse::Allowed(RowSource::Arguments | RowSource::Constant) => {}
         }
         push_unique(&mut self.functions, called);
@@ -323,6 +328,9 @@ impl Walker<'_> {
             match part {
                 ObjectNamePart::Identifier(ident) => {
                     if ident.quote_style == Some('\'') {
+                        if name.0.len() == 1 && self.catalog.in_declared_folder(&ident.value) {
+                            return Ok(());
+                        }
                         return Err(file_relation(&ident.value));
                     }
                     parts.push(ident);
@@ -353,6 +361,9 @@ impl Walker<'_> {
                         None => "pg_catalog",
                     };
                     return self.system_view(view, &table.value, format!("{schema}.{table_name}"));
+                }
+                if self.catalog.in_declared_folder(&table.value) {
+                    return Ok(());
                 }
                 if looks_like_path(&table.value) {
                     return Err(file_relation(&table.value));

@@ -32,7 +32,7 @@ mod queries;
 
 /// Walks one statement, deciding and recording.
 pub(crate) struct Walker<'a> {
-    catalog: &'a Catalog,
+    pub(crate) catalog: &'a Catalog,
     max_depth: usize,
     depth: usize,
     /// CTE names visible at this point (lower case), innermost last.

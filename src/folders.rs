@@ -1,0 +1,283 @@
+//! The operator's declared folders (`--files NAME=DIR`, `[files]` in the config file): folders of
+//! Parquet, CSV and JSON files an agent may read by their name, `NAME/…`.
+//!
+//! Who holds the line, each alone (SECURITY.md, "Declared folders"):
+//! - the kernel: landlock grants a worker `ReadFile` and `ReadDir` beneath each folder, and
+//!   nothing else new (`sandbox::confine::landlock`);
+//! - DuckDB: the only file system SQL can reach maps `NAME/…` to its folder, read-only, regular
+//!   files only, refusing `..` and symbolic links that lead out
+//!   (`vendor/libduckdb-sys/duckgate/folders.cpp`); DuckDB's local file system stays switched off
+//!   and `allowed_directories` holds the folders' names (`engine`);
+//! - the plan check: every file DuckDB bound is in a folder once its symbolic links are resolved,
+//!   and a query binds at most `--files-max-count` files of at most `--files-max-bytes` together
+//!   (`engine::plan_check`);
+//! - the two walks of the SQL: the file readers only where folders are declared, and a relation
+//!   written as a file only when it names one (`validate`).
+//!
+//! Replies name files as the agent does, `NAME/…`: the host path behind a name never leaves the
+//! worker.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One declared folder: its name, and the directory it stands for (absolute, symbolic links
+/// resolved).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclaredFolder {
+    /// What the agent writes before the slash.
+    pub name: String,
+    /// The directory on the host; never shown to the agent.
+    pub dir: PathBuf,
+}
+
+/// The default `--files-max-count`: the files one query may bind. A million small files would
+/// take the reader longer to list than to read.
+pub const DEFAULT_MAX_FILES: u64 = 10_000;
+
+/// The default `--files-max-bytes`: what the files one query binds may hold together (64 GiB).
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 64 << 30;
+
+/// The longest folder name.
+const MAX_NAME_CHARS: usize = 64;
+
+/// What the workers need to know of the folders: the list, and the caps on one query.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FolderRules {
+    /// The declared folders, validated ([`validate`]).
+    pub folders: Vec<DeclaredFolder>,
+    /// The most files one query may bind (`--files-max-count`).
+    pub max_files: u64,
+    /// The most bytes the files one query binds may hold together (`--files-max-bytes`).
+    pub max_bytes: u64,
+}
+
+impl FolderRules {
+    /// The folders' names, as the walks of the SQL take them.
+    pub fn names(&self) -> Vec<String> {
+        self.folders.iter().map(|f| f.name.clone()).collect()
+    }
+}
+
+/// `NAME=DIR` as written on the command line (not yet checked against the disk).
+pub fn parse_declaration(text: &str) -> Result<(String, PathBuf), String> {
+    let Some((name, dir)) = text.split_once('=') else {
+        return Err(format!(
+            "{text}: a folder is declared as NAME=DIR (e.g. exports=~/health/exports)"
+        ));
+    };
+    Ok((name.to_owned(), PathBuf::from(dir)))
+}
+
+/// Check the declared folders at start-up and resolve them: each name a plain identifier
+/// (letters, digits, `_`, not starting with a digit; unique, case-insensitively), each directory
+/// an existing directory (made absolute with its symbolic links resolved) whose path DuckDB's
+/// glob reads literally (no `*`, `?`, `[`, `{`), containing neither the database file, its WAL,
+/// nor the workers' temporary root, and not inside that root. A folder holding the database
+/// would let SQL read its raw bytes, hidden tables and columns included, and closing a
+/// descriptor of the file would drop the worker's lock on it.
+pub fn validate(
+    declared: &[(String, PathBuf)],
+    db_path: &Path,
+    temp_root: Option<&Path>,
+) -> Result<Vec<DeclaredFolder>, String> {
+    let mut folders: Vec<DeclaredFolder> = Vec::new();
+    let db = resolved(db_path);
+    let mut wal_name = db_path.as_os_str().to_owned();
+    wal_name.push(".wal");
+    let wal = resolved(Path::new(&wal_name));
+    let temp = temp_root.map(resolved);
+    for (name, dir) in declared {
+        check_name(name)?;
+        if folders.iter().any(|f| f.name.eq_ignore_ascii_case(name)) {
+            return Err(format!(
+                "--files {name}=…: the name {name} is declared twice"
+            ));
+        }
+        let canonical = std::fs::canonicalize(dir).map_err(|e| {
+            format!(
+                "--files {name}={}: cannot use this folder: {e}",
+                dir.display()
+            )
+        })?;
+        if !canonical.is_dir() {
+            return Err(format!("--files {name}={}: not a directory", dir.display()));
+        }
+        let Some(text) = canonical.to_str() else {
+            return Err(format!(
+                "--files {name}={}: the path is not valid UTF-8",
+                dir.display()
+            ));
+        };
+        if text.contains(['*', '?', '[', '{']) {
+            return Err(format!(
+                "--files {name}={}: the path holds a glob character (* ? [ {{), which DuckDB's \
+                 file patterns would read as one; move or link the folder to a plain path",
+                dir.display()
+            ));
+        }
+        for (file, what) in [(&db, "the database file"), (&wal, "the database's WAL")] {
+            if file.starts_with(&canonical) {
+                return Err(format!(
+                    "--files {name}={}: the folder holds {what}; SQL could then read the \
+                     database's raw bytes, hidden tables and columns included. Declare a \
+                     folder that holds only the data files (e.g. a subfolder)",
+                    dir.display()
+                ));
+            }
+        }
+        if let Some(temp) = &temp
+            && (temp.starts_with(&canonical) || canonical.starts_with(temp))
+        {
+            return Err(format!(
+                "--files {name}={}: the folder overlaps the workers' temporary directory {} \
+                 (--temp-dir); declare another folder or pass another --temp-dir",
+                dir.display(),
+                temp.display()
+            ));
+        }
+        folders.push(DeclaredFolder {
+            name: name.clone(),
+            dir: canonical,
+        });
+    }
+    Ok(folders)
+}
+
+/// `path` with its symbolic links resolved as far as it exists (a WAL may not exist yet: its
+/// folder's resolution and its name).
+fn resolved(path: &Path) -> PathBuf {
+    if let Ok(canonical) = std::fs::canonicalize(path) {
+        return canonical;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) => std::fs::canonicalize(parent)
+            .map(|p| p.join(name))
+            .unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    }
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let plain = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !plain || name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!(
+            "--files {name}=…: a folder's name is what the agent writes before the slash \
+             (exports/readings.csv): letters, digits and _, not starting with a digit, at most \
+             {MAX_NAME_CHARS} characters"
+        ));
+    }
+    Ok(())
+}
+
+/// Where a file DuckDB bound (`NAME/…`, as the plan holds it) is on the host, if it is inside a
+/// declared folder once every symbolic link is resolved, with its size; why not, otherwise. The
+/// plan check's decision, from the file's name as DuckDB bound it, never from the SQL text.
+pub fn locate(folders: &[DeclaredFolder], bound: &str) -> Result<(PathBuf, u64), String> {
+    let Some(folder) = folders.iter().find(|f| {
+        bound.len() > f.name.len() + 1
+            && bound.starts_with(f.name.as_str())
+            && bound.as_bytes().get(f.name.len()) == Some(&b'/')
+    }) else {
+        return Err(format!("'{bound}' is not in a declared folder"));
+    };
+    let relative = &bound[folder.name.len() + 1..];
+    if Path::new(relative).components().any(|c| {
+        !matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    }) {
+        return Err(format!(
+            "'{bound}': a path in a declared folder may not hold '..' or start with '/'"
+        ));
+    }
+    let host = folder.dir.join(relative);
+    let real = std::fs::canonicalize(&host).map_err(|e| format!("'{bound}': {e}"))?;
+    if !real.starts_with(&folder.dir) {
+        return Err(format!(
+            "'{bound}' is a symbolic link that leads out of the folder {}",
+            folder.name
+        ));
+    }
+    let meta = std::fs::metadata(&real).map_err(|e| format!("'{bound}': {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "'{bound}' is not a regular file (a FIFO, a device or a directory)"
+        ));
+    }
+    Ok((real, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declaration_is_name_equals_directory() {
+        assert_eq!(
+            parse_declaration("exports=/data/x=y").unwrap(),
+            ("exports".into(), PathBuf::from("/data/x=y"))
+        );
+        assert!(parse_declaration("/data/exports").is_err());
+    }
+
+    #[test]
+    fn names_are_identifiers_and_folders_may_not_hold_the_database() {
+        let root = std::env::temp_dir().join(format!("duckgate-folders-{}", std::process::id()));
+        let data = root.join("exports");
+        std::fs::create_dir_all(&data).unwrap();
+        let db = root.join("cgm.duckdb");
+        std::fs::write(&db, b"").unwrap();
+        let ok = validate(&[("exports".into(), data.clone())], &db, None).unwrap();
+        assert_eq!(ok[0].dir, std::fs::canonicalize(&data).unwrap());
+        for bad in ["", "1x", "a-b", "a/b", "a.b"] {
+            assert!(
+                validate(&[(bad.into(), data.clone())], &db, None).is_err(),
+                "{bad}"
+            );
+        }
+        let holds_db = validate(&[("all".into(), root.clone())], &db, None).unwrap_err();
+        assert!(holds_db.contains("the database file"), "{holds_db}");
+        let twice = validate(
+            &[("x".into(), data.clone()), ("X".into(), data.clone())],
+            &db,
+            None,
+        );
+        assert!(twice.is_err());
+        let temp = validate(&[("x".into(), data.clone())], &db, Some(&data)).unwrap_err();
+        assert!(temp.contains("temporary"), "{temp}");
+        assert!(validate(&[("x".into(), root.join("missing"))], &db, None).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_bound_file_is_located_inside_its_folder_or_refused() {
+        let root =
+            std::env::temp_dir().join(format!("duckgate-folders-loc-{}", std::process::id()));
+        let data = root.join("exports");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::write(data.join("a.csv"), b"x\n1\n").unwrap();
+        std::fs::write(root.join("secret.csv"), b"x\n1\n").unwrap();
+        std::os::unix::fs::symlink(root.join("secret.csv"), data.join("out.csv")).unwrap();
+        let folders = vec![DeclaredFolder {
+            name: "exports".into(),
+            dir: std::fs::canonicalize(&data).unwrap(),
+        }];
+        assert_eq!(locate(&folders, "exports/a.csv").unwrap().1, 4);
+        assert!(
+            locate(&folders, "exports/out.csv")
+                .unwrap_err()
+                .contains("leads out")
+        );
+        assert!(locate(&folders, "exports/../secret.csv").is_err());
+        assert!(locate(&folders, "other/a.csv").is_err());
+        assert!(locate(&folders, "/etc/passwd").is_err());
+        assert!(locate(&folders, "exportsa.csv").is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
