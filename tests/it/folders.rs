@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use crate::support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
 use crate::support::{TempDir, duckgate_cli, make_db, outcome, status};
-use duckgate::mcp::client::{McpClient, envelope_of};
+use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value as Json, json};
 
 const TIME_ZONE: &str = "UTC";
