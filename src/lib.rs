@@ -51,7 +51,8 @@
 //!   `crates/`: the validator and the one error type (`crates/duckgate-validate`), the plan
 //!   reader and the zygote's fork (`crates/plan-reader`, `crates/zygote-fork`, which hold the
 //!   `unsafe` this package forbids);
-//! - [`outcome`] and [`privacy`] (the operator's privacy rules), then [`protocol`] and [`audit`];
+//! - [`outcome`], [`privacy`] (the operator's privacy rules) and [`folders`] (the operator's
+//!   declared folders of data files), then [`protocol`] and [`audit`];
 //! - the worker's side: [`plot`], [`engine`], `src/sandbox/worker.rs` and `src/sandbox/confine/`;
 //! - the parent's side: `src/sandbox/pool/`, [`gateway`], [`mcp`];
 //! - the operator's side, beside the request path: [`config_file`] (the server's settings),
