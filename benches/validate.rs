@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use duckgate_test_kit::corpus;
-use duckgate_validate::validate::{Limits, check};
+use duckgate_validate::validate::{Limits, validate_sql};
 
 /// A query of the kind an agent writes against glucose data: CTEs, window functions, joins,
 /// CASE, date arithmetic, JSON access, a subquery.
@@ -55,16 +55,16 @@ fn measure(name: &str, sql: &str, iterations: usize) {
     let catalog = corpus::catalog();
     let limits = Limits::default();
     assert!(
-        check(sql, &catalog, &limits).is_ok(),
+        validate_sql(sql, &catalog, &limits).is_ok(),
         "{name} must be accepted"
     );
     for _ in 0..200 {
-        std::hint::black_box(check(sql, &catalog, &limits).ok());
+        std::hint::black_box(validate_sql(sql, &catalog, &limits).ok());
     }
     let mut times: Vec<Duration> = (0..iterations)
         .map(|_| {
             let start = Instant::now();
-            std::hint::black_box(check(std::hint::black_box(sql), &catalog, &limits).ok());
+            std::hint::black_box(validate_sql(std::hint::black_box(sql), &catalog, &limits).ok());
             start.elapsed()
         })
         .collect();

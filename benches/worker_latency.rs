@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use duckgate::engine::{Engine, EngineConfig};
 use duckgate::gateway::{Gateway, GatewayConfig};
-use duckgate_validate::validate::tree::{TreeRules, check_tree};
+use duckgate_validate::validate::tree::{TreeRules, walk_tree};
 use support::{
     QUERIES, Regime, build_database, percentile, scratch_dir, time_regime, time_regime_in_process,
 };
@@ -304,7 +304,7 @@ fn worker_checks(db: &Path, rounds: usize) {
             let query = engine.check_statement(sql).expect("statement check");
             checked.push(start.elapsed().as_secs_f64() * 1000.0);
             let start = Instant::now();
-            std::hint::black_box(check_tree(&tree, &rules).expect("walk"));
+            std::hint::black_box(walk_tree(&tree, &rules).expect("walk"));
             walked.push(start.elapsed().as_secs_f64() * 1000.0);
             let start = Instant::now();
             engine.check_plan(&query).expect("plan check");

@@ -74,7 +74,7 @@ impl Gateway {
             );
         }
         let pool = Pool::new(spec, config.warm_workers, config.max_concurrent);
-        let confinement = preflight::check(pool.spec())
+        let confinement = preflight::probe_and_decide(pool.spec())
             .await
             .map_err(sandbox_unavailable)?;
         pool.refill();
@@ -196,7 +196,7 @@ impl Gateway {
             return Ok(());
         }
         let (_, catalog) = self.catalogs().await?;
-        let accepted = validate::check(sql, &catalog, &self.inner.limits)?;
+        let accepted = validate::validate_sql(sql, &catalog, &self.inner.limits)?;
         // `Unparsed`: sqlparser could not parse it and its tokens hold no evidence against it.
         // It goes on to the worker like any accepted statement: the worker checks every query
         // with DuckDB's own syntax tree and plan, and that check decides.

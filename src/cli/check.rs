@@ -62,11 +62,12 @@ pub(super) async fn check(db: Option<PathBuf>, sql: String) -> ExitCode {
                 }
                 Err(e) => return usage_error(&format!("{}: {}", e.kind, e.message)),
             };
-            duckgate_validate::validate::check(&sql, &catalog, &limits).map(|a| (a, Vec::new()))
+            duckgate_validate::validate::validate_sql(&sql, &catalog, &limits)
+                .map(|a| (a, Vec::new()))
         }
         // Without the database there is no catalog, and a table missing from none is no
         // evidence: its names are taken on trust and said to be unchecked.
-        None => duckgate_validate::validate::check_unresolved(&sql, &limits),
+        None => duckgate_validate::validate::validate_sql_without_catalog(&sql, &limits),
     };
     match verdict {
         Ok((accepted, _))

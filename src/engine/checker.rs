@@ -104,7 +104,7 @@ impl Checker {
                                 folders: &folders,
                             };
                             verdict_out
-                                .send(statement::check(&own, &sql, &rules))
+                                .send(statement::parse_and_walk(&own, &sql, &rules))
                                 .is_ok()
                         }
                         Job::Render(sql) => rendered_out

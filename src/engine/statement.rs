@@ -119,14 +119,14 @@ impl CheckedQuery {
 ///
 /// DuckDB's tree nests about three JSON levels per level of expression, so call this on a
 /// thread with a large stack (the checker's, see `checker`).
-pub(crate) fn check(
+pub(crate) fn parse_and_walk(
     conn: &Connection,
     sql: &str,
     rules: &TreeRules<'_>,
 ) -> Result<CheckedQuery, Failure> {
     let select = checked_query(sql);
     let parsed = parse_single_select(conn, &select)?;
-    let facts = tree::check_tree(&parsed, rules).map_err(Failure::from)?;
+    let facts = tree::walk_tree(&parsed, rules).map_err(Failure::from)?;
     Ok(CheckedQuery {
         select: select.into_owned(),
         sql: sql.to_owned(),

@@ -66,7 +66,7 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
 ///
 /// Returns the posture workers will have: with a gap (`unenforced` not empty, or a property not
 /// enforced) only under `spec.worker.allow_unconfined`; otherwise the refusal.
-pub async fn check(spec: &WorkerSpec) -> Result<Posture, StartRefusal> {
+pub async fn probe_and_decide(spec: &WorkerSpec) -> Result<Posture, StartRefusal> {
     let posture = posture(spec).await.map_err(StartRefusal::SetupFailed)?;
     decide(posture, spec.worker.allow_unconfined)
 }

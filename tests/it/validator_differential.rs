@@ -14,7 +14,7 @@
 //! C API's `unsafe` out of this package, which forbids it.
 use duckdb_oracle::{Oracle, Split, StatementType};
 use duckgate_test_kit::{corpus, generate};
-use duckgate_validate::validate::{Limits, StatementKind, check};
+use duckgate_validate::validate::{Limits, StatementKind, validate_sql};
 
 /// An in-memory DuckDB with the test schema.
 struct Duck {
@@ -133,7 +133,7 @@ fn duckdb_agrees_with_every_acceptance() {
     let mut accepted = 0;
     let mut disagreements = Vec::new();
     for sql in &inputs {
-        let kind = match check(sql, &catalog, &limits) {
+        let kind = match validate_sql(sql, &catalog, &limits) {
             Ok(accepted) => accepted.kind,
             Err(_) => continue,
         };
@@ -175,7 +175,7 @@ fn lexical_tricks_really_hide_a_second_statement_from_sqlparser_and_are_left_to_
         // The parent cannot read these as DuckDB does, so it never accepts them as a query it
         // walked: it leaves them to the worker, whose DuckDB parser sees the second statement
         // (`tests/it/worker_checks.rs::lexical_tricks_the_parent_cannot_read_are_refused_by_the_worker`).
-        if let Ok(accepted) = check(sql, &corpus::catalog(), &Limits::default()) {
+        if let Ok(accepted) = validate_sql(sql, &corpus::catalog(), &Limits::default()) {
             assert_eq!(accepted.kind, StatementKind::Unparsed, "{sql}");
         }
         let sqlparser_count =

@@ -1,4 +1,4 @@
-//! Differential test of the two walks: the parent's sqlparser walk (`validate::check`) and the
+//! Differential test of the two walks: the parent's sqlparser walk (`validate::validate_sql`) and the
 //! worker's checks of DuckDB's own view (its walk of `json_serialize_sql`'s tree, then its plan
 //! check), on every input both can parse. They must agree on allowing or refusing it, and on the
 //! kind of the refusal.
@@ -52,7 +52,7 @@ const PARENT_ONLY_CONSTRUCTS: &[&str] = &[
 ];
 
 fn parent(sql: &str, catalog: &Catalog) -> (Decision, String) {
-    match validate::check(sql, catalog, &Limits::default()) {
+    match validate::validate_sql(sql, catalog, &Limits::default()) {
         Ok(accepted) if accepted.kind == StatementKind::Unparsed => {
             (Decision::Excluded, "unparsed".into())
         }

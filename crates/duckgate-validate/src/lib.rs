@@ -7,7 +7,7 @@
 //!
 //! # Where each part runs
 //!
-//! - [`validate::check`], in the parent (`src/gateway.rs`): sqlparser's tree of the agent's SQL
+//! - [`validate::validate_sql`], in the parent (`src/gateway.rs`): sqlparser's tree of the agent's SQL
 //!   walked against the catalog and the function policy. A fast pre-filter with precise
 //!   messages: it refuses on positive evidence only, and passes on what sqlparser cannot parse.
 //! - [`validate::tree`], in the worker (`src/engine/statement.rs`): the same policy on the

@@ -398,7 +398,7 @@ pub fn check_argument_sizes(
     tool: ToolName,
     arguments: Option<&JsonObject>,
 ) -> Result<(), ErrorBody> {
-    fn check(label: &str, value: &Value, cap: usize) -> Result<(), ErrorBody> {
+    fn check_cap(label: &str, value: &Value, cap: usize) -> Result<(), ErrorBody> {
         match value {
             Value::String(text) if text.len() > cap => Err(too_long(label, cap, text.len())),
             Value::Array(items) if items.len() > MAX_ARRAY_ITEMS => Err(ErrorBody::new(
@@ -412,12 +412,12 @@ pub fn check_argument_sizes(
             Value::Array(items) => items
                 .iter()
                 .enumerate()
-                .try_for_each(|(index, item)| check(&format!("{label}[{index}]"), item, cap)),
+                .try_for_each(|(index, item)| check_cap(&format!("{label}[{index}]"), item, cap)),
             Value::Object(map) => map.iter().try_for_each(|(key, item)| {
                 if key.len() > MAX_NAME_BYTES {
                     Err(too_long("argument name", MAX_NAME_BYTES, key.len()))
                 } else {
-                    check(label, item, cap)
+                    check_cap(label, item, cap)
                 }
             }),
             Value::String(_) | Value::Null | Value::Bool(_) | Value::Number(_) => Ok(()),
@@ -430,7 +430,7 @@ pub fn check_argument_sizes(
         if name.len() > MAX_NAME_BYTES {
             return Err(too_long("argument name", MAX_NAME_BYTES, name.len()));
         }
-        check(name, value, argument_cap(tool, name))?;
+        check_cap(name, value, argument_cap(tool, name))?;
     }
     Ok(())
 }

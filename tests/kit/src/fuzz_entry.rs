@@ -10,7 +10,7 @@
 
 use arbitrary::Arbitrary;
 use duckgate_validate::error::ErrorKind;
-use duckgate_validate::validate::{Accepted, Limits, StatementKind, check};
+use duckgate_validate::validate::{Accepted, Limits, StatementKind, validate_sql};
 use sqlparser::ast::Statement;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::parser::Parser;
@@ -46,7 +46,7 @@ pub fn structured(input: StructuredInput) {
     assert!(
         accepted.is_some(),
         "a generated read-only query was refused: {plain}\n{:?}",
-        check(&plain, &catalog, &limits)
+        validate_sql(&plain, &catalog, &limits)
     );
     if let Some((at, plant)) = input.plant {
         let (planted, _) = input.query.render_planted(Some((usize::from(at), plant)));
@@ -59,7 +59,7 @@ pub fn structured(input: StructuredInput) {
         let write = WRITES[usize::from(which) % WRITES.len()];
         // A newline first: the grammar may end the query with a `--` comment.
         let joined = format!("{plain}\n; {write}");
-        let refusal = check(&joined, &catalog, &limits);
+        let refusal = validate_sql(&joined, &catalog, &limits);
         assert!(
             matches!(&refusal, Err(r) if r.kind == ErrorKind::MultipleStatements),
             "an appended write was not refused as a second statement: {joined}\n{refusal:?}"
@@ -69,7 +69,7 @@ pub fn structured(input: StructuredInput) {
 
 /// Run `check`; if it accepts, verify the acceptance independently and return it.
 pub fn check_and_verify(sql: &str) -> Option<Accepted> {
-    let accepted = check(sql, &corpus::catalog(), &Limits::default()).ok()?;
+    let accepted = validate_sql(sql, &corpus::catalog(), &Limits::default()).ok()?;
     verify_single_statement(sql, &accepted);
     Some(accepted)
 }

@@ -2,12 +2,12 @@
 //! ([`duckgate_validate::validate::tree`]) on arbitrary JSON.
 //!
 //! Invariants checked, by panicking when they fail:
-//! - [`check_tree`] never panics, on any JSON;
+//! - [`walk_tree`] never panics, on any JSON;
 //! - a privacy rule only adds refusals: a tree accepted under `restricted` is accepted without;
 //! - a denied function planted into any object of an accepted tree gets it refused: the walk
 //!   visits every value, whatever keys DuckDB's serializer uses around it.
 
-use duckgate_validate::validate::tree::{TreeRules, check_tree};
+use duckgate_validate::validate::tree::{TreeRules, walk_tree};
 use serde_json::{Map, Value as Json, json};
 
 /// Objects the planting invariant tries per input (each try clones the tree).
@@ -36,8 +36,8 @@ pub fn check_invariants(tree: &Json) {
         folders: &[],
         ..open
     };
-    let open_verdict = check_tree(tree, &open);
-    let private_verdict = check_tree(tree, &private);
+    let open_verdict = walk_tree(tree, &open);
+    let private_verdict = walk_tree(tree, &private);
     if private_verdict.is_ok() {
         assert!(
             open_verdict.is_ok(),
@@ -51,7 +51,7 @@ pub fn check_invariants(tree: &Json) {
     for target in 0..objects {
         let mut planted = tree.clone();
         plant(&mut planted, target);
-        let verdict = check_tree(&planted, &open);
+        let verdict = walk_tree(&planted, &open);
         assert!(
             verdict.is_err(),
             "a getenv() call planted in object {target} was not refused"

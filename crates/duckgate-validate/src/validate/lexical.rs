@@ -456,7 +456,7 @@ fn classify(token: &Token, limits: &Limits) -> Result<TokenClass, LexicalStop> {
 
 /// Check that sqlparser's tokens agree with DuckDB's lexical rules (see the module docs), and
 /// that no identifier is over the length cap.
-pub(crate) fn check(
+pub(crate) fn check_tokens(
     sql: &str,
     tokens: &[TokenWithSpan],
     limits: &Limits,

@@ -1,7 +1,7 @@
 //! The validator: a pure function from agent-written SQL to "one read-only query over this
 //! database" or a refusal. No I/O, no DuckDB. See docs/ARCHITECTURE.md, "The layers".
 //!
-//! [`check`] runs, in order:
+//! [`validate_sql`] runs, in order:
 //! 1. caps and characters: SQL length (before anything else), control characters;
 //! 2. tokens ([`lexical`]): sqlparser's tokens must cut the text exactly where DuckDB's lexer
 //!    would (strings, quoted identifiers, comments), identifiers under the length cap, no
@@ -320,7 +320,7 @@ const NON_QUERY_KEYWORDS: &[&str] = &[
 ];
 
 /// Decide whether `sql` is one read-only query over `catalog`.
-pub fn check(sql: &str, catalog: &Catalog, limits: &Limits) -> Result<Accepted, Refusal> {
+pub fn validate_sql(sql: &str, catalog: &Catalog, limits: &Limits) -> Result<Accepted, Refusal> {
     if sql.len() > limits.max_sql_bytes {
         return Err(Refusal {
             kind: ErrorKind::InvalidArgument,
@@ -345,21 +345,24 @@ pub fn check(sql: &str, catalog: &Catalog, limits: &Limits) -> Result<Accepted, 
     })
 }
 
-/// The most table names [`check_unresolved`] takes on trust.
+/// The most table names [`validate_sql_without_catalog`] takes on trust.
 const MAX_UNRESOLVED_NAMES: usize = 256;
 
-/// [`check`] without the database's catalog (`duckgate check` without `--db`), where a name
+/// [`validate_sql`] without the database's catalog (`duckgate check` without `--db`), where a name
 /// missing from the catalog is no evidence that the table does not exist: a relation that is
 /// not a CTE, a system view or a file is taken to be one of the database's tables. Every other
-/// rule applies exactly as in [`check`].
+/// rule applies exactly as in [`validate_sql`].
 ///
 /// Returns the accepted statement and the names taken on trust, as written; only the database's
 /// catalog can confirm them.
-pub fn check_unresolved(sql: &str, limits: &Limits) -> Result<(Accepted, Vec<String>), Refusal> {
+pub fn validate_sql_without_catalog(
+    sql: &str,
+    limits: &Limits,
+) -> Result<(Accepted, Vec<String>), Refusal> {
     let mut catalog = Catalog::default();
     let mut assumed: Vec<String> = Vec::new();
     loop {
-        let refusal = match check(sql, &catalog, limits) {
+        let refusal = match validate_sql(sql, &catalog, limits) {
             Ok(accepted) => return Ok((accepted, assumed)),
             Err(refusal) => refusal,
         };
@@ -454,7 +457,7 @@ fn check_unbounded_stack(
     {
         return Ok(left_to_the_worker());
     }
-    match lexical::check(sql, &tokens, limits) {
+    match lexical::check_tokens(sql, &tokens, limits) {
         Ok(()) => {}
         Err(lexical::LexicalStop::Refused(refusal)) => return Err(refusal),
         Err(lexical::LexicalStop::Unreadable(_)) => return Ok(left_to_the_worker()),
@@ -482,7 +485,9 @@ fn check_unbounded_stack(
         _ => {
             let show = show_subject(&tokens);
             match parse_one(tokens, limits) {
-                Ok(statement) => statements::check(&statement, show.as_ref(), &mut walker)?,
+                Ok(statement) => {
+                    statements::decide_statement(&statement, show.as_ref(), &mut walker)?
+                }
                 Err(error) => unparseable(error, limits)?,
             }
         }
@@ -500,7 +505,7 @@ fn check_unbounded_stack(
             Tokenizer::new(&dialect, sql)
                 .tokenize_with_location_into_buf(&mut tokens)
                 .map_err(|e| syntax_error(&ParserError::TokenizerError(e.to_string()), limits))?;
-            unparsed::check(&tokens, catalog, limits)?;
+            unparsed::refuse_on_evidence(&tokens, catalog, limits)?;
             Ok(Accepted {
                 kind: StatementKind::Unparsed,
                 relations: Vec::new(),

@@ -6,7 +6,7 @@
 //! rows, …) over a relation with hidden columns are accepted (they expand to the visible columns
 //! in the worker). Only catalog listings stay refused under privacy rules, whatever they name.
 
-use super::{Accepted, Catalog, CatalogRelation, Limits, Refusal, check};
+use super::{Accepted, Catalog, CatalogRelation, Limits, Refusal, validate_sql};
 use crate::error::ErrorKind;
 
 /// The hidden columns of the database behind [`private_catalog`] (`devices.serial_number`,
@@ -40,7 +40,7 @@ fn private_catalog() -> Catalog {
 }
 
 fn run(sql: &str) -> Result<Accepted, Refusal> {
-    check(sql, &private_catalog(), &Limits::default())
+    validate_sql(sql, &private_catalog(), &Limits::default())
 }
 
 /// `outcome` with every `from` in its text replaced by `to`.
@@ -220,6 +220,9 @@ fn catalog_listings_are_refused_while_privacy_rules_are_set() {
         ..private_catalog()
     };
     for sql in ["SELECT table_name FROM duckdb_tables()", "SHOW TABLES"] {
-        assert!(check(sql, &open, &Limits::default()).is_ok(), "{sql}");
+        assert!(
+            validate_sql(sql, &open, &Limits::default()).is_ok(),
+            "{sql}"
+        );
     }
 }

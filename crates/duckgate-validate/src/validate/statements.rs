@@ -17,7 +17,7 @@ use crate::error::ErrorKind;
 /// Decide one statement, walking what it reads. `show_subject` is the name when the text is
 /// exactly `SHOW <name>` (sqlparser's tree of a `SHOW` drops what it cannot read, so the tokens
 /// tell).
-pub(crate) fn check(
+pub(crate) fn decide_statement(
     statement: &Statement,
     show_subject: Option<&ObjectName>,
     walker: &mut Walker<'_>,

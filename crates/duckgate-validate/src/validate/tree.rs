@@ -88,7 +88,7 @@ impl TreeFacts {
 }
 
 /// Check DuckDB's syntax tree of one query (the whole `json_serialize_sql` object).
-pub fn check_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
+pub fn walk_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
     if tree.get("error").and_then(Json::as_bool) != Some(false) {
         return Err(unexpected("the serialized statement is an error"));
     }
@@ -595,8 +595,8 @@ mod tests {
                "catalog": "", "schema": "", "children": []})
     }
 
-    fn check(node: Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
-        check_tree(&statement(node), rules)
+    fn walked(node: Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusal> {
+        walk_tree(&statement(node), rules)
     }
 
     #[test]
@@ -607,7 +607,7 @@ mod tests {
             select_from(table("", "", "pg_settings")),
             table("", "", "pg_settings"),
         );
-        let refusal = check(node, &RULES).unwrap_err();
+        let refusal = walked(node, &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert_eq!(refusal.construct, "pg_settings");
         // A data file as the inner name is no reference to the CTE: the catalog must hold it
@@ -620,15 +620,15 @@ mod tests {
             )
         };
         let deferred = (String::new(), String::new(), "a.csv".to_owned());
-        assert_eq!(check(node(), &RULES).unwrap().file_like, [deferred]);
-        assert_eq!(check(node(), &PRIVATE).unwrap_err().construct, "a.csv");
+        assert_eq!(walked(node(), &RULES).unwrap().file_like, [deferred]);
+        assert_eq!(walked(node(), &PRIVATE).unwrap_err().construct, "a.csv");
         // The outer reference is the CTE, so the same name there passes.
         let node = with_cte(
             "pg_settings",
             select_from(json!({"type": "EMPTY"})),
             table("", "", "pg_settings"),
         );
-        assert_eq!(check(node, &RULES), Ok(TreeFacts::default()));
+        assert_eq!(walked(node, &RULES), Ok(TreeFacts::default()));
     }
 
     #[test]
@@ -645,7 +645,7 @@ mod tests {
             ),
             table("", "", "pg_settings"),
         );
-        assert_eq!(check(ok, &RULES), Ok(TreeFacts::default()));
+        assert_eq!(walked(ok, &RULES), Ok(TreeFacts::default()));
         let anchor_reads_real = with_cte(
             "pg_settings",
             recursive(
@@ -654,7 +654,7 @@ mod tests {
             ),
             table("", "", "pg_settings"),
         );
-        assert!(check(anchor_reads_real, &RULES).is_err());
+        assert!(walked(anchor_reads_real, &RULES).is_err());
     }
 
     #[test]
@@ -671,12 +671,12 @@ mod tests {
             select_from(table("", "", "pg_tables")),
             select_from(json!({"type": "EMPTY"})),
         );
-        assert!(check(forward, &PRIVATE).is_err());
+        assert!(walked(forward, &PRIVATE).is_err());
         let backward = two(
             select_from(json!({"type": "EMPTY"})),
             select_from(table("", "", "a")),
         );
-        assert_eq!(check(backward, &PRIVATE), Ok(TreeFacts::default()));
+        assert_eq!(walked(backward, &PRIVATE), Ok(TreeFacts::default()));
     }
 
     #[test]
@@ -688,27 +688,27 @@ mod tests {
             select_from(json!({"type": "EMPTY"})),
             table("", "", "pg_settings"),
         );
-        assert!(check(node, &RULES).is_err());
+        assert!(walked(node, &RULES).is_err());
         let node = with_cte(
             "PG_SETTINGS",
             select_from(json!({"type": "EMPTY"})),
             table("", "", "pg_settings"),
         );
-        assert_eq!(check(node, &RULES), Ok(TreeFacts::default()));
+        assert_eq!(walked(node, &RULES), Ok(TreeFacts::default()));
     }
 
     #[test]
     fn catalogs_other_than_the_attached_database_are_unknown() {
         assert_eq!(
-            check(select_from(table("health", "main", "cgm")), &RULES),
+            walked(select_from(table("health", "main", "cgm")), &RULES),
             Ok(TreeFacts::default())
         );
         assert_eq!(
-            check(select_from(table("HEALTH", "main", "cgm")), &RULES),
+            walked(select_from(table("HEALTH", "main", "cgm")), &RULES),
             Ok(TreeFacts::default())
         );
         for catalog in ["system", "temp", "memory", "other"] {
-            let refusal = check(select_from(table(catalog, "main", "cgm")), &RULES).unwrap_err();
+            let refusal = walked(select_from(table(catalog, "main", "cgm")), &RULES).unwrap_err();
             assert_eq!(refusal.kind, ErrorKind::UnknownName, "{catalog}");
         }
     }
@@ -717,13 +717,13 @@ mod tests {
     fn nested_schema_names_pass_and_names_like_files_wait_for_the_catalog() {
         // `clinic.archive.visits`: the table of DuckDB 2.0's nested schema `clinic.archive`.
         let nested = || select_from(table("clinic", "archive", "visits"));
-        assert_eq!(check(nested(), &RULES), Ok(TreeFacts::default()));
+        assert_eq!(walked(nested(), &RULES), Ok(TreeFacts::default()));
         assert_eq!(
-            check(nested(), &PRIVATE).unwrap_err().kind,
+            walked(nested(), &PRIVATE).unwrap_err().kind,
             ErrorKind::UnknownName
         );
         for catalog in ["system", "temp", "memory"] {
-            let refusal = check(select_from(table(catalog, "archive", "visits")), &RULES);
+            let refusal = walked(select_from(table(catalog, "archive", "visits")), &RULES);
             assert_eq!(
                 refusal.unwrap_err().kind,
                 ErrorKind::UnknownName,
@@ -732,7 +732,7 @@ mod tests {
         }
         // A table may be named with dots; only the attached catalog says whether it is one.
         let (schema, name) = ("", "a.b.c");
-        let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
+        let walked = walked(select_from(table("", schema, name)), &RULES).unwrap();
         let written = (String::new(), schema.to_owned(), name.to_owned());
         assert_eq!(walked.file_like, std::slice::from_ref(&written));
         // Also when the walk did not run (the plan check still asks the catalog).
@@ -740,16 +740,16 @@ mod tests {
             facts(&statement(select_from(table("", schema, name)))).file_like,
             [written]
         );
-        let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
+        let refusal = walked(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         // Every name a replacement scan could read as a file is noted for the catalog lookup
         // that completes this walk (`Engine::refuse_files_named`), and refused outright under
         // privacy rules.
         for (schema, name) in [("exports", "csv"), ("", "exports.csv"), ("", "/tmp/x.csv")] {
-            let walked = check(select_from(table("", schema, name)), &RULES).unwrap();
+            let walked = walked(select_from(table("", schema, name)), &RULES).unwrap();
             let noted = (String::new(), schema.to_owned(), name.to_owned());
             assert_eq!(walked.file_like, [noted], "{schema}.{name}");
-            let refusal = check(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
+            let refusal = walked(select_from(table("", schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{schema}.{name}");
         }
         // A data file's name after the database's name or a nested schema's parent
@@ -757,17 +757,17 @@ mod tests {
         // has the name, and `s1.s2.tbl`, a nested schema's table named like an extension) is
         // noted for the catalog too, with its first part: the catalog, not the extension,
         // decides. Under privacy rules, and after one of DuckDB's own catalogs, it is refused here.
-        let with_catalog = check(select_from(table("health", "main", "x.csv")), &RULES);
+        let with_catalog = walked(select_from(table("health", "main", "x.csv")), &RULES);
         assert_eq!(with_catalog.unwrap_err().kind, ErrorKind::PolicyBlocked);
         for (catalog, schema, name) in [
             ("tandem", "secret", "csv"),
             ("a", "b", "parquet"),
             ("s1", "s2", "tbl"),
         ] {
-            let walked = check(select_from(table(catalog, schema, name)), &RULES).unwrap();
+            let walked = walked(select_from(table(catalog, schema, name)), &RULES).unwrap();
             let noted = (catalog.to_owned(), schema.to_owned(), name.to_owned());
             assert_eq!(walked.file_like, [noted], "{catalog}.{schema}.{name}");
-            let refusal = check(select_from(table(catalog, schema, name)), &PRIVATE).unwrap_err();
+            let refusal = walked(select_from(table(catalog, schema, name)), &PRIVATE).unwrap_err();
             assert_eq!(
                 refusal.kind,
                 ErrorKind::PolicyBlocked,
@@ -776,7 +776,7 @@ mod tests {
             assert!(refusal.message.contains("names a file"), "{refusal:?}");
         }
         for catalog in ["system", "temp", "memory"] {
-            let refusal = check(select_from(table(catalog, "x", "csv")), &RULES).unwrap_err();
+            let refusal = walked(select_from(table(catalog, "x", "csv")), &RULES).unwrap_err();
             assert!(refusal.message.contains("names a file"), "{refusal:?}");
         }
     }
@@ -786,35 +786,35 @@ mod tests {
         let in_select = json!({"type": "SELECT_NODE", "cte_map": {"map": []},
             "select_list": [{"class": "FUNCTION", "function_name": "upper",
                 "children": [call("getenv")]}], "from_table": {"type": "EMPTY"}});
-        assert_eq!(check(in_select, &RULES).unwrap_err().construct, "getenv");
+        assert_eq!(walked(in_select, &RULES).unwrap_err().construct, "getenv");
         let window = json!({"type": "SELECT_NODE", "cte_map": {"map": []},
             "select_list": [{"class": "WINDOW", "function_name": "CURRENT_SETTING"}],
             "from_table": {"type": "EMPTY"}});
         assert_eq!(
-            check(window, &RULES).unwrap_err().construct,
+            walked(window, &RULES).unwrap_err().construct,
             "current_setting"
         );
         let from = select_from(json!({"type": "TABLE_FUNCTION", "function": call("read_csv")}));
-        assert_eq!(check(from, &RULES).unwrap_err().construct, "read_csv");
+        assert_eq!(walked(from, &RULES).unwrap_err().construct, "read_csv");
     }
 
     #[test]
     fn table_functions_follow_the_allowlist_and_catalog_listings_the_privacy_rule() {
         let from =
             |name: &str| select_from(json!({"type": "TABLE_FUNCTION", "function": call(name)}));
-        assert_eq!(check(from("range"), &PRIVATE), Ok(TreeFacts::default()));
+        assert_eq!(walked(from("range"), &PRIVATE), Ok(TreeFacts::default()));
         assert_eq!(
-            check(from("duckdb_tables"), &RULES),
+            walked(from("duckdb_tables"), &RULES),
             Ok(TreeFacts::default())
         );
-        assert!(check(from("duckdb_tables"), &PRIVATE).is_err());
+        assert!(walked(from("duckdb_tables"), &PRIVATE).is_err());
         // A name DuckDB has no built-in for is the database's own table macro or nothing: the
         // plan check sees what DuckDB binds it to.
-        assert_eq!(check(from("my_macro"), &RULES), Ok(TreeFacts::default()));
-        let refusal = check(from("pragma_show"), &RULES).unwrap_err();
+        assert_eq!(walked(from("my_macro"), &RULES), Ok(TreeFacts::default()));
+        let refusal = walked(from("pragma_show"), &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked);
         assert!(refusal.message.contains("not an allowed table function"));
-        let refusal = check(from("read_csv"), &RULES).unwrap_err();
+        let refusal = walked(from("read_csv"), &RULES).unwrap_err();
         assert!(refusal.message.contains("reads files"), "{refusal:?}");
     }
 
@@ -828,10 +828,10 @@ mod tests {
                                "qualified_name": {"path": path}}))
         };
         assert_eq!(
-            check(table(json!(["health", "b", "c", "d"])), &RULES),
+            walked(table(json!(["health", "b", "c", "d"])), &RULES),
             Ok(TreeFacts::default())
         );
-        let refusal = check(table(json!(["health", "x.csv", "c", "d"])), &RULES).unwrap_err();
+        let refusal = walked(table(json!(["health", "x.csv", "c", "d"])), &RULES).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{refusal:?}");
     }
 
@@ -840,31 +840,34 @@ mod tests {
         let show = |kind: &str, name: &str| {
             select_from(json!({"type": "SHOW_REF", "show_type": kind, "table_name": name}))
         };
-        assert_eq!(check(show("SUMMARY", ""), &RULES), Ok(TreeFacts::default()));
+        assert_eq!(
+            walked(show("SUMMARY", ""), &RULES),
+            Ok(TreeFacts::default())
+        );
         let described = TreeFacts {
             describes: true,
             ..TreeFacts::default()
         };
-        assert_eq!(check(show("DESCRIBE", ""), &RULES), Ok(described));
+        assert_eq!(walked(show("DESCRIBE", ""), &RULES), Ok(described));
         let shown = TreeFacts {
             describes: true,
             shows_by_name: 1,
             ..TreeFacts::default()
         };
-        assert_eq!(check(show("SHOW", "cgm"), &RULES), Ok(shown));
+        assert_eq!(walked(show("SHOW", "cgm"), &RULES), Ok(shown));
         assert_eq!(
-            check(show("SHOW_SPECIAL", "\"tables\""), &RULES),
+            walked(show("SHOW_SPECIAL", "\"tables\""), &RULES),
             Ok(TreeFacts::default())
         );
-        assert!(check(show("SHOW_SPECIAL", "\"tables\""), &PRIVATE).is_err());
-        assert!(check(show("SHOW_SPECIAL", "\"databases\""), &RULES).is_err());
+        assert!(walked(show("SHOW_SPECIAL", "\"tables\""), &PRIVATE).is_err());
+        assert!(walked(show("SHOW_SPECIAL", "\"databases\""), &RULES).is_err());
         assert_eq!(
-            check(show("SHOW_FROM", "main"), &RULES),
+            walked(show("SHOW_FROM", "main"), &RULES),
             Ok(TreeFacts::default())
         );
-        assert!(check(show("SHOW_FROM", "main"), &PRIVATE).is_err());
+        assert!(walked(show("SHOW_FROM", "main"), &PRIVATE).is_err());
         assert_eq!(
-            check(show("SOMETHING_NEW", ""), &RULES).unwrap_err().kind,
+            walked(show("SOMETHING_NEW", ""), &RULES).unwrap_err().kind,
             ErrorKind::InternalError
         );
     }
@@ -912,11 +915,11 @@ mod tests {
             statement(json!({"type": "RECURSIVE_CTE_NODE", "left": {}, "right": {}})),
         ];
         for tree in bad {
-            assert!(check_tree(&tree, &RULES).is_err(), "{tree}");
+            assert!(walk_tree(&tree, &RULES).is_err(), "{tree}");
         }
         let two = json!({"error": false, "statements": [{"node": {}}, {"node": {}}]});
         assert_eq!(
-            check_tree(&two, &RULES).unwrap_err().kind,
+            walk_tree(&two, &RULES).unwrap_err().kind,
             ErrorKind::MultipleStatements
         );
     }
@@ -948,7 +951,7 @@ mod tests {
             Json::Array(vec![Json::Object(statement)]),
         );
         let tree = Json::Object(tree);
-        assert_eq!(check_tree(&tree, &RULES), Ok(TreeFacts::default()));
+        assert_eq!(walk_tree(&tree, &RULES), Ok(TreeFacts::default()));
         // serde_json drops a Value recursively: drop it where the stack is large enough.
         std::thread::Builder::new()
             .stack_size(256 << 20)

@@ -80,7 +80,7 @@ const FROM_CLAUSE_ENDS: &[&str] = &[
 ];
 
 /// Refuse `tokens` (a statement sqlparser cannot parse) on positive evidence only.
-pub(crate) fn check(
+pub(crate) fn refuse_on_evidence(
     tokens: &[TokenWithSpan],
     catalog: &Catalog,
     limits: &Limits,

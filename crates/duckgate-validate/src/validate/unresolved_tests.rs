@@ -1,11 +1,11 @@
-//! [`check_unresolved`](super::check_unresolved): the validator without the database's catalog
+//! [`validate_sql_without_catalog`](super::validate_sql_without_catalog): the validator without the database's catalog
 //! takes table names on trust and applies every other rule.
 
-use super::{Catalog, Limits, StatementKind, check, check_unresolved};
+use super::{Catalog, Limits, StatementKind, validate_sql, validate_sql_without_catalog};
 use crate::error::{ErrorKind, messages};
 
 fn unresolved(sql: &str) -> Result<(super::Accepted, Vec<String>), super::Refusal> {
-    check_unresolved(sql, &Limits::default())
+    validate_sql_without_catalog(sql, &Limits::default())
 }
 
 #[test]
@@ -18,7 +18,7 @@ fn table_names_are_taken_on_trust_and_listed_as_unchecked() {
     assert_eq!(accepted.relations, vec!["main.readings", "main.events"]);
     // The same SQL against an empty catalog is what `check` refuses: the trust is this
     // function's alone.
-    let refused = check(
+    let refused = validate_sql(
         "SELECT * FROM readings",
         &Catalog::default(),
         &Limits::default(),

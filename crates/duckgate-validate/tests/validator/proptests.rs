@@ -5,7 +5,7 @@ use duckgate_test_kit::fuzz_entry::{self, StructuredInput};
 use duckgate_test_kit::generate::{self, Plant, WRITES};
 use duckgate_test_kit::{arbitrary, corpus};
 use duckgate_validate::error::ErrorKind;
-use duckgate_validate::validate::{Limits, StatementKind, check};
+use duckgate_validate::validate::{Limits, StatementKind, validate_sql};
 use proptest::prelude::*;
 
 /// Tokens a query is made of, including the dangerous ones, for "token soup" inputs.
@@ -124,7 +124,7 @@ proptest! {
     #[test]
     fn grammar_queries_are_accepted_and_reparse_to_one_statement(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
         let sql = generate::from_bytes(&bytes).render();
-        let verdict = check(&sql, &corpus::catalog(), &Limits::default());
+        let verdict = validate_sql(&sql, &corpus::catalog(), &Limits::default());
         prop_assert!(verdict.is_ok(), "refused: {sql}\n{verdict:?}");
         prop_assert!(fuzz_entry::check_and_verify(&sql).is_some());
     }
@@ -136,10 +136,10 @@ proptest! {
         separator in prop::sample::select(vec![";", " ;", ";\n", "; /* c */ ", ";--\n"]),
     ) {
         let sql = generate::from_bytes(&bytes).render();
-        prop_assume!(check(&sql, &corpus::catalog(), &Limits::default()).is_ok());
+        prop_assume!(validate_sql(&sql, &corpus::catalog(), &Limits::default()).is_ok());
         // A newline first: the grammar may end the query with a `--` comment.
         let joined = format!("{sql}\n{separator}{}", WRITES[which]);
-        let refusal = check(&joined, &corpus::catalog(), &Limits::default());
+        let refusal = validate_sql(&joined, &corpus::catalog(), &Limits::default());
         prop_assert!(matches!(&refusal, Err(r) if r.kind == ErrorKind::MultipleStatements), "{joined}\n{refusal:?}");
     }
 
@@ -152,7 +152,7 @@ proptest! {
         let spec = generate::from_bytes(&bytes);
         let (sql, slots) = spec.render_planted(Some((at, plant)));
         prop_assert!(slots > 0);
-        let verdict = check(&sql, &corpus::catalog(), &Limits::default());
+        let verdict = validate_sql(&sql, &corpus::catalog(), &Limits::default());
         prop_assert!(verdict.is_err(), "planted {plant:?} at slot {} of {slots} was accepted: {sql}", at % slots);
     }
 
@@ -169,7 +169,7 @@ proptest! {
         prop_assume!(!sql.contains(';'));
         // A newline first: the grammar may end the query with a `--` comment.
         let unparseable = format!("{sql}\nUSING SAMPLE 1 ROWS");
-        let verdict = check(&unparseable, &corpus::catalog(), &Limits::default());
+        let verdict = validate_sql(&unparseable, &corpus::catalog(), &Limits::default());
         prop_assert!(verdict.is_err(), "planted {plant:?} at slot {} of {slots} was accepted: {unparseable}", at % slots);
     }
 
@@ -204,7 +204,7 @@ fn every_plant_is_refused_in_every_slot_of_a_rich_query() {
         for plant in Plant::ALL {
             for at in 0..slots {
                 let (sql, _) = spec.render_planted(Some((at, plant)));
-                let verdict = check(&sql, &corpus::catalog(), &Limits::default());
+                let verdict = validate_sql(&sql, &corpus::catalog(), &Limits::default());
                 assert!(
                     verdict.is_err(),
                     "planted {plant:?} at slot {at}/{slots} was accepted: {sql}"
@@ -229,7 +229,7 @@ fn every_plant_is_refused_in_every_slot_even_when_sqlparser_cannot_parse_the_que
             continue;
         }
         let plain = format!("{}\nUSING SAMPLE 1 ROWS", spec.render());
-        let verdict = check(&plain, &corpus::catalog(), &Limits::default());
+        let verdict = validate_sql(&plain, &corpus::catalog(), &Limits::default());
         assert!(
             matches!(&verdict, Ok(a) if a.kind == StatementKind::Unparsed),
             "{plain}: {verdict:?}"
@@ -238,7 +238,7 @@ fn every_plant_is_refused_in_every_slot_even_when_sqlparser_cannot_parse_the_que
             for at in 0..slots {
                 let (sql, _) = spec.render_planted(Some((at, plant)));
                 let unparseable = format!("{sql}\nUSING SAMPLE 1 ROWS");
-                let verdict = check(&unparseable, &corpus::catalog(), &Limits::default());
+                let verdict = validate_sql(&unparseable, &corpus::catalog(), &Limits::default());
                 assert!(
                     verdict.is_err(),
                     "planted {plant:?} at slot {at}/{slots} was accepted: {unparseable}"

@@ -3,7 +3,7 @@
 
 use duckgate_test_kit::corpus;
 use duckgate_validate::error::ErrorKind;
-use duckgate_validate::validate::{Catalog, Limits, StatementKind, check};
+use duckgate_validate::validate::{Catalog, Limits, StatementKind, validate_sql};
 
 use crate::test_support::*;
 
@@ -12,7 +12,7 @@ use crate::test_support::*;
 #[test]
 fn a_recursive_cte_without_a_union_body_reads_its_name_from_outside() {
     let with_x = catalog_of(&["x"], "db");
-    let accepted = check(
+    let accepted = validate_sql(
         "WITH RECURSIVE x AS (SELECT * FROM x) SELECT * FROM x",
         &with_x,
         &Limits::default(),
@@ -120,7 +120,7 @@ fn only_the_recursive_term_of_a_union_sees_the_cte_itself() {
         ],
     );
     // With a catalog relation `x`, the anchor reads it.
-    let accepted = check(
+    let accepted = validate_sql(
         "WITH RECURSIVE x(n) AS (SELECT a FROM x UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT * FROM x",
         &catalog_of(&["x"], "db"),
         &Limits::default(),
@@ -162,7 +162,7 @@ fn a_cte_is_visible_to_later_ctes_and_the_body_but_not_to_earlier_ones() {
 #[test]
 fn a_cte_named_with_the_kelvin_sign_does_not_shadow_k() {
     let with_k = catalog_of(&["k"], "db");
-    let accepted = check(
+    let accepted = validate_sql(
         "WITH \u{212A} AS (SELECT 1 AS x) SELECT * FROM k",
         &with_k,
         &Limits::default(),
@@ -174,7 +174,7 @@ fn a_cte_named_with_the_kelvin_sign_does_not_shadow_k() {
         "k is the table, not the CTE"
     );
     // An ASCII `K` does shadow it.
-    let shadowed = check(
+    let shadowed = validate_sql(
         "WITH K AS (SELECT 1 AS x) SELECT * FROM k",
         &with_k,
         &Limits::default(),
@@ -347,7 +347,7 @@ fn show_of_a_relation_describes_it_and_of_anything_else_is_refused() {
     );
     // Under privacy rules, `SHOW t` of a relation with hidden columns describes it like any
     // other: the worker's shadow catalog shows only its visible columns.
-    let accepted = check("SHOW devices", &private_catalog(), &Limits::default()).unwrap();
+    let accepted = validate_sql("SHOW devices", &private_catalog(), &Limits::default()).unwrap();
     assert_eq!(
         (accepted.kind, accepted.relations),
         (StatementKind::Show, vec!["main.devices".to_string()])

@@ -4,11 +4,11 @@
 use duckgate_test_kit::corpus;
 use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::{
-    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check,
+    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, validate_sql,
 };
 
 pub(crate) fn run(sql: &str) -> Result<Accepted, Refusal> {
-    check(sql, &corpus::catalog(), &Limits::default())
+    validate_sql(sql, &corpus::catalog(), &Limits::default())
 }
 
 pub(crate) fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
@@ -47,14 +47,14 @@ pub(crate) fn private_catalog() -> Catalog {
 }
 
 pub(crate) fn kind_of(sql: &str, catalog: &Catalog) -> StatementKind {
-    match check(sql, catalog, &Limits::default()) {
+    match validate_sql(sql, catalog, &Limits::default()) {
         Ok(accepted) => accepted.kind,
         Err(refusal) => panic!("refused {sql:?}: {refusal:?}"),
     }
 }
 
 pub(crate) fn refusal_of(sql: &str, catalog: &Catalog) -> Refusal {
-    match check(sql, catalog, &Limits::default()) {
+    match validate_sql(sql, catalog, &Limits::default()) {
         Ok(accepted) => panic!("accepted {sql:?}: {accepted:?}"),
         Err(refusal) => refusal,
     }

@@ -6,11 +6,11 @@ use duckgate_test_kit::corpus::{
 };
 use duckgate_validate::error::{ErrorKind, messages};
 use duckgate_validate::validate::{
-    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, check,
+    Accepted, Catalog, CatalogRelation, Limits, Refusal, StatementKind, validate_sql,
 };
 
 fn run(sql: &str) -> Result<Accepted, Refusal> {
-    check(sql, &corpus::catalog(), &Limits::default())
+    validate_sql(sql, &corpus::catalog(), &Limits::default())
 }
 
 /// Fail on every case of `cases` that is refused.
@@ -71,7 +71,7 @@ fn names_duckdb_2_reads_as_nested_schemas_resolve_only_to_the_databases_schemas(
         restricted: true,
         ..corpus::catalog()
     };
-    let listing = check("DESCRIBE TABLES", &restricted, &Limits::default()).unwrap_err();
+    let listing = validate_sql("DESCRIBE TABLES", &restricted, &Limits::default()).unwrap_err();
     assert_eq!(listing.kind, ErrorKind::PolicyBlocked);
 }
 
@@ -186,7 +186,7 @@ fn with_a_declared_folder_its_files_are_relations_and_the_readers_are_allowed() 
         "SELECT * FROM parquet_schema('exports/readings.parquet')",
         "SELECT * FROM readings r JOIN 'exports/x.csv' x USING (ts)",
     ] {
-        assert!(check(sql, &catalog, &Limits::default()).is_ok(), "{sql}");
+        assert!(validate_sql(sql, &catalog, &Limits::default()).is_ok(), "{sql}");
     }
     for sql in [
         "SELECT * FROM 'other/readings.csv'",
@@ -195,7 +195,7 @@ fn with_a_declared_folder_its_files_are_relations_and_the_readers_are_allowed() 
         "SELECT * FROM read_text('exports/readings.csv')",
         "SELECT * FROM read_blob('exports/readings.csv')",
     ] {
-        let refused = check(sql, &catalog, &Limits::default()).unwrap_err();
+        let refused = validate_sql(sql, &catalog, &Limits::default()).unwrap_err();
         assert_eq!(refused.kind, ErrorKind::PolicyBlocked, "{sql}");
     }
 }
@@ -324,7 +324,7 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
         folders: Vec::new(),
     };
     assert_eq!(
-        check("SELECT * FROM t", &catalog, &Limits::default())
+        validate_sql("SELECT * FROM t", &catalog, &Limits::default())
             .unwrap()
             .relations,
         ["main.t"]
@@ -338,13 +338,13 @@ fn sql_length_is_capped_before_parsing() {
         ..Limits::default()
     };
     let long = format!("SELECT 1 AS x{}", " ".repeat(100));
-    let r = check(&long, &corpus::catalog(), &limits).unwrap_err();
+    let r = validate_sql(&long, &corpus::catalog(), &limits).unwrap_err();
     assert_eq!(r.kind, ErrorKind::InvalidArgument);
     assert!(r.message.contains("100"), "{}", r.message);
     // Garbage over the cap is refused for its length, not parsed.
     let garbage = "(".repeat(101);
     assert_eq!(
-        check(&garbage, &corpus::catalog(), &limits)
+        validate_sql(&garbage, &corpus::catalog(), &limits)
             .unwrap_err()
             .kind,
         ErrorKind::InvalidArgument
@@ -477,7 +477,7 @@ fn a_table_function_neither_built_in_nor_stored_is_refused_once_the_catalog_list
         "SELECT * FROM a_function_nobody_made()",
         "CALL write_csv('/tmp/x')",
     ] {
-        let refusal = check(sql, &listed, &limits).unwrap_err();
+        let refusal = validate_sql(sql, &listed, &limits).unwrap_err();
         assert_eq!(refusal.kind, ErrorKind::PolicyBlocked, "{sql}: {refusal:?}");
     }
     for sql in [
@@ -485,7 +485,7 @@ fn a_table_function_neither_built_in_nor_stored_is_refused_once_the_catalog_list
         "SELECT * FROM Recent_Boluses()",
         "SELECT * FROM range(3)",
     ] {
-        assert!(check(sql, &listed, &limits).is_ok(), "{sql}");
+        assert!(validate_sql(sql, &listed, &limits).is_ok(), "{sql}");
     }
     assert!(run("SELECT * FROM a_function_nobody_made()").is_ok());
 }

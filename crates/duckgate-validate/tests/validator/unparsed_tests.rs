@@ -3,7 +3,7 @@
 
 use duckgate_test_kit::corpus::{self, UNPARSED};
 use duckgate_validate::error::{ErrorKind, messages};
-use duckgate_validate::validate::{Catalog, Limits, StatementKind, check};
+use duckgate_validate::validate::{Catalog, Limits, StatementKind, validate_sql};
 
 use crate::test_support::*;
 
@@ -485,7 +485,7 @@ fn hidden_column_names_and_expansions_in_unparsed_sql_go_on_to_the_worker() {
         "UNPIVOT devices ON model INTO NAME k VALUE v",
     ] {
         assert!(
-            check(sql, &private_catalog(), &Limits::default()).is_ok(),
+            validate_sql(sql, &private_catalog(), &Limits::default()).is_ok(),
             "{sql}"
         );
     }
