@@ -61,6 +61,11 @@
 //!   written beside its path, then renamed), and at the top the command line (`src/cli/`,
 //!   `src/main.rs`).
 
+// No panics on the paths an agent's input reaches: `unwrap`, `expect` and indexing that may
+// panic are refused outside tests (clippy.toml lets tests use them). An exception is marked
+// where it stands, with its reason.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 // The test switches (the `test-bypass` feature) build only for duckgate's own tests, benches
 // and examples: build.rs sets this cfg from the test harness's mark, which only the package's
 // dev-dependency turns on (Cargo.toml). `cargo build --all-features` and `cargo install

@@ -2,6 +2,11 @@
 //!
 //! The flags are in `cli/args.rs`; each subcommand's body is in a file of its own under `cli/`.
 
+// No panics on the paths an agent's input reaches: `unwrap`, `expect` and indexing that may
+// panic are refused outside tests (clippy.toml lets tests use them). An exception is marked
+// where it stands, with its reason.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 mod cli;
 
 use std::process::ExitCode;

@@ -210,11 +210,12 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
     let t: Vec<char> = text.to_lowercase().chars().collect();
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+    while let Some(&at_text) = t.get(ti) {
+        let at_pattern = p.get(pi).copied();
+        if at_pattern.is_some_and(|c| c == '?' || c == at_text) {
             pi += 1;
             ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
+        } else if at_pattern == Some('*') {
             star = Some((pi, ti));
             pi += 1;
         } else if let Some((star_pi, star_ti)) = star {
@@ -225,7 +226,7 @@ pub fn glob_matches(pattern: &str, text: &str) -> bool {
             return false;
         }
     }
-    p[pi..].iter().all(|&c| c == '*')
+    p.get(pi..).unwrap_or_default().iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]

@@ -173,7 +173,7 @@ pub fn bounded_bytes(line: &[u8]) -> Value {
     match std::str::from_utf8(line) {
         Ok(text) => bounded_text(text),
         Err(_) => {
-            let head = &line[..line.len().min(MAX_RECORDED_TEXT_BYTES)];
+            let head = line.get(..MAX_RECORDED_TEXT_BYTES).unwrap_or(line);
             let lossy = String::from_utf8_lossy(head);
             json!({
                 "truncated": line.len() > head.len(),

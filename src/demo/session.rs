@@ -45,8 +45,9 @@ pub async fn run_demo_session(
         &["success"],
     )
     .await?;
-    let has_readings = tables["tables"]
-        .as_array()
+    let has_readings = tables
+        .get("tables")
+        .and_then(Value::as_array)
         .is_some_and(|t| t.iter().any(|t| t["name"] == "cgm_readings"));
     if !has_readings {
         return Err("the demo database has no cgm_readings table".into());
@@ -158,7 +159,11 @@ async fn demo_call(
     }
     say(out, &reply)?;
     let mut summary = format!("   ⇒ status: {status}");
-    if let Some(kind) = envelope["error"]["kind"].as_str() {
+    if let Some(kind) = envelope
+        .get("error")
+        .and_then(|error| error.get("kind"))
+        .and_then(Value::as_str)
+    {
         summary.push_str(&format!(", error.kind: {kind}"));
     }
     if result.is_error == Some(true) {

@@ -139,7 +139,9 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
             column.default_reads = columns_read(conn, expression);
         }
         annotate(&mut column, &schema, &table, &constraints);
-        tables[i].columns.push(column);
+        if let Some(table) = tables.get_mut(i) {
+            table.columns.push(column);
+        }
     }
 
     let indexes = rows_for(
@@ -157,8 +159,11 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         },
     )?;
     for (schema, table, index) in indexes {
-        if let Some(&i) = position.get(&(schema, table)) {
-            tables[i].indexes.push(index);
+        if let Some(table) = position
+            .get(&(schema, table))
+            .and_then(|&i| tables.get_mut(i))
+        {
+            table.indexes.push(index);
         }
     }
 

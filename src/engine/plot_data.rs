@@ -48,9 +48,16 @@ impl Engine {
         let zoned_x =
             stmt.column_logical_type(x_index).id() == duckdb::core::LogicalTypeId::TimestampTZ;
         let mut zone = LocalTime::new(&self.time_zone, &self.conn);
+        // `pick_columns` picks among `names`.
+        let (Some(x_label), Some(y_label)) = (names.get(x_index), names.get(y_index)) else {
+            return Err(worker_error(
+                ErrorKind::InternalError,
+                "the chart's columns are not among the result's".to_string(),
+            ));
+        };
         let mut data = PlotData {
-            x_label: names[x_index].clone(),
-            y_label: names[y_index].clone(),
+            x_label: x_label.clone(),
+            y_label: y_label.clone(),
             ..PlotData::default()
         };
         // The crate panics on a few Arrow shapes it does not know; that must become an error
@@ -76,9 +83,7 @@ impl Engine {
                 };
                 let y_number = match &y_value {
                     Value::Null => None,
-                    other => {
-                        Some(number(other).ok_or_else(|| not_numeric(&names[y_index], other))?)
-                    }
+                    other => Some(number(other).ok_or_else(|| not_numeric(y_label, other))?),
                 };
                 data.x.push(x_value);
                 data.y.push(y_number);

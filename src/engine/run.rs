@@ -282,12 +282,17 @@ impl Engine {
         twins: &[Option<ColumnType>],
     ) -> Result<RenderedQuery, Failure> {
         let cannot_render = |detail: &str| {
-            let (i, ty) = twins
+            let rendered = twins
                 .iter()
                 .zip(declared)
                 .enumerate()
-                .find_map(|(i, (twin, ty))| twin.as_ref().map(|_| (i, ty)))
-                .unwrap_or((0, &declared[0]));
+                .find_map(|(i, (twin, ty))| twin.as_ref().map(|_| (i, ty)));
+            let Some((i, ty)) = rendered.or_else(|| declared.first().map(|ty| (0, ty))) else {
+                return worker_error(
+                    ErrorKind::DatabaseError,
+                    format!("DuckDB could not render this statement's result ({detail})."),
+                );
+            };
             worker_error(
                 ErrorKind::DatabaseError,
                 format!(

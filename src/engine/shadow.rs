@@ -49,20 +49,16 @@ fn visible_names(
     names
 }
 
-/// The rows of `rows` (in column order, grouped by relation), one slice per relation.
-fn relations(rows: &[ShadowColumn]) -> Vec<&[ShadowColumn]> {
-    let mut relations = Vec::new();
-    let mut at = 0;
-    while at < rows.len() {
-        let (schema, table) = (&rows[at].schema, &rows[at].table);
-        let end = rows[at..]
-            .iter()
-            .position(|row| &row.schema != schema || &row.table != table)
-            .map_or(rows.len(), |n| at + n);
-        relations.push(&rows[at..end]);
-        at = end;
-    }
-    relations
+/// The rows of `rows` (in column order, grouped by relation), one slice per relation, each
+/// with the first of its rows.
+fn relations(rows: &[ShadowColumn]) -> impl Iterator<Item = (&ShadowColumn, &[ShadowColumn])> {
+    rows.chunk_by(same_relation)
+        .filter_map(|relation| Some((relation.first()?, relation)))
+}
+
+/// Whether two rows are columns of one relation.
+fn same_relation(a: &ShadowColumn, b: &ShadowColumn) -> bool {
+    a.schema == b.schema && a.table == b.table
 }
 
 /// The hidden columns of each stored table of `rows`, by lower-case `(schema, table)`: those
@@ -72,10 +68,9 @@ fn hidden_table_columns(
     policy: &PrivacyPolicy,
 ) -> std::collections::HashMap<(String, String), Vec<String>> {
     relations(rows)
-        .into_iter()
-        .filter(|relation| relation[0].view_reads.is_none())
-        .map(|relation| {
-            let (schema, table) = (&relation[0].schema, &relation[0].table);
+        .filter(|(first, _)| first.view_reads.is_none())
+        .map(|(first, relation)| {
+            let (schema, table) = (&first.schema, &first.table);
             let columns: Vec<(&str, Option<&[String]>)> = relation
                 .iter()
                 .map(|row| (row.column.as_str(), row.reads.as_deref()))
@@ -99,9 +94,8 @@ fn visible_tables<'r>(
             .map(Vec::as_slice)
     };
     relations(rows)
-        .into_iter()
-        .map(|relation| {
-            let (schema, table) = (&relation[0].schema, &relation[0].table);
+        .map(|(first, relation)| {
+            let (schema, table) = (&first.schema, &first.table);
             let visible = relation
                 .iter()
                 .filter(|row| match &row.view_reads {
@@ -250,12 +244,11 @@ impl Shadow {
                 .get(&(schema.to_lowercase(), table.to_lowercase()))
                 .map(Vec::as_slice)
         };
-        let mut at = 0;
-        while at < rows.len() {
-            let len = relations(&rows[at..])[0].len();
-            let relation = &mut rows[at..at + len];
-            at += len;
-            if relation[0].view_reads.is_none() {
+        for relation in rows.chunk_by_mut(same_relation) {
+            let Some(first) = relation.first() else {
+                continue;
+            };
+            if first.view_reads.is_none() {
                 continue;
             }
             let names: Vec<&str> = relation.iter().map(|row| row.column.as_str()).collect();
@@ -263,7 +256,7 @@ impl Shadow {
                 conn,
                 judge,
                 &self.private,
-                (relation[0].schema.as_str(), relation[0].table.as_str()),
+                (first.schema.as_str(), first.table.as_str()),
                 &names,
                 |reads| policy.view_column_hidden(Some(reads), hidden_of),
             );

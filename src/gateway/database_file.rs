@@ -146,10 +146,10 @@ fn unescape_octal(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < bytes.len() {
+    while let Some(&byte) = bytes.get(i) {
         let escape = bytes
             .get(i + 1..i + 4)
-            .filter(|digits| bytes[i] == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)));
+            .filter(|digits| byte == b'\\' && digits.iter().all(|d| (b'0'..=b'7').contains(d)));
         match escape {
             Some(digits) => {
                 let value = digits
@@ -159,7 +159,7 @@ fn unescape_octal(field: &str) -> String {
                 i += 4;
             }
             None => {
-                out.push(bytes[i]);
+                out.push(byte);
                 i += 1;
             }
         }

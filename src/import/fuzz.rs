@@ -79,13 +79,13 @@ fn check_rows(vendor: &dyn Vendor, parsed: &Parsed) {
     }
     for (_, rows) in parsed.rows.tables() {
         for i in 0..rows.count() {
-            if let (
+            if let Some((
                 When::Instant {
                     utc_offset_minutes: Some(m),
                     ..
                 },
                 _,
-            ) = rows.when_and_device(i)
+            )) = rows.when_and_device(i)
             {
                 assert!(m.abs() <= 24 * 60);
             }

@@ -188,7 +188,8 @@ pub(super) fn import(
     let name = match table {
         Some(name) => name.to_string(),
         None => {
-            let base = format!("csv_{}", slug(&kept[..kept.len().min(3)]));
+            let first_three = kept.get(..3).unwrap_or(&kept);
+            let base = format!("csv_{}", slug(first_three));
             let mut name = base.clone();
             let mut n = 2;
             while taken.contains(&name) || reserved(&name) {

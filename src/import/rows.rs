@@ -161,11 +161,12 @@ pub trait Row: Sized {
 pub trait Staged {
     /// How many.
     fn count(&self) -> usize;
-    /// Row `i`'s time and device.
-    fn when_and_device(&self, i: usize) -> (When, &str);
-    /// Row `i`'s values, in its table's column order (after `ts`, before `device`).
+    /// Row `i`'s time and device; `None` past the last row.
+    fn when_and_device(&self, i: usize) -> Option<(When, &str)>;
+    /// Row `i`'s values, in its table's column order (after `ts`, before `device`); `None` past
+    /// the last row.
     #[cfg(feature = "engine")]
-    fn values(&self, i: usize) -> Vec<duckdb::types::Value>;
+    fn values(&self, i: usize) -> Option<Vec<duckdb::types::Value>>;
 }
 
 /// Declares the tables: for each, its [`Table`] variant, row struct, field in [`Rows`], name,
@@ -237,13 +238,13 @@ macro_rules! tables {
                 fn count(&self) -> usize {
                     self.len()
                 }
-                fn when_and_device(&self, i: usize) -> (When, &str) {
-                    (self[i].ts, self[i].device.as_str())
+                fn when_and_device(&self, i: usize) -> Option<(When, &str)> {
+                    self.get(i).map(|row| (row.ts, row.device.as_str()))
                 }
                 #[cfg(feature = "engine")]
-                fn values(&self, i: usize) -> Vec<duckdb::types::Value> {
-                    let row = &self[i];
-                    vec![ $( ColumnType::value(&row.$field), )* ]
+                fn values(&self, i: usize) -> Option<Vec<duckdb::types::Value>> {
+                    let row = self.get(i)?;
+                    Some(vec![ $( ColumnType::value(&row.$field), )* ])
                 }
             }
         )*

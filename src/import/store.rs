@@ -148,7 +148,11 @@ fn stage_and_insert(
     {
         let mut appender = conn.appender("dg_stage").map_err(database)?;
         for i in 0..rows.count() {
-            let (when, device) = rows.when_and_device(i);
+            let (Some((when, device)), Some(row_values)) =
+                (rows.when_and_device(i), rows.values(i))
+            else {
+                break;
+            };
             let mut values = match when {
                 When::Local(t) => vec![
                     Value::Timestamp(TimeUnit::Microsecond, t.micros()),
@@ -164,7 +168,7 @@ fn stage_and_insert(
                     utc_offset_minutes.map_or(Value::Null, Value::Int),
                 ],
             };
-            values.extend(rows.values(i));
+            values.extend(row_values);
             values.push(Value::Text(device.to_string()));
             values.push(Value::Text(source.to_string()));
             appender

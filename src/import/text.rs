@@ -43,7 +43,10 @@ pub fn decode_prefix(bytes: &[u8]) -> Cow<'_, str> {
 }
 
 fn utf16(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> String {
-    let units = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
+    let units = bytes.chunks_exact(2).filter_map(|pair| match pair {
+        [first, second] => Some(unit([*first, *second])),
+        _ => None,
+    });
     char::decode_utf16(units)
         .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
         .collect()
@@ -57,7 +60,10 @@ fn windows_1252(byte: u8) -> char {
         'ž', 'Ÿ',
     ];
     match byte {
-        0x80..=0x9F => HIGH[usize::from(byte - 0x80)],
+        0x80..=0x9F => HIGH
+            .get(usize::from(byte - 0x80))
+            .copied()
+            .unwrap_or(char::REPLACEMENT_CHARACTER),
         _ => char::from(byte),
     }
 }

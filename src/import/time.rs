@@ -122,8 +122,8 @@ struct Parts {
 /// `-`, `/` or `.`, then `H:MM`, `H:MM:SS` or `H:MM:SS.ffffff`, then optionally `AM`/`PM`.
 fn split(text: &str) -> Option<Parts> {
     let text = text.trim();
-    let cut = text.find([' ', 'T'])?;
-    let (date, time) = (&text[..cut], text[cut + 1..].trim());
+    let (date, time) = text.split_once([' ', 'T'])?;
+    let time = time.trim();
     let mut groups = date.split(['-', '/', '.']);
     let mut date_parts = [(0u32, 0usize); 3];
     for part in &mut date_parts {
@@ -236,9 +236,26 @@ pub fn parse(text: &str, order: DateOrder) -> Option<LocalTime> {
 /// (1990 to 2100) and the earliest and latest it reads; [`OrderVote::decide`] then picks one.
 #[derive(Debug, Clone, Default)]
 pub struct OrderVote {
-    read: [u64; 3],
-    earliest: [Option<LocalTime>; 3],
-    latest: [Option<LocalTime>; 3],
+    /// One per order of [`DateOrder::ALL`], in its order.
+    tallies: [Tally; 3],
+}
+
+/// What one [`DateOrder`] read of a column.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    read: u64,
+    earliest: Option<LocalTime>,
+    latest: Option<LocalTime>,
+}
+
+impl Tally {
+    /// The time between the earliest and the latest date read; the most there is for none.
+    fn span(&self) -> i64 {
+        match (self.earliest, self.latest) {
+            (Some(e), Some(l)) => l.micros() - e.micros(),
+            _ => i64::MAX,
+        }
+    }
 }
 
 impl OrderVote {
@@ -247,13 +264,13 @@ impl OrderVote {
         let Some(parts) = split(text) else {
             return;
         };
-        for (i, order) in DateOrder::ALL.into_iter().enumerate() {
+        for (order, tally) in DateOrder::ALL.into_iter().zip(&mut self.tallies) {
             if let Some(time) = assemble(parts, order)
                 && (1990..=2100).contains(&time.year())
             {
-                self.read[i] += 1;
-                self.earliest[i] = Some(self.earliest[i].map_or(time, |e| e.min(time)));
-                self.latest[i] = Some(self.latest[i].map_or(time, |l| l.max(time)));
+                tally.read += 1;
+                tally.earliest = Some(tally.earliest.map_or(time, |e| e.min(time)));
+                tally.latest = Some(tally.latest.map_or(time, |l| l.max(time)));
             }
         }
     }
@@ -261,19 +278,17 @@ impl OrderVote {
     /// The order that read the most values; on a tie the one whose dates span the least time;
     /// then year-month-day, month-day-year, day-month-year.
     pub fn decide(&self) -> DateOrder {
-        let span = |i: usize| match (self.earliest[i], self.latest[i]) {
-            (Some(e), Some(l)) => l.micros() - e.micros(),
-            _ => i64::MAX,
-        };
-        let best = (0..3)
-            .max_by(|&a, &b| {
-                self.read[a]
-                    .cmp(&self.read[b])
-                    .then(span(b).cmp(&span(a)))
-                    .then(b.cmp(&a))
+        DateOrder::ALL
+            .into_iter()
+            .zip(&self.tallies)
+            .enumerate()
+            .max_by(|(a, (_, of_a)), (b, (_, of_b))| {
+                of_a.read
+                    .cmp(&of_b.read)
+                    .then(of_b.span().cmp(&of_a.span()))
+                    .then(b.cmp(a))
             })
-            .unwrap_or(0);
-        DateOrder::ALL[best]
+            .map_or(DateOrder::ALL[0], |(_, (order, _))| order)
     }
 }
 
@@ -293,7 +308,7 @@ pub fn instant_ms(text: &str) -> Option<i64> {
         "" | "Z" | "z" => 0,
         _ => {
             let sign = if zone.starts_with('-') { -1 } else { 1 };
-            let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
+            let digits: String = zone.get(1..)?.chars().filter(|c| *c != ':').collect();
             if digits.len() != 4 && digits.len() != 2 {
                 return None;
             }

@@ -130,8 +130,8 @@ pub(crate) fn percent_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
+    while let Some(&byte) = bytes.get(i) {
+        if byte == b'%'
             && let (Some(high), Some(low)) =
                 (hex_value(bytes.get(i + 1)), hex_value(bytes.get(i + 2)))
         {
@@ -139,7 +139,7 @@ pub(crate) fn percent_decode(text: &str) -> String {
             i += 3;
             continue;
         }
-        out.push(bytes[i]);
+        out.push(byte);
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()

@@ -19,6 +19,11 @@ pub const MAX_CANDIDATES: usize = 10_000;
 /// Levenshtein distance (insertions, deletions, substitutions) by characters, with a swap of two
 /// adjacent characters also counted as one edit (optimal string alignment), since `mian` for
 /// `main` is the commonest typo of all.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "the table's indices stay in range: i < a.len(), j < b.len(), and each row holds \
+              b.len() + 1 entries"
+)]
 pub fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();

@@ -112,6 +112,8 @@ where
                 }
                 let newline = available.iter().position(|b| *b == b'\n');
                 let take = newline.map_or(available.len(), |index| index + 1);
+                // Up to and with the newline: `take` is at most `available.len()`.
+                let line_part = available.get(..take).unwrap_or(available);
                 if self.discarding {
                     if newline.is_some() {
                         self.discarding = false;
@@ -119,12 +121,16 @@ where
                     (take, None)
                 } else if self.line.len().saturating_add(take) > MAX_LINE_BYTES {
                     let mut head = std::mem::take(&mut self.line);
-                    head.extend_from_slice(&available[..take.min(MAX_RECORDED_TEXT_BYTES)]);
+                    head.extend_from_slice(
+                        line_part
+                            .get(..MAX_RECORDED_TEXT_BYTES)
+                            .unwrap_or(line_part),
+                    );
                     head.truncate(MAX_RECORDED_TEXT_BYTES);
                     self.discarding = newline.is_none();
                     (take, Some(LineRead::Oversized(head)))
                 } else {
-                    self.line.extend_from_slice(&available[..take]);
+                    self.line.extend_from_slice(line_part);
                     (take, newline.map(|_| LineRead::Line))
                 }
             };

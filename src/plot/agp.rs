@@ -19,7 +19,7 @@ use super::figure::{
     AgpFigure, Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note,
 };
 use super::glucose::{TARGET, glucose_axis, in_mg_dl, mmol_l_note};
-use super::stats::{quantile_cont, sorted};
+use super::stats::{quantile_cont, sorted, spread};
 use crate::clinical::gmi;
 
 use super::{ChartKind, ChartOptions, ChartSummary, PlotData, PlotError, XValue};
@@ -69,7 +69,13 @@ pub(crate) fn metrics(times: &[i64], values: &[f64]) -> Metrics {
     let mut times = times.to_vec();
     times.sort_unstable();
     times.dedup();
-    let mut gaps: Vec<i64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut gaps: Vec<i64> = times
+        .windows(2)
+        .filter_map(|pair| match pair {
+            [earlier, later] => Some(later - earlier),
+            _ => None,
+        })
+        .collect();
     gaps.sort_unstable();
     // The usual interval: the median gap, between one and fifteen minutes (CGMs read every 1,
     // 5 or 15 minutes; a median outside that is a sparse series, counted as 5 minutes).
@@ -135,8 +141,13 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
     let mut days = BTreeSet::new();
     for (&micros, &y) in times.iter().zip(&values) {
         let second = civil(micros).second_of_day as usize;
-        by_hour[second / 3600].push(y);
-        by_quarter[second / 900].push(y);
+        // A second of the day is under 86,400: every reading has its hour and its quarter.
+        if let Some(hour) = by_hour.get_mut(second / 3600) {
+            hour.push(y);
+        }
+        if let Some(quarter) = by_quarter.get_mut(second / 900) {
+            quarter.push(y);
+        }
         days.insert(micros.div_euclid(MICROS_PER_DAY));
     }
     let bins: Vec<AgpBin> = by_hour.into_iter().map(percentile_bin).collect();
@@ -174,12 +185,15 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
     let lowest = medians.iter().min_by(|a, b| a.1.total_cmp(&b.1));
     let highest_median = medians.iter().max_by(|a, b| a.1.total_cmp(&b.1));
     let all = sorted(values.iter().copied());
+    let Some((_, median, _)) = spread(&all) else {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    };
     let mut text = format!(
         "AGP of {n} glucose readings (mg/dL) over {d} ({} to {}), by time of day: overall \
          median {}; {header}.",
         format_day(first),
         format_day(last),
-        format_value(quantile_cont(&all, 0.5).unwrap_or(all[0])),
+        format_value(median),
         n = all.len(),
         d = days_text(m.days),
     );
@@ -218,7 +232,10 @@ pub(super) fn agp(data: &PlotData, options: &ChartOptions) -> Result<Prepared, P
         .enumerate()
         .map(|(hour, bin)| {
             let mut row = vec![Value::from(format!("{hour:02}:00")), Value::from(bin.n)];
-            row.extend((0..5).map(|i| bin.percentiles.map_or(Value::Null, |p| json_number(p[i]))));
+            match bin.percentiles {
+                Some(percentiles) => row.extend(percentiles.map(json_number)),
+                None => row.extend(std::iter::repeat_n(Value::Null, AGP_QUANTILES.len())),
+            }
             row
         })
         .collect();
@@ -251,8 +268,9 @@ fn percentile_bin(values: Vec<f64>) -> AgpBin {
     let values = sorted(values);
     AgpBin {
         n: values.len(),
-        percentiles: (!values.is_empty())
-            .then(|| AGP_QUANTILES.map(|q| quantile_cont(&values, q).unwrap_or(values[0]))),
+        percentiles: values
+            .first()
+            .map(|&least| AGP_QUANTILES.map(|q| quantile_cont(&values, q).unwrap_or(least))),
     }
 }
 
@@ -262,13 +280,14 @@ pub(crate) fn smoothed(bins: &[Option<[f64; 5]>]) -> Vec<Option<[f64; 5]>> {
     let n = bins.len() as isize;
     let half = (SMOOTHING.len() / 2) as isize;
     (0..n)
-        .map(|i| {
-            bins[i as usize]?;
+        .zip(bins)
+        .map(|(i, bin)| {
+            (*bin)?;
             let mut sum = [0.0; 5];
             let mut weight = 0.0;
             for (k, w) in SMOOTHING.iter().enumerate() {
                 let j = (i + k as isize - half).rem_euclid(n) as usize;
-                if let Some(p) = bins[j] {
+                if let Some(Some(p)) = bins.get(j) {
                     for (s, v) in sum.iter_mut().zip(p) {
                         *s += w * v;
                     }
@@ -287,11 +306,14 @@ pub(crate) fn smoothed(bins: &[Option<[f64; 5]>]) -> Vec<Option<[f64; 5]>> {
 pub(super) fn curve_runs(bins: &[Option<[f64; 5]>]) -> Vec<Vec<(f64, [f64; 5])>> {
     let count = bins.len();
     let hours_per_bin = 24.0 / count as f64;
-    let last = count - 1;
-    let wrap = match (&bins[0], &bins[last]) {
-        (Some(first), Some(end)) => Some(std::array::from_fn::<f64, 5, _>(|i| {
-            (first[i] + end[i]) / 2.0
-        })),
+    let wrap = match (bins.first(), bins.last()) {
+        (Some(Some(first)), Some(Some(end))) => {
+            let mut mean = *first;
+            for (value, at_end) in mean.iter_mut().zip(end) {
+                *value = (*value + at_end) / 2.0;
+            }
+            Some(mean)
+        }
         _ => None,
     };
     let mut runs = Vec::new();
@@ -305,7 +327,7 @@ pub(super) fn curve_runs(bins: &[Option<[f64; 5]>]) -> Vec<Vec<(f64, [f64; 5])>>
                     run.push((0.0, edge));
                 }
                 run.push(((bin as f64 + 0.5) * hours_per_bin, *p));
-                if bin == last
+                if bin + 1 == count
                     && let Some(edge) = wrap
                 {
                     run.push((24.0, edge));

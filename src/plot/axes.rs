@@ -236,7 +236,7 @@ pub(crate) fn time_axis(lo: i64, hi: i64, max_ticks: usize, title: &str) -> Axis
                 TimeStep::Seconds(_) if same_year => month_day(&c),
                 TimeStep::Seconds(_) => format_date(&c),
                 TimeStep::Months(m) if m < 12 => {
-                    format!("{} {}", MONTHS[c.month as usize - 1], c.year)
+                    format!("{} {}", month_name(&c), c.year)
                 }
                 TimeStep::Months(_) => format!("{}", c.year),
             };
@@ -258,7 +258,13 @@ pub(crate) fn time_axis(lo: i64, hi: i64, max_ticks: usize, title: &str) -> Axis
 }
 
 fn month_day(c: &Civil) -> String {
-    format!("{} {:02}", MONTHS[c.month as usize - 1], c.day)
+    format!("{} {:02}", month_name(c), c.day)
+}
+
+/// The month's short English name (`civil` gives months 1 to 12).
+fn month_name(c: &Civil) -> &'static str {
+    let index = (c.month as usize).wrapping_sub(1);
+    MONTHS.get(index).copied().unwrap_or("?")
 }
 
 /// The tick instants in `[lo, hi]` for a step: multiples of the step counted from midnight of
@@ -339,9 +345,9 @@ pub(crate) fn shorten_middle(text: &str, max_chars: usize) -> String {
     let keep = max_chars.saturating_sub(1);
     let tail = keep / 2;
     let head = keep - tail;
-    let mut cut: String = chars[..head].iter().collect();
+    let mut cut: String = chars.iter().take(head).collect();
     cut.push('…');
-    cut.extend(&chars[chars.len() - tail..]);
+    cut.extend(chars.iter().skip(chars.len() - tail));
     cut
 }
 

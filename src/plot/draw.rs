@@ -325,7 +325,7 @@ fn draw_tir(
     // Segments from the bottom; the last one ends exactly at the top.
     let mut edge = f64::from(bottom);
     let mut middles = Vec::with_capacity(ranges.len());
-    for (i, range) in ranges.iter().enumerate() {
+    for (i, (range, colour)) in ranges.iter().zip(TIR_COLOURS).enumerate() {
         let next = if i + 1 == ranges.len() {
             f64::from(top)
         } else {
@@ -335,7 +335,7 @@ fn draw_tir(
         if lower > upper {
             root.draw(&Rectangle::new(
                 [(left, upper), (right, lower)],
-                TIR_COLOURS[i].filled(),
+                colour.filled(),
             ))
             .map_err(render_error)?;
         }
@@ -346,18 +346,14 @@ fn draw_tir(
     // from the bottom, then down from the top so none leaves the bar's height.
     let spacing = f64::from(label_h) + 6.0;
     let mut rows = middles.clone();
-    for i in 1..rows.len() {
-        rows[i] = rows[i].min(rows[i - 1] - spacing);
-    }
+    keep_apart(rows.iter_mut(), -spacing, f64::min);
     let lowest_top = f64::from(top) + f64::from(label_h) / 2.0;
     if let Some(last) = rows.last_mut() {
         *last = last.max(lowest_top);
     }
-    for i in (0..rows.len().saturating_sub(1)).rev() {
-        rows[i] = rows[i].max(rows[i + 1] + spacing);
-    }
+    keep_apart(rows.iter_mut().rev(), spacing, f64::max);
     let text_x = right + (24.0 * scale) as i32;
-    for (i, (range, row)) in ranges.iter().zip(&rows).enumerate() {
+    for ((range, row), middle) in ranges.iter().zip(&rows).zip(&middles) {
         let y = (*row - f64::from(label_h) / 2.0).round() as i32;
         let (name, bounds) = (range.name, &range.bounds);
         let label = format!(
@@ -365,7 +361,7 @@ fn draw_tir(
             range.percent, range.goal
         );
         // A short leader from the segment to its label.
-        let middle = middles[i].round() as i32;
+        let middle = middle.round() as i32;
         root.draw(&PathElement::new(
             vec![(right + 2, middle), (text_x - 4, *row as i32)],
             AXIS.stroke_width(1),
@@ -461,8 +457,8 @@ fn draw_chart(
             chart
                 .draw_series(segments(points, SERIES.stroke_width(line_width)))
                 .map_err(render_error)?;
-            if points.len() == 1 {
-                let dot = Circle::new(points[0], 3, SERIES.filled());
+            if let [point] = points.as_slice() {
+                let dot = Circle::new(*point, 3, SERIES.filled());
                 chart.draw_series([dot]).map_err(render_error)?;
             }
         }
@@ -507,11 +503,9 @@ fn draw_chart(
         }
         Figure::Histogram(hist) => {
             let bars = hist
-                .counts
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| **c > 0)
-                .map(|(i, &c)| [(hist.edges[i], 0.0), (hist.edges[i + 1], c as f64)]);
+                .bins()
+                .filter(|&(_, _, count)| count > 0)
+                .map(|(from, to, count)| [(from, 0.0), (to, count as f64)]);
             chart
                 .draw_series(
                     bars.clone()
@@ -526,11 +520,16 @@ fn draw_chart(
         Figure::Tir(_) => {}
         Figure::Agp(figure) => {
             let runs = &figure.runs;
-            for (band, colour) in [((0, 4), BAND_OUTER), ((1, 3), BAND_INNER)] {
+            // Each band by its lower and upper percentile: 5–95 %, then 25–75 % over it.
+            let bands: [(fn(&[f64; 5]) -> (f64, f64), RGBColor); 2] = [
+                (|p| (p[0], p[4]), BAND_OUTER),
+                (|p| (p[1], p[3]), BAND_INNER),
+            ];
+            for (edges, colour) in bands {
                 for run in runs {
                     let mut outline: Vec<(f64, f64)> =
-                        run.iter().map(|(hour, p)| (*hour, p[band.1])).collect();
-                    outline.extend(run.iter().rev().map(|(hour, p)| (*hour, p[band.0])));
+                        run.iter().map(|(hour, p)| (*hour, edges(p).1)).collect();
+                    outline.extend(run.iter().rev().map(|(hour, p)| (*hour, edges(p).0)));
                     chart
                         .draw_series([Polygon::new(outline, colour.filled())])
                         .map_err(render_error)?;
@@ -569,9 +568,7 @@ fn draw_chart(
             let per_pixel = (y.range.1 - y.range.0) / f64::from((rows.end - rows.start).max(1));
             let spacing = (f64::from(label_height) + 2.0) * per_pixel;
             let mut at = p;
-            for i in 1..5 {
-                at[i] = at[i].max(at[i - 1] + spacing);
-            }
+            keep_apart(at.iter_mut(), spacing, f64::max);
             for (label, value) in AGP_LABELS.iter().zip(at) {
                 let text = EmptyElement::at((end, value))
                     + Text::new(
@@ -597,7 +594,21 @@ fn segments(
     points: &[(f64, f64)],
     style: ShapeStyle,
 ) -> impl Iterator<Item = PathElement<(f64, f64)>> + '_ {
-    points
-        .windows(2)
-        .map(move |pair| PathElement::new(vec![pair[0], pair[1]], style))
+    points.windows(2).filter_map(move |pair| match pair {
+        [from, to] => Some(PathElement::new(vec![*from, *to], style)),
+        _ => None,
+    })
+}
+
+/// Move each of `values`, in the order given, to `limit(value, previous + gap)` (`f64::max`
+/// keeps it at least `gap` above the one before it, `f64::min` with a negative `gap` below), so
+/// labels stay apart and keep their order.
+fn keep_apart<'a>(values: impl Iterator<Item = &'a mut f64>, gap: f64, limit: fn(f64, f64) -> f64) {
+    let mut previous: Option<f64> = None;
+    for value in values {
+        if let Some(previous) = previous {
+            *value = limit(*value, previous + gap);
+        }
+        previous = Some(*value);
+    }
 }

@@ -9,7 +9,7 @@ use super::axes::{
 };
 use super::figure::{Figure, MICROS_PER_DAY, Prepared, json_number, percent, skipped_note};
 use super::stats::{
-    histogram, min_max, nice_ticks, padded, quantile_cont, sorted, thin_line, thin_scatter,
+    bin_counts, histogram, min_max, nice_ticks, padded, sorted, spread, thin_line, thin_scatter,
 };
 use super::{
     ChartKind, ChartOptions, ChartSummary, DEFAULT_BINS, MAX_CATEGORIES, PlotData, PlotError,
@@ -94,13 +94,15 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
         }
     }
     let skipped = data.y.len() - points.len();
-    if points.is_empty() {
-        return Err(PlotError::NothingToDraw { rows: data.y.len() });
-    }
     let is_time = first_type == Some("timestamp");
     let mut by_x = points.clone();
     by_x.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let (x_lo, x_hi) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let ys = sorted(points.iter().map(|p| p.1));
+    let (Some(&(x_lo, _)), Some(&(x_hi, _)), Some((y_min, median, y_max))) =
+        (by_x.first(), by_x.last(), spread(&ys))
+    else {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    };
     let (x_lo_drawn, x_hi_drawn) = match kind {
         ChartKind::Scatter => padded((x_lo, x_hi)),
         _ => (x_lo, x_hi),
@@ -125,8 +127,6 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
         ChartKind::Line => options.target_range,
         _ => None,
     };
-    let ys = sorted(points.iter().map(|p| p.1));
-    let (y_min, y_max) = (ys[0], ys[ys.len() - 1]);
     let (lo, hi) = match target {
         Some((t_lo, t_hi)) => (y_min.min(t_lo), y_max.max(t_hi)),
         None => (y_min, y_max),
@@ -169,7 +169,6 @@ fn xy(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> {
         }
     };
     let summary_table = xy_table(&by_x, &x_json);
-    let median = quantile_cont(&ys, 0.5).unwrap_or(y_min);
     let picture = match kind {
         ChartKind::Scatter => "Scatter plot",
         _ => "Line chart",
@@ -240,7 +239,9 @@ const ENVELOPE_ABOVE_DAYS: f64 = 3.0;
 /// column's middle; a run ends at an empty column, so a gap in the data stays a gap.
 fn envelope(by_x: &[(f64, f64)], columns: usize) -> Vec<Vec<(f64, f64, f64, f64)>> {
     let columns = columns.max(1);
-    let (x0, x1) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let (Some(&(x0, _)), Some(&(x1, _))) = (by_x.first(), by_x.last()) else {
+        return Vec::new();
+    };
     let width = (x1 - x0) / columns as f64;
     let column_of = |x: f64| -> usize {
         if width > 0.0 {
@@ -252,22 +253,20 @@ fn envelope(by_x: &[(f64, f64)], columns: usize) -> Vec<Vec<(f64, f64, f64, f64)
     let mut runs: Vec<Vec<(f64, f64, f64, f64)>> = Vec::new();
     let mut run = Vec::new();
     let mut previous: Option<usize> = None;
-    let mut start = 0;
-    while start < by_x.len() {
-        let column = column_of(by_x[start].0);
-        let mut end = start + 1;
-        while end < by_x.len() && column_of(by_x[end].0) == column {
-            end += 1;
-        }
+    // Sorted by x, so the columns come in order: each column's points are one chunk.
+    for in_column in by_x.chunk_by(|a, b| column_of(a.0) == column_of(b.0)) {
+        let ys = sorted(in_column.iter().map(|p| p.1));
+        let (Some(&(x, _)), Some((least, median, greatest))) = (in_column.first(), spread(&ys))
+        else {
+            continue;
+        };
+        let column = column_of(x);
         if previous.is_some_and(|p| column > p + 1) {
             runs.push(std::mem::take(&mut run));
         }
-        let ys = sorted(by_x[start..end].iter().map(|p| p.1));
         let middle = x0 + width * (column as f64 + 0.5);
-        let median = quantile_cont(&ys, 0.5).unwrap_or(ys[0]);
-        run.push((middle, ys[0], median, ys[ys.len() - 1]));
+        run.push((middle, least, median, greatest));
         previous = Some(column);
-        start = end;
     }
     runs.push(run);
     runs.retain(|run| !run.is_empty());
@@ -289,34 +288,36 @@ fn xy_table(by_x: &[(f64, f64)], x_json: &dyn Fn(f64) -> Value) -> (Vec<String>,
         return (vec!["x".into(), "y".into()], rows);
     }
     let columns = ["x_from", "x_to", "n", "y_min", "y_median", "y_max"];
-    let (lo, hi) = (by_x[0].0, by_x[by_x.len() - 1].0);
+    let columns = columns.iter().map(|c| c.to_string()).collect();
+    let (Some(&(lo, _)), Some(&(hi, _))) = (by_x.first(), by_x.last()) else {
+        return (columns, Vec::new());
+    };
     let width = (hi - lo) / SUMMARY_ROWS as f64;
     let mut rows = Vec::new();
-    let mut start = 0;
+    let mut rest = by_x;
     for bucket in 0..SUMMARY_ROWS {
         let bucket_hi = if bucket + 1 == SUMMARY_ROWS {
             f64::INFINITY
         } else {
             lo + width * (bucket + 1) as f64
         };
-        let mut end = start;
-        while end < by_x.len() && by_x[end].0 < bucket_hi {
-            end += 1;
-        }
-        if end > start {
-            let ys = sorted(by_x[start..end].iter().map(|p| p.1));
+        let (in_bucket, after) = rest.split_at(rest.iter().take_while(|p| p.0 < bucket_hi).count());
+        let ys = sorted(in_bucket.iter().map(|p| p.1));
+        if let (Some(&(from, _)), Some(&(to, _)), Some((least, median, greatest))) =
+            (in_bucket.first(), in_bucket.last(), spread(&ys))
+        {
             rows.push(vec![
-                x_json(by_x[start].0),
-                x_json(by_x[end - 1].0),
-                Value::from(end - start),
-                json_number(ys[0]),
-                json_number(quantile_cont(&ys, 0.5).unwrap_or(ys[0])),
-                json_number(ys[ys.len() - 1]),
+                x_json(from),
+                x_json(to),
+                Value::from(in_bucket.len()),
+                json_number(least),
+                json_number(median),
+                json_number(greatest),
             ]);
         }
-        start = end;
+        rest = after;
     }
-    (columns.iter().map(|c| c.to_string()).collect(), rows)
+    (columns, rows)
 }
 
 /// Bar charts: one bar per row, in the query's order.
@@ -345,9 +346,16 @@ fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> 
             max: MAX_CATEGORIES,
         });
     }
-    if values.is_empty() {
+    // No total: bars of means, percentages or rates do not add up to anything, and the chart
+    // cannot tell them from counts. The median bar describes any of them.
+    let bars = || labels.iter().zip(values.iter().copied());
+    let (Some((highest_label, highest)), Some((lowest_label, lowest)), Some((_, median, _))) = (
+        first_best(bars(), |a, b| a > b),
+        first_best(bars(), |a, b| a < b),
+        spread(&sorted(values.iter().copied())),
+    ) else {
         return Err(PlotError::NothingToDraw { rows: data.y.len() });
-    }
+    };
     let skipped = data.y.len() - values.len();
     let x_name = name(&data.x_label, "category");
     let y_name = name(&data.y_label, "value");
@@ -364,18 +372,13 @@ fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> 
         y_ticks(options),
         &y_name,
     );
-    let highest = index_of(&values, |a, b| a > b);
-    let lowest = index_of(&values, |a, b| a < b);
-    // No total: bars of means, percentages or rates do not add up to anything, and the chart
-    // cannot tell them from counts. The median bar describes any of them.
-    let median = quantile_cont(&sorted(values.iter().copied()), 0.5).unwrap_or(values[0]);
     let mut text = format!(
         "Bar chart of {y_name} by {x_name}: {n} bars; highest {} ({}), lowest {} ({}); median \
          bar {}.",
-        labels[highest],
-        format_value(values[highest]),
-        labels[lowest],
-        format_value(values[lowest]),
+        highest_label,
+        format_value(highest),
+        lowest_label,
+        format_value(lowest),
         format_value(median),
         n = values.len(),
     );
@@ -398,15 +401,14 @@ fn bars(data: &PlotData, options: &ChartOptions) -> Result<Prepared, PlotError> 
     })
 }
 
-/// The first index whose value `better` prefers to every earlier one.
-fn index_of(values: &[f64], better: impl Fn(f64, f64) -> bool) -> usize {
-    let mut best = 0;
-    for (i, &v) in values.iter().enumerate() {
-        if better(v, values[best]) {
-            best = i;
-        }
-    }
-    best
+/// The first item whose value `better` prefers to every earlier one; `None` for no items.
+fn first_best<T>(
+    items: impl IntoIterator<Item = (T, f64)>,
+    better: impl Fn(f64, f64) -> bool,
+) -> Option<(T, f64)> {
+    items
+        .into_iter()
+        .reduce(|best, item| if better(item.1, best.1) { item } else { best })
 }
 
 /// A y range for bars: padded away from zero, but starting exactly at zero on the side where
@@ -439,17 +441,28 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
     };
     if spanned.len() > values.len() {
         // The target's ends widened the bins; they are not values.
-        hist.counts = histogram_counts(&hist.edges, &values);
+        hist.counts = bin_counts(&hist.edges, &values);
     }
     let skipped = data.y.len() - values.len();
     let y_name = name(&data.y_label, "value");
-    let (lo, hi) = (hist.edges[0], hist.edges[bins]);
+    let ys = sorted(values.iter().copied());
+    let fullest_bin = first_best(hist.bins().map(|bin| (bin, bin.2 as f64)), |a, b| a > b);
+    let (
+        Some(&lo),
+        Some(&hi),
+        Some(((fullest_from, fullest_to, fullest_count), _)),
+        Some((least, median, greatest)),
+    ) = (
+        hist.edges.first(),
+        hist.edges.last(),
+        fullest_bin,
+        spread(&ys),
+    )
+    else {
+        return Err(PlotError::NothingToDraw { rows: data.y.len() });
+    };
     let x_axis = number_axis((lo, hi), x_ticks(options), &y_name);
-    let fullest = index_of(
-        &hist.counts.iter().map(|&c| c as f64).collect::<Vec<_>>(),
-        |a, b| a > b,
-    );
-    let max_count = hist.counts[fullest] as f64;
+    let max_count = fullest_count as f64;
     let (ticks, _) = nice_ticks(0.0, max_count, y_ticks(options));
     let y_axis = Axis {
         range: (0.0, max_count * 1.05),
@@ -460,17 +473,16 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
             .collect(),
         title: "count".to_string(),
     };
-    let ys = sorted(values.iter().copied());
     let mut text = format!(
         "Histogram of {y_name}: {n} values from {} to {} in {bins} bins of width {}; median {}; \
          the fullest bin, {}–{}, holds {} values.",
-        format_value(ys[0]),
-        format_value(ys[ys.len() - 1]),
+        format_value(least),
+        format_value(greatest),
         format_value((hi - lo) / bins as f64),
-        format_value(quantile_cont(&ys, 0.5).unwrap_or(ys[0])),
-        format_value(hist.edges[fullest]),
-        format_value(hist.edges[fullest + 1]),
-        hist.counts[fullest],
+        format_value(median),
+        format_value(fullest_from),
+        format_value(fullest_to),
+        fullest_count,
         n = values.len(),
     );
     let target = options.target_range;
@@ -494,16 +506,8 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
     }
     text.push_str(&skipped_note(skipped));
     let rows = hist
-        .counts
-        .iter()
-        .enumerate()
-        .map(|(i, &count)| {
-            vec![
-                json_number(hist.edges[i]),
-                json_number(hist.edges[i + 1]),
-                Value::from(count),
-            ]
-        })
+        .bins()
+        .map(|(from, to, count)| vec![json_number(from), json_number(to), Value::from(count)])
         .collect();
     Ok(Prepared {
         figure: Figure::Histogram(hist),
@@ -516,16 +520,4 @@ fn histogram_chart(data: &PlotData, options: &ChartOptions) -> Result<Prepared, 
             text,
         },
     })
-}
-
-/// Counts of `values` in the bins of `edges` (bin `i` is `[edges[i], edges[i+1])`, the last one
-/// closed), as [`histogram`] counts them.
-fn histogram_counts(edges: &[f64], values: &[f64]) -> Vec<u64> {
-    let bins = edges.len() - 1;
-    let mut counts = vec![0u64; bins];
-    for &v in values {
-        let i = edges[1..bins].partition_point(|edge| *edge <= v);
-        counts[i.min(bins - 1)] += 1;
-    }
-    counts
 }

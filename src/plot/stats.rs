@@ -12,8 +12,14 @@ pub(crate) fn quantile_cont(sorted: &[f64], q: f64) -> Option<f64> {
     let position = last as f64 * q.clamp(0.0, 1.0);
     let below = position.floor() as usize;
     let above = position.ceil() as usize;
-    let (low, high) = (sorted[below], sorted[above]);
+    let (low, high) = (*sorted.get(below)?, *sorted.get(above)?);
     Some(low + (high - low) * (position - below as f64))
+}
+
+/// The least, the median and the greatest of values sorted ascending; `None` for no values.
+pub(crate) fn spread(sorted: &[f64]) -> Option<(f64, f64, f64)> {
+    let (&least, &greatest) = (sorted.first()?, sorted.last()?);
+    Some((least, quantile_cont(sorted, 0.5).unwrap_or(least), greatest))
 }
 
 /// Sort values ascending; the values reaching here are finite (NULLs and NaN are dropped when
@@ -31,6 +37,19 @@ pub(crate) struct Histogram {
     pub(crate) edges: Vec<f64>,
     /// How many values fell in each bin.
     pub(crate) counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// Each bin as (from, to, count), in order.
+    pub(crate) fn bins(&self) -> impl Iterator<Item = (f64, f64, u64)> + Clone + '_ {
+        self.edges
+            .windows(2)
+            .zip(&self.counts)
+            .filter_map(|(edges, &count)| match edges {
+                [from, to] => Some((*from, *to, count)),
+                _ => None,
+            })
+    }
 }
 
 /// Count finite values into `bins` equal-width bins spanning their range. A value on an inner
@@ -57,20 +76,24 @@ pub(crate) fn histogram(values: &[f64], bins: usize) -> Option<Histogram> {
             }
         })
         .collect();
+    let counts = bin_counts(&edges, values);
+    Some(Histogram { edges, counts })
+}
+
+/// How many of `values` fall in each bin of `edges` (bin `i` is `[edges[i], edges[i+1])`, the
+/// last one closed). Compared against the edges themselves, so a value equal to an edge always
+/// goes to the bin that edge opens; a value outside the edges counts in the nearest bin.
+pub(crate) fn bin_counts(edges: &[f64], values: &[f64]) -> Vec<u64> {
+    let bins = edges.len().saturating_sub(1);
+    let inner = edges.get(1..bins).unwrap_or_default();
     let mut counts = vec![0u64; bins];
     for &value in values {
-        // The division can land a hair off an edge; compare against the edges themselves so a
-        // value equal to an edge always goes to the bin that edge opens.
-        let mut index = (((value - min) / width).floor().max(0.0) as usize).min(bins - 1);
-        while index > 0 && value < edges[index] {
-            index -= 1;
+        let bin = inner.partition_point(|edge| *edge <= value);
+        if let Some(count) = counts.get_mut(bin) {
+            *count += 1;
         }
-        while index + 1 < bins && value >= edges[index + 1] {
-            index += 1;
-        }
-        counts[index] += 1;
     }
-    Some(Histogram { edges, counts })
+    counts
 }
 
 /// The smallest and largest of some values; `None` for none.
@@ -91,7 +114,9 @@ pub(crate) fn thin_line(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)
     if points.len() <= 4 * columns {
         return points.to_vec();
     }
-    let (x0, x1) = (points[0].0, points[points.len() - 1].0);
+    let (Some(&(x0, _)), Some(&(x1, _))) = (points.first(), points.last()) else {
+        return Vec::new();
+    };
     let span = x1 - x0;
     let bucket_of = |x: f64| -> usize {
         if span > 0.0 {
@@ -101,26 +126,22 @@ pub(crate) fn thin_line(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)
         }
     };
     let mut kept = Vec::with_capacity(4 * columns);
-    let mut start = 0;
-    while start < points.len() {
-        let bucket = bucket_of(points[start].0);
-        let mut end = start + 1;
-        while end < points.len() && bucket_of(points[end].0) == bucket {
-            end += 1;
-        }
-        let run = &points[start..end];
+    // The points are sorted by x, so the buckets come in order: each run of one bucket is a
+    // chunk of consecutive points.
+    for run in points.chunk_by(|a, b| bucket_of(a.0) == bucket_of(b.0)) {
         let lowest = index_by(run, |a, b| a.1.total_cmp(&b.1).then(Ordering::Greater));
         let highest = index_by(run, |a, b| b.1.total_cmp(&a.1).then(Ordering::Greater));
-        let mut picks = [0, lowest, highest, run.len() - 1];
+        let mut picks = [0, lowest, highest, run.len().saturating_sub(1)];
         picks.sort_unstable();
         let mut previous = None;
         for pick in picks {
-            if previous != Some(pick) {
-                kept.push(run[pick]);
+            if previous != Some(pick)
+                && let Some(&point) = run.get(pick)
+            {
+                kept.push(point);
                 previous = Some(pick);
             }
         }
-        start = end;
     }
     kept
 }
@@ -128,9 +149,13 @@ pub(crate) fn thin_line(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)
 /// The index of the first element that `better` ranks first (`Less` means "a is better").
 fn index_by(run: &[(f64, f64)], better: impl Fn(&(f64, f64), &(f64, f64)) -> Ordering) -> usize {
     let mut best = 0;
+    let Some(mut best_point) = run.first() else {
+        return best;
+    };
     for (i, point) in run.iter().enumerate().skip(1) {
-        if better(point, &run[best]) == Ordering::Less {
+        if better(point, best_point) == Ordering::Less {
             best = i;
+            best_point = point;
         }
     }
     best
@@ -157,8 +182,10 @@ pub(crate) fn thin_scatter(
     let mut kept = Vec::new();
     for &(x, y) in points {
         let index = cell(y, y_range, rows) * columns + cell(x, x_range, columns);
-        if !seen[index] {
-            seen[index] = true;
+        if let Some(seen) = seen.get_mut(index)
+            && !*seen
+        {
+            *seen = true;
             kept.push((x, y));
         }
     }

@@ -10,9 +10,9 @@ use super::glucose::{TARGET, VERY_HIGH, VERY_LOW, glucose_axis, in_mg_dl, mmol_l
 use super::{ChartSummary, PlotData, PlotError};
 use crate::clinical::{HIGH_ABOVE, LOW_BELOW, VERY_HIGH_ABOVE, VERY_LOW_BELOW, goals};
 
-/// A range as the report states it: its name, its bounds, its goal, and whether a share (in
-/// percent) meets that goal.
-type RangeSpec = (&'static str, String, String, fn(f64) -> bool);
+/// A range as the report states it: its name, its bounds, its goal, and whether the readings
+/// meet that goal.
+type RangeSpec = (&'static str, String, String, bool);
 
 /// Which range a reading in mg/dL falls in, 0 (very low) to 4 (very high). Readings are
 /// compared as the report does: below 54, below 70, up to 180, up to 250, above.
@@ -46,60 +46,61 @@ pub(super) fn tir(data: &PlotData) -> Result<Prepared, PlotError> {
     let (values, converted) = in_mg_dl(values);
     let mut counts = [0usize; 5];
     for v in &values {
-        counts[range_of(*v)] += 1;
+        // `range_of` is one of the five ranges.
+        if let Some(count) = counts.get_mut(range_of(*v)) {
+            *count += 1;
+        }
     }
     let total = values.len();
     let share = |n: usize| n as f64 * 100.0 / total as f64;
+    // The goals for "low" and "high" count their range together with the one beyond it.
+    let below_70 = share(counts[0] + counts[1]);
+    let above_180 = share(counts[3] + counts[4]);
     // The consensus goals for most adults with type 1 or type 2 diabetes.
     let specs: [RangeSpec; 5] = [
         (
             "very low",
             format!("<{VERY_LOW_BELOW}"),
             format!("<{}%", goals::BELOW_VERY_LOW_UNDER),
-            |p| p < goals::BELOW_VERY_LOW_UNDER,
+            share(counts[0]) < goals::BELOW_VERY_LOW_UNDER,
         ),
         (
             "low",
             format!("{VERY_LOW_BELOW}–{}", LOW_BELOW - 1),
             format!("<{}% below {LOW_BELOW}", goals::BELOW_LOW_UNDER),
-            |_| true,
+            below_70 < goals::BELOW_LOW_UNDER,
         ),
         (
             "in range",
             format!("{LOW_BELOW}–{HIGH_ABOVE}"),
             format!(">{}%", goals::IN_RANGE_OVER),
-            |p| p > goals::IN_RANGE_OVER,
+            share(counts[2]) > goals::IN_RANGE_OVER,
         ),
         (
             "high",
             format!("{}–{VERY_HIGH_ABOVE}", HIGH_ABOVE + 1),
             format!("<{}% above {HIGH_ABOVE}", goals::ABOVE_HIGH_UNDER),
-            |_| true,
+            above_180 < goals::ABOVE_HIGH_UNDER,
         ),
         (
             "very high",
             format!(">{VERY_HIGH_ABOVE}"),
             format!("<{}%", goals::ABOVE_VERY_HIGH_UNDER),
-            |p| p < goals::ABOVE_VERY_HIGH_UNDER,
+            share(counts[4]) < goals::ABOVE_VERY_HIGH_UNDER,
         ),
     ];
-    let mut ranges: Ranges = specs
+    let ranges: Ranges = specs
         .into_iter()
         .zip(counts)
-        .map(|((name, bounds, goal, meets), n)| Range {
+        .map(|((name, bounds, goal, meets_goal), n)| Range {
             name,
             bounds,
             n,
             percent: share(n),
             goal,
-            meets_goal: meets(share(n)),
+            meets_goal,
         })
         .collect();
-    // The goals for "low" and "high" count their range together with the one beyond it.
-    let below_70 = share(counts[0] + counts[1]);
-    let above_180 = share(counts[3] + counts[4]);
-    ranges[1].meets_goal = below_70 < goals::BELOW_LOW_UNDER;
-    ranges[3].meets_goal = above_180 < goals::ABOVE_HIGH_UNDER;
     let parts: Vec<String> = ranges
         .iter()
         .map(|r| format!("{} {} mg/dL {:.1}%", r.name, r.bounds, r.percent))

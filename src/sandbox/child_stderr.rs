@@ -13,7 +13,8 @@ pub(crate) fn forward_stderr(mut stderr: tokio::process::ChildStderr, pid: u32) 
             if n == 0 {
                 break;
             }
-            let text = String::from_utf8_lossy(&buf[..n]);
+            // `read` fills at most the buffer.
+            let text = String::from_utf8_lossy(buf.get(..n).unwrap_or_default());
             for line in text.lines().filter(|l| !l.trim().is_empty()) {
                 tracing::warn!(worker = pid, "{line}");
             }

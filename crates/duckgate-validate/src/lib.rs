@@ -24,5 +24,10 @@
 //! that what decides what SQL may run has no dependency on what runs it: the duckgate package's
 //! modules import both modules from here. The design is in `docs/ARCHITECTURE.md`, "The layers".
 
+// No panics on the paths an agent's input reaches: `unwrap`, `expect` and indexing that may
+// panic are refused outside tests (clippy.toml lets tests use them). An exception is marked
+// where it stands, with its reason.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 pub mod error;
 pub mod validate;

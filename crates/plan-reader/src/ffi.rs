@@ -344,8 +344,8 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                 scan_of = Some((fact.operator_ordinal, plan.scans.len() - 1));
             }
             FACT_TABLE_SCAN => {
-                if let Some(index) = current_scan(&mut plan) {
-                    plan.scans[index].table = Some(path.clone());
+                if let Some(scan) = current_scan(&mut plan).and_then(|at| scan_mut(&mut plan, at)) {
+                    scan.table = Some(path.clone());
                 }
             }
             FACT_SCAN_COLUMN => {
@@ -356,11 +356,15 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                     _ => None,
                 };
                 match (kind, current_scan(&mut plan)) {
-                    (Some(kind), Some(index)) => plan.scans[index].columns.push(ScanColumn {
-                        kind,
-                        index: fact.detail,
-                        name: label.clone(),
-                    }),
+                    (Some(kind), Some(at)) => {
+                        if let Some(scan) = scan_mut(&mut plan, at) {
+                            scan.columns.push(ScanColumn {
+                                kind,
+                                index: fact.detail,
+                                name: label.clone(),
+                            });
+                        }
+                    }
                     (None, _) => plan.facts.push(Fact::Unknown(format!(
                         "a scan column of kind {}",
                         fact.code
@@ -373,15 +377,21 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                 aggregate_state: fact.detail == 1,
             }),
             FACT_FILE => match (fact.code, current_scan(&mut plan)) {
-                (1, Some(index)) => {
-                    plan.scans[index].files = Some(Vec::new());
+                (1, Some(at)) => {
+                    if let Some(scan) = scan_mut(&mut plan, at) {
+                        scan.files = Some(Vec::new());
+                    }
                 }
-                (0, Some(index)) => match &mut plan.scans[index].files {
-                    Some(files) => files.push(label.clone()),
-                    None => plan
-                        .facts
-                        .push(Fact::Unknown("a file before its list".into())),
-                },
+                (0, Some(at)) => {
+                    if let Some(files) =
+                        scan_mut(&mut plan, at).and_then(|scan| scan.files.as_mut())
+                    {
+                        files.push(label.clone());
+                    } else {
+                        plan.facts
+                            .push(Fact::Unknown("a file before its list".into()));
+                    }
+                }
                 (0 | 1, None) => plan
                     .facts
                     .push(Fact::Unknown("a file outside any scan".into())),
@@ -496,6 +506,17 @@ extern "C" fn copy_error(context: *mut std::ffi::c_void, error: *const RawError)
                 .collect(),
         });
     }));
+}
+
+/// The scan at `at` of `plan`, to add a detail to. A scan is pushed before its details, so it is
+/// there; were it not, the plan gets an unknown fact, which the judge refuses.
+fn scan_mut(plan: &mut PlanFacts, at: usize) -> Option<&mut ScanFacts> {
+    if at >= plan.scans.len() {
+        plan.facts.push(Fact::Unknown(
+            "a scan's detail for a scan not read".to_string(),
+        ));
+    }
+    plan.scans.get_mut(at)
 }
 
 /// The typed error of the failure the `duckdb` crate just reported on this thread as

@@ -33,6 +33,11 @@
 //! code this crate's enumerations do not know as [`Code::Unrecognised`]: the judge refuses both.
 //! The enumerations are DuckDB 2.0's, checked against DuckDB itself by this crate's tests.
 
+// No panics on the paths an agent's input reaches: `unwrap`, `expect` and indexing that may
+// panic are refused outside tests (clippy.toml lets tests use them). An exception is marked
+// where it stands, with its reason.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 mod enums;
 mod errors;
 mod facts;

@@ -9,6 +9,11 @@
 //! - [`receive_with_descriptors`]: `recvmsg()` with `SCM_RIGHTS`, taking ownership of the
 //!   descriptors the kernel has just installed in this process.
 
+// No panics on the paths an agent's input reaches: `unwrap`, `expect` and indexing that may
+// panic are refused outside tests (clippy.toml lets tests use them). An exception is marked
+// where it stands, with its reason.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 use std::io::IoSliceMut;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 

@@ -74,7 +74,7 @@ fn push_clock(out: &mut String, nanos_of_day: i128) {
         let kept = digits.iter().rposition(|&d| d != b'0').map_or(0, |i| i + 1);
         out.push('.');
         // ASCII digits, so each byte is a char.
-        out.extend(digits[..kept].iter().map(|&d| char::from(d)));
+        out.extend(digits.iter().take(kept).map(|&d| char::from(d)));
     }
 }
 

@@ -321,8 +321,7 @@ fn numbers_survive_doubles(s: &str) -> bool {
     let bytes = s.as_bytes();
     let mut i = 0;
     let mut in_string = false;
-    while i < bytes.len() {
-        let b = bytes[i];
+    while let Some(&b) = bytes.get(i) {
         if in_string {
             match b {
                 // The escaped character cannot end the string.
@@ -337,8 +336,9 @@ fn numbers_survive_doubles(s: &str) -> bool {
             b'"' => in_string = true,
             b'-' | b'0'..=b'9' => {
                 let start = i;
-                while i < bytes.len()
-                    && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                while bytes
+                    .get(i)
+                    .is_some_and(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
                 {
                     i += 1;
                 }
@@ -435,15 +435,15 @@ const BIGNUM_DECIMAL_MAX_BYTES: usize = 4096;
 /// and whose other 23 bits count the data bytes, then the big-endian magnitude; a negative
 /// number has every byte (header and data) inverted.
 fn bignum_string(bytes: &[u8]) -> Option<String> {
-    if bytes.len() < 3 {
+    let [first, second, third, magnitude @ ..] = bytes else {
         return None;
-    }
-    let negative = bytes[0] & 0x80 == 0;
+    };
+    let negative = first & 0x80 == 0;
     let byte = |b: u8| if negative { !b } else { b };
-    let len = (usize::from(byte(bytes[0]) & 0x7f) << 16)
-        | (usize::from(byte(bytes[1])) << 8)
-        | usize::from(byte(bytes[2]));
-    let data: Vec<u8> = bytes[3..].iter().map(|&b| byte(b)).collect();
+    let len = (usize::from(byte(*first) & 0x7f) << 16)
+        | (usize::from(byte(*second)) << 8)
+        | usize::from(byte(*third));
+    let data: Vec<u8> = magnitude.iter().map(|&b| byte(b)).collect();
     if data.len() != len {
         return None;
     }

@@ -85,11 +85,13 @@ pub(crate) fn rows_schema(with_sql: bool) -> Value {
         },
         "required": ROWS_REQUIRED
     });
-    if with_sql {
-        schema["properties"]["sql"] = json!({ "type": "string" });
+    if with_sql && let Some(object) = schema.as_object_mut() {
+        if let Some(properties) = object.get_mut("properties").and_then(Value::as_object_mut) {
+            properties.insert("sql".into(), json!({ "type": "string" }));
+        }
         let mut required = ROWS_REQUIRED.to_vec();
         required.push("sql");
-        schema["required"] = json!(required);
+        object.insert("required".into(), json!(required));
     }
     schema
 }
@@ -235,14 +237,16 @@ fn fit_rows(
     let rows = &result.rows;
     let read = rows.len();
     let fixed = FRAME_BYTES + json_size(&result.columns) + sql.map_or(0, |s| json_size(&s));
+    // The first `shown` rows; every count asked for here is at most `read`.
+    let first = |shown: usize| rows.get(..shown).unwrap_or(rows);
     let text_of = |shown: usize| {
-        let mut text = render::rows_table_text(&result.columns, &rows[..shown]);
+        let mut text = render::rows_table_text(&result.columns, first(shown));
         text.push_str(&closing(shown));
         text
     };
     let exact = |shown: usize| {
         let text = text_of(shown);
-        (fixed + json_size(&&rows[..shown]) + json_size(&text), text)
+        (fixed + json_size(&first(shown)) + json_size(&text), text)
     };
     // Most replies fit whole: one rendering, as without a budget.
     let all_rows = fixed + json_size(rows);
@@ -252,22 +256,30 @@ fn fit_rows(
             return (read, text);
         }
     }
-    // Bytes of the rows' JSON array and of the text's lines, for the first k rows.
-    let mut row_json = vec![0usize; read + 1];
-    let mut line_bound = vec![0usize; read + 1];
+    // Bytes of the rows' JSON array and of the text's lines, for the first k rows (k from 0 to
+    // `read`).
     let (header_bound, lines) = render::rows_table_bounds(&result.columns, rows);
+    let mut row_json = Vec::with_capacity(read + 1);
+    let mut line_bound = Vec::with_capacity(read + 1);
+    let (mut json_sum, mut line_sum) = (0usize, 0usize);
+    row_json.push(json_sum);
+    line_bound.push(line_sum);
     for (i, (row, line)) in rows.iter().zip(lines).enumerate() {
-        row_json[i + 1] = row_json[i] + json_size(row) + usize::from(i > 0);
-        line_bound[i + 1] = line_bound[i] + line;
+        json_sum += json_size(row) + usize::from(i > 0);
+        line_sum += line;
+        row_json.push(json_sum);
+        line_bound.push(line_sum);
     }
     // The text is the table and the closing line: the table's bound plus that line, escaped.
-    let upper =
-        |k: usize| fixed + 2 + row_json[k] + header_bound + line_bound[k] + json_size(&closing(k));
+    let upper = |k: usize| {
+        let (rows_json, lines) = (row_json.get(k)?, line_bound.get(k)?);
+        Some(fixed + 2 + rows_json + header_bound + lines + json_size(&closing(k)))
+    };
     // The most rows whose bound fits.
     let (mut fits, mut too_many) = (0, read);
     while too_many - fits > 1 {
         let middle = fits + (too_many - fits) / 2;
-        if upper(middle) <= budget {
+        if upper(middle).is_some_and(|bound| bound <= budget) {
             fits = middle;
         } else {
             too_many = middle;

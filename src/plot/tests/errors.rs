@@ -26,6 +26,24 @@ fn rows_that_are_all_null_are_refused() {
 }
 
 #[test]
+fn a_histogram_of_null_rows_with_a_target_range_has_nothing_to_draw() {
+    // The target's ends make bins of their own: there are bins, but no value to count in them.
+    let data = PlotData {
+        x: vec![XValue::Number(1.0), XValue::Number(2.0)],
+        y: vec![None, None],
+        ..PlotData::default()
+    };
+    let options = ChartOptions {
+        target_range: Some((70.0, 180.0)),
+        ..options(ChartKind::Histogram)
+    };
+    assert_eq!(
+        render(&data, &options),
+        Err(PlotError::NothingToDraw { rows: 2 })
+    );
+}
+
+#[test]
 fn text_x_is_refused_for_line_scatter_and_agp() {
     let data = categories(&[("a", 1.0)]);
     for (kind, expected) in [

@@ -342,14 +342,7 @@ fn extreme_values_render_without_panic_or_runaway() {
     ];
     let time_x = [i64::MIN, i64::MAX, 0, -1, 1];
     let number_x = [f64::MAX, -f64::MAX, 0.0, 1e-320, f64::NAN];
-    for kind in [
-        ChartKind::Line,
-        ChartKind::Scatter,
-        ChartKind::Bar,
-        ChartKind::Histogram,
-        ChartKind::Agp,
-        ChartKind::Tir,
-    ] {
+    for kind in ChartKind::ALL {
         for times in [true, false] {
             let data = PlotData {
                 x_label: "x".into(),

@@ -324,7 +324,8 @@ impl Zygote {
         let mut buf = vec![0u8; MAX_MESSAGE_BYTES];
         match self.control.recv(&mut buf).await? {
             0 => Ok(None),
-            n => serde_json::from_slice(&buf[..n])
+            // `recv` fills at most the buffer.
+            n => serde_json::from_slice(buf.get(..n).unwrap_or_default())
                 .map(Some)
                 .map_err(std::io::Error::other),
         }

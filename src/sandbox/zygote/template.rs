@@ -123,7 +123,8 @@ impl State {
                     // The server is gone; so are the children (their parent-death signal).
                     return Ok(());
                 }
-                let order: Order = serde_json::from_slice(&buf[..len])
+                // `recvmsg` fills at most the buffer.
+                let order: Order = serde_json::from_slice(buf.get(..len).unwrap_or_default())
                     .map_err(|e| format!("malformed order: {e}"))?;
                 match order {
                     Order::Fork {

@@ -58,12 +58,12 @@ fn independent_regions(sql: &str) -> IndependentScan {
     let n = b.len();
     let mut scan = IndependentScan::default();
     let mut i = 0;
-    while i < n {
-        let c = b[i];
+    while let Some(&c) = b.get(i) {
         let next = b.get(i + 1).copied();
         if c == b'-' && next == Some(b'-') {
-            let end = b[i..]
+            let end = b
                 .iter()
+                .skip(i)
                 .position(|&x| x == b'\n' || x == b'\r')
                 .map_or(n, |p| i + p);
             scan.regions.push(Region {
@@ -75,12 +75,14 @@ fn independent_regions(sql: &str) -> IndependentScan {
         } else if c == b'/' && next == Some(b'*') {
             let mut depth = 1usize;
             let mut j = i + 2;
-            while j < n && depth > 0 {
-                if b[j] == b'/' && b.get(j + 1) == Some(&b'*') {
+            while depth > 0
+                && let Some(&at) = b.get(j)
+            {
+                if at == b'/' && b.get(j + 1) == Some(&b'*') {
                     depth += 1;
                     scan.nested_comment_at.get_or_insert(j);
                     j += 2;
-                } else if b[j] == b'*' && b.get(j + 1) == Some(&b'/') {
+                } else if at == b'*' && b.get(j + 1) == Some(&b'/') {
                     depth -= 1;
                     j += 2;
                 } else {
@@ -97,10 +99,10 @@ fn independent_regions(sql: &str) -> IndependentScan {
         } else if c == b'\'' || c == b'"' {
             // `e'…'` is an escape string when the `e` starts a token; be conservative about
             // what "starts a token" means (after a digit, DuckDB's number rules may split it).
+            let back = |k: usize| i.checked_sub(k).and_then(|at| b.get(at)).copied();
             if c == b'\''
-                && i >= 1
-                && (b[i - 1] == b'e' || b[i - 1] == b'E')
-                && (i < 2 || !(is_ident_start(b[i - 2]) || b[i - 2] == b'$'))
+                && matches!(back(1), Some(b'e' | b'E'))
+                && !back(2).is_some_and(|x| is_ident_start(x) || x == b'$')
             {
                 scan.escape_string_at.get_or_insert(i - 1);
             }
@@ -148,10 +150,13 @@ fn independent_regions(sql: &str) -> IndependentScan {
                     j += 1;
                 }
             }
-            if b.get(j) == Some(&b'$') {
-                let opener = &b[i..=j];
+            if b.get(j) == Some(&b'$')
+                && let Some(opener) = b.get(i..=j)
+            {
                 let body = j + 1;
-                let end = b[body..]
+                let end = b
+                    .get(body..)
+                    .unwrap_or_default()
                     .windows(opener.len())
                     .position(|w| w == opener)
                     .map_or(n, |p| body + p + opener.len());
@@ -166,8 +171,10 @@ fn independent_regions(sql: &str) -> IndependentScan {
             }
         } else if is_ident_start(c) {
             let mut j = i;
-            while j < n && is_ident_continue(b[j]) {
-                if b[j] >= 0x80 {
+            while let Some(&at) = b.get(j)
+                && is_ident_continue(at)
+            {
+                if at >= 0x80 {
                     // `j` is at a character boundary: identifiers are consumed from one.
                     let ch = sql[j..].chars().next().unwrap_or(' ');
                     if ch.is_whitespace() {
@@ -181,7 +188,10 @@ fn independent_regions(sql: &str) -> IndependentScan {
             i = j;
         } else if c.is_ascii_digit() {
             let mut j = i;
-            while j < n && (b[j].is_ascii_alphanumeric() || b[j] == b'_' || b[j] == b'.') {
+            while b
+                .get(j)
+                .is_some_and(|&x| x.is_ascii_alphanumeric() || x == b'_' || x == b'.')
+            {
                 j += 1;
             }
             i = j;
@@ -274,16 +284,14 @@ fn ambiguous(construct: &str, _what: &str) -> LexicalStop {
 pub(crate) fn check_characters(sql: &str) -> Result<(), Refusal> {
     match sql
         .bytes()
-        .position(|b| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') || b == 0x7f)
+        .enumerate()
+        .find(|&(_, b)| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') || b == 0x7f)
     {
         None => Ok(()),
-        Some(at) => Err(refuse(
+        Some((at, byte)) => Err(refuse(
             ErrorKind::InvalidArgument,
             "control character",
-            format!(
-                "The SQL contains a control character (byte {:#04x} at offset {at}).",
-                sql.as_bytes()[at]
-            ),
+            format!("The SQL contains a control character (byte {byte:#04x} at offset {at})."),
             "Remove control characters; only tabs and newlines may appear.",
         )),
     }
@@ -497,7 +505,10 @@ pub(crate) fn check_tokens(
                         // sqlparser keeps a trailing `\r` in a `--` comment; DuckDB ends there.
                         || (kind == RegionKind::LineComment
                             && end > region.end
-                            && sql.as_bytes()[region.end..end].iter().all(|&b| b == b'\r')))
+                            && sql
+                                .as_bytes()
+                                .get(region.end..end)
+                                .is_some_and(|tail| tail.iter().all(|&b| b == b'\r'))))
             }
             _ => false,
         };
@@ -525,14 +536,13 @@ fn is_trivia(token: &Token) -> bool {
 }
 
 /// Several statements: a `;` followed by anything but whitespace, comments and more `;`.
-/// Decided on tokens (which [`check`] has matched to DuckDB's lexer), not on sqlparser's grammar.
+/// Decided on tokens (which [`check_tokens`] has matched to DuckDB's lexer), not on sqlparser's
+/// grammar.
 pub(crate) fn has_several_statements(tokens: &[TokenWithSpan]) -> bool {
-    match tokens.iter().position(|t| t.token == Token::SemiColon) {
-        None => false,
-        Some(first) => tokens[first..]
-            .iter()
-            .any(|t| !is_trivia(&t.token) && t.token != Token::SemiColon),
-    }
+    tokens
+        .iter()
+        .skip_while(|t| t.token != Token::SemiColon)
+        .any(|t| !is_trivia(&t.token) && t.token != Token::SemiColon)
 }
 
 /// The first token that is not whitespace or a comment.

@@ -606,7 +606,7 @@ fn summarize(
             |t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("summarize")),
         )
         .unwrap_or(0);
-    let rest: Vec<TokenWithSpan> = tokens[keyword_at + 1..].to_vec();
+    let rest: Vec<TokenWithSpan> = tokens.iter().skip(keyword_at + 1).cloned().collect();
     let significant: Vec<&Token> = rest
         .iter()
         .map(|t| &t.token)

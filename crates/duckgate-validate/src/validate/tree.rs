@@ -250,8 +250,8 @@ impl Walk<'_, '_> {
     }
 
     fn in_scope(&self, mut scope: usize, name: &str) -> bool {
-        loop {
-            let entry = &self.scopes[scope];
+        // Every scope's parent is a scope pushed before it.
+        while let Some(entry) = self.scopes.get(scope) {
             if entry
                 .name
                 .as_deref()
@@ -264,6 +264,7 @@ impl Walk<'_, '_> {
                 None => return false,
             }
         }
+        false
     }
 
     /// Visit every value of the tree once, with the CTE scope it is in. An explicit stack: a

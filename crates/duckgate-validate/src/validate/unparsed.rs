@@ -156,9 +156,9 @@ impl<'t> Scan<'t> {
                 open.push(i);
                 depth = depth.max(open.len());
             } else if is_close(token)
-                && let Some(opened) = open.pop()
+                && let Some(slot) = open.pop().and_then(|opened| closing.get_mut(opened))
             {
-                closing[opened] = Some(i);
+                *slot = Some(i);
             }
         }
         let mut scan = Scan {

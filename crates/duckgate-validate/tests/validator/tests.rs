@@ -186,7 +186,10 @@ fn with_a_declared_folder_its_files_are_relations_and_the_readers_are_allowed() 
         "SELECT * FROM parquet_schema('exports/readings.parquet')",
         "SELECT * FROM readings r JOIN 'exports/x.csv' x USING (ts)",
     ] {
-        assert!(validate_sql(sql, &catalog, &Limits::default()).is_ok(), "{sql}");
+        assert!(
+            validate_sql(sql, &catalog, &Limits::default()).is_ok(),
+            "{sql}"
+        );
     }
     for sql in [
         "SELECT * FROM 'other/readings.csv'",

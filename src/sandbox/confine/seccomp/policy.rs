@@ -372,6 +372,10 @@ pub(super) const NAMESPACE_FLAGS: [u64; 8] = [
     0x80,
 ];
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time, where an index out of range fails the build"
+)]
 const NAMESPACE_FLAGS_MASK: u64 = {
     let mut mask = 0;
     let mut i = 0;

@@ -419,7 +419,8 @@ impl Walker<'_> {
             // `other.main.t` names another catalog, none of which a query may read). Under
             // privacy rules only the database's own name is taken as a catalog.
             [parent, schema, table] | [_, parent, schema, table]
-                if (parts.len() == 3 || self.is_database(parts[0]))
+                if (parts.len() == 3
+                    || parts.first().is_some_and(|first| self.is_database(first)))
                     && !self.catalog.restricted
                     && !is_builtin_catalog(parent)
                     && !schema.value.eq_ignore_ascii_case("main")
