@@ -47,12 +47,12 @@
 //! Every import runs downhill:
 //!
 //! - the ground: [`clinical`] (every clinical number), `calendar`, [`size`], [`time_zone`],
-//!   [`sql_text`], [`session`] (the transport's pure state machine), and the crates under
+//!   [`sql_text`], [`session`] (the transport's pure state machine), [`folders`] (the operator's
+//!   declared folders and what a query's files must meet), and the crates under
 //!   `crates/`: the validator and the one error type (`crates/duckgate-validate`), the plan
 //!   reader and the zygote's fork (`crates/plan-reader`, `crates/zygote-fork`, which hold the
 //!   `unsafe` this package forbids);
-//! - [`outcome`], [`privacy`] (the operator's privacy rules) and [`folders`] (the operator's
-//!   declared folders of data files), then [`protocol`] and [`audit`];
+//! - [`outcome`] and [`privacy`] (the operator's privacy rules), then [`protocol`] and [`audit`];
 //! - the worker's side: [`plot`], [`engine`], `src/sandbox/worker.rs` and `src/sandbox/confine/`;
 //! - the parent's side: `src/sandbox/pool/`, [`gateway`], [`mcp`];
 //! - the operator's side, beside the request path: [`config_file`] (the server's settings),
