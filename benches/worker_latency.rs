@@ -195,7 +195,7 @@ async fn main() {
         row(name, &db, sql, &gateway, rounds, think).await;
     }
     // The same aggregate with privacy rules on: the worker also plans the query and checks
-    // the plan (src/engine/plan_check.rs), and runs without statistics propagation.
+    // the plan (src/engine/plan_check/), and runs without statistics propagation.
     let mut private = config(&db, 1);
     private.privacy.hide_columns = vec!["readings.flagged".into()];
     let private = Gateway::start(private)

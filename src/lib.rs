@@ -38,7 +38,7 @@
 //! 5. `src/sandbox/worker.rs` confines itself (`src/sandbox/confine/`), then [`engine`] attaches
 //!    the database read-only (under privacy rules beneath a shadow catalog), walks DuckDB's own
 //!    syntax tree with the same policy, and judges every plan DuckDB prepares
-//!    (`src/engine/plan_check.rs`, on the facts `crates/plan-reader` reads) before the query
+//!    (`src/engine/plan_check/`, on the facts `crates/plan-reader` reads) before the query
 //!    runs; a chart is drawn here too (`src/plot/`), inside the confined worker.
 //! 6. One reply frame goes back; `src/mcp/envelope.rs` fits it to the agent's reply budget.
 //!

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use duckgate_validate::error::{Failure, MissingKind, MissingName};
 
 /// What a worker answers when DuckDB's plan for a query reads a hidden table, a hidden column
-/// or a catalog listing (`src/engine/plan_check.rs`). It names nothing, so it confirms
+/// or a catalog listing (`src/engine/plan_check/`). It names nothing, so it confirms
 /// nothing, and it says what to do instead.
 pub const PLAN_REFUSAL: &str = "The query reads data that is not available on this server. \
 Name the columns you need explicitly, choosing from those describe_table lists for tables that \

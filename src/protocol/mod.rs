@@ -36,7 +36,7 @@ pub enum Request {
         /// Bytes of JSON row data to return at most.
         max_bytes: usize,
         /// The operator's privacy rules, enforced a second time by the worker on DuckDB's own
-        /// plan (`src/engine/plan_check.rs`). Empty (and left out of the frame): no extra work.
+        /// plan (`src/engine/plan_check/`). Empty (and left out of the frame): no extra work.
         #[serde(default, skip_serializing_if = "PrivacyPolicy::is_empty")]
         privacy: PrivacyPolicy,
     },

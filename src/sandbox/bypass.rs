@@ -21,7 +21,7 @@ pub enum Layer {
     /// text included: only the layers below stand.
     WorkerWalk,
     /// The worker's check of DuckDB's bound plan: scans only of the attached database, table
-    /// functions on the allowlist, no unknown operator (`src/engine/plan_check.rs`).
+    /// functions on the allowlist, no unknown operator (`src/engine/plan_check/`).
     PlanCheck,
     /// DuckDB's hardened configuration (external access, extensions, lock_configuration).
     DuckdbHardening,
@@ -29,7 +29,7 @@ pub enum Layer {
     /// tries forbidden syscalls from inside its sandbox when asked, for the sandbox tests.
     #[cfg(feature = "test-bypass")]
     ProbeRefusal,
-    /// The privacy rules of the worker's plan check (`src/engine/plan_check.rs`), so a test
+    /// The privacy rules of the worker's plan check (`src/engine/plan_check/`), so a test
     /// can show the parent's result-column check on its own.
     WorkerPrivacy,
 }

@@ -2,7 +2,7 @@
 //! tree) switched off by the test-only bypass, no route reaches a hidden table or column. The
 //! worker shows DuckDB's binder a catalog without them (`src/engine/shadow.rs`), so a hidden
 //! name fails like a made-up one and expansions give the visible columns; and it checks DuckDB's
-//! plan (`src/engine/plan_check.rs`), which refuses catalog listings and views stored in the
+//! plan (`src/engine/plan_check/`), which refuses catalog listings and views stored in the
 //! database that read hidden data. Over real MCP stdio, against the real binary and a real
 //! DuckDB file with the same hidden objects and planted token as `tests/it/privacy.rs`, plus a view
 //! the database itself defines over a hidden column.

@@ -1,0 +1,294 @@
+//! Each fact of a plan against the policy: as bound, every operator, expression class, type and
+//! function, and every scan (of the attached database's tables, of an allowed table function,
+//! or of the files a declared folders' reader bound, within the caps); optimized, under privacy
+//! rules, what execution reads.
+
+use duckgate_plan_reader::{Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanFacts};
+
+use super::super::plan_policy::{self, OperatorUse};
+use super::{PlanRules, Refused};
+use duckgate_validate::validate::functions::{self, Class};
+use duckgate_validate::validate::refusals;
+
+/// The bound plan: everything the statement references.
+pub(super) fn check_bound(rules: &PlanRules, facts: &PlanFacts, shown: &mut u32) -> Result<(), Refused> {
+    // The walk meets the root first.
+    let mut root = true;
+    for fact in &facts.facts {
+        let at_root = match fact {
+            Fact::Operator(_) => std::mem::replace(&mut root, false),
+            _ => false,
+        };
+        match fact {
+            Fact::Operator(Code::Known(operator)) => match plan_policy::operator_use(*operator) {
+                OperatorUse::Rows | OperatorUse::Scan => {}
+                OperatorUse::RootWrapper if at_root => {}
+                OperatorUse::RootWrapper => {
+                    return Err(Refused::Unknown(format!(
+                        "the operator {} (it is a statement of its own)",
+                        operator.duckdb_name()
+                    )));
+                }
+                OperatorUse::Refused(why) => {
+                    return Err(Refused::Unknown(format!(
+                        "the operator {} ({why})",
+                        operator.duckdb_name()
+                    )));
+                }
+            },
+            Fact::Expression(Code::Known(class)) => {
+                plan_policy::expression_allowed(*class).map_err(|why| {
+                    Refused::Unknown(format!(
+                        "an expression of class {} ({why})",
+                        class.duckdb_name()
+                    ))
+                })?;
+            }
+            Fact::Type {
+                id: Code::Known(id),
+                aggregate_state: _,
+            } => {
+                plan_policy::type_allowed(*id).map_err(|why| {
+                    Refused::Unknown(format!("the type {} ({why})", id.duckdb_name()))
+                })?;
+            }
+            Fact::Function(function) => check_function(rules, function, shown)?,
+            Fact::Operator(Code::Unrecognised { label, .. }) => {
+                return Err(Refused::Unknown(format!("the operator {label}")));
+            }
+            Fact::Expression(Code::Unrecognised { label, .. }) => {
+                return Err(Refused::Unknown(format!("an expression of class {label}")));
+            }
+            Fact::Type {
+                id: Code::Unrecognised { label, .. },
+                ..
+            } => return Err(Refused::Unknown(format!("the type {label}"))),
+            Fact::Unknown(what) => return Err(Refused::Unknown(what.clone())),
+        }
+    }
+    let mut bound = BoundFiles::default();
+    for scan in &facts.scans {
+        check_scan(rules, scan, &mut bound)?;
+    }
+    Ok(())
+}
+
+/// What the scans of one plan bound in the declared folders so far.
+#[derive(Default)]
+struct BoundFiles {
+    count: u64,
+    bytes: u64,
+}
+
+/// The files one scan of a declared folders' reader bound: each inside a folder (links
+/// resolved), a regular file, and the plan's total within the caps.
+fn check_folder_files(
+    rules: &PlanRules,
+    files: &[String],
+    bound: &mut BoundFiles,
+) -> Result<(), Refused> {
+    let folders = &rules.folders;
+    for file in files {
+        let (_, size) = crate::folders::locate(&folders.folders, file)
+            .map_err(|why| Refused::Because(refusals::file_outside_folders(file, &why).into()))?;
+        bound.count += 1;
+        bound.bytes = bound.bytes.saturating_add(size);
+        if bound.count > folders.max_files {
+            return Err(Refused::Because(
+                refusals::too_many_files(folders.max_files, "--files-max-count", "files").into(),
+            ));
+        }
+        if bound.bytes > folders.max_bytes {
+            return Err(Refused::Because(
+                refusals::too_many_files(folders.max_bytes, "--files-max-bytes", "bytes").into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The optimized plan: under privacy rules, what execution reads must be visible.
+pub(super) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<(), Refused> {
+    let Some(policy) = &rules.privacy else {
+        return Ok(());
+    };
+    for scan in &facts.scans {
+        let Some((schema, table)) = scanned_table(rules, scan)? else {
+            continue;
+        };
+        let refused = || Refused::Unknown(format!("a scan of {schema}.{table}"));
+        if policy.hides_table(&schema, table) {
+            return Err(refused());
+        }
+        for column in &scan.columns {
+            match column.kind {
+                ColumnKind::RowId | ColumnKind::Virtual => {}
+                ColumnKind::Own if policy.hides_column(&schema, table, &column.name) => {
+                    return Err(refused());
+                }
+                ColumnKind::Own => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The schema (its path joined by dots) and name of the stored table `scan` reads, if it reads
+/// one; a table of any catalog but the attached database's is refused as unknown.
+fn scanned_table<'s>(
+    rules: &PlanRules,
+    scan: &'s ScanFacts,
+) -> Result<Option<(String, &'s str)>, Refused> {
+    let Some(path) = &scan.table else {
+        return Ok(None);
+    };
+    let (Some((table, qualification)), true) = (path.split_last(), path.len() >= 3) else {
+        return Err(Refused::Unknown("a table scan without its table".into()));
+    };
+    let (catalog, schema_path) = qualification
+        .split_first()
+        .ok_or_else(|| Refused::Unknown("a table scan without its catalog".into()))?;
+    if !catalog.eq_ignore_ascii_case(&rules.alias) {
+        return Err(Refused::Because(
+            refusals::unknown_relation(&path.join(".")).into(),
+        ));
+    }
+    Ok(Some((schema_path.join("."), table.as_str())))
+}
+
+/// What `scans` read from the stored tables of the catalog attached as `alias`: each column of
+/// the table's own, or only its rows (row ids and virtual columns). Scans of anything else
+/// (table functions) read no stored table.
+pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privacy::ReadColumn> {
+    let mut reads = Vec::new();
+    for scan in scans {
+        let Some(path) = &scan.table else {
+            continue;
+        };
+        let [catalog, schema_path @ .., table] = path.as_slice() else {
+            continue;
+        };
+        if !catalog.eq_ignore_ascii_case(alias) {
+            continue;
+        }
+        let schema = schema_path.join(".");
+        let read = |column: Option<&str>| crate::privacy::ReadColumn {
+            schema: schema.clone(),
+            table: table.clone(),
+            column: column.map(str::to_owned),
+        };
+        reads.push(read(None));
+        for column in &scan.columns {
+            match column.kind {
+                ColumnKind::Own => reads.push(read(Some(&column.name))),
+                ColumnKind::RowId | ColumnKind::Virtual => {}
+            }
+        }
+    }
+    reads.sort_by(|a, b| (&a.schema, &a.table, &a.column).cmp(&(&b.schema, &b.table, &b.column)));
+    reads.dedup();
+    reads
+}
+
+/// One LOGICAL_GET of the bound plan.
+fn check_scan(rules: &PlanRules, scan: &ScanFacts, bound: &mut BoundFiles) -> Result<(), Refused> {
+    let function: Vec<&str> = scan.function.iter().map(String::as_str).collect();
+    let folder_reader = match function.as_slice() {
+        [name] | ["system", _, name] => matches!(
+            functions::bound_function(name, false),
+            Some((_, Class::ReadsDeclaredFolders))
+        ),
+        _ => false,
+    };
+    match (&scan.files, folder_reader, rules.folders.folders.is_empty()) {
+        // A file reader of the declared folders: its list must be read, and every file on it
+        // inside them.
+        (Some(files), true, false) => return check_folder_files(rules, files, bound),
+        (None, true, false) => {
+            return Err(Refused::Unknown(format!(
+                "a file reader ({}) whose list of files the check cannot read",
+                scan.function.join(".")
+            )));
+        }
+        (Some(files), _, _) => {
+            let first = files.first().map_or("a file", String::as_str);
+            return Err(Refused::Because(refusals::file_relation(first).into()));
+        }
+        (None, true, true) => {
+            return Err(Refused::Because(
+                refusals::no_declared_folders(&scan.function.join(".")).into(),
+            ));
+        }
+        (None, false, _) => {}
+    }
+    let seq_scan = matches!(scan.function.as_slice(), [.., name] if name == "seq_scan");
+    match (seq_scan, scanned_table(rules, scan)?) {
+        (true, None) => Err(Refused::Unknown("a table scan without its table".into())),
+        (_, Some((schema, table))) => match &rules.privacy {
+            Some(policy) if policy.hides_table(&schema, table) => {
+                Err(Refused::Unknown(format!("a scan of {schema}.{table}")))
+            }
+            _ => Ok(()),
+        },
+        (false, None) => Ok(()),
+    }
+}
+
+/// A bound function, checked against the policy table. `shown` counts `pragma_show` scans.
+fn check_function(
+    rules: &PlanRules,
+    function: &FunctionFact,
+    shown: &mut u32,
+) -> Result<(), Refused> {
+    let in_expression = match function.kind {
+        FunctionKind::Scalar
+        | FunctionKind::Cast
+        | FunctionKind::Aggregate { .. }
+        | FunctionKind::Window => true,
+        FunctionKind::Table => false,
+    };
+    let path: Vec<&str> = function.path.iter().map(String::as_str).collect();
+    let name = match path.as_slice() {
+        [name] => *name,
+        // Built-ins live in the `system` catalog; a function of any other catalog is not one.
+        ["system", _schema, name] => *name,
+        _ => {
+            return Err(Refused::Unknown(format!(
+                "the function {}",
+                if function.path.is_empty() {
+                    function.name.clone()
+                } else {
+                    function.path.join(".")
+                }
+            )));
+        }
+    };
+    let Some((name, class)) = functions::bound_function(name, in_expression) else {
+        return Err(Refused::Unknown(format!("the function {name}")));
+    };
+    if let Some(denial) = class.denial() {
+        return Err(Refused::Because(refusals::denied(name, denial).into()));
+    }
+    if class == Class::ReadsDeclaredFolders && rules.folders.folders.is_empty() {
+        return Err(Refused::Because(refusals::no_declared_folders(name).into()));
+    }
+    if class == Class::ListsCatalog && rules.privacy.is_some() {
+        return Err(Refused::Because(
+            refusals::catalog_listing(&format!("{name}()")).into(),
+        ));
+    }
+    if class == Class::CountsStatements && rules.privacy.is_some() {
+        return Err(Refused::Because(
+            refusals::statement_counter(&format!("{name}()")).into(),
+        ));
+    }
+    if name == "pragma_show" && !in_expression {
+        if rules.privacy.is_some() {
+            return Err(Refused::Because(
+                refusals::catalog_listing("SHOW <table>").into(),
+            ));
+        }
+        *shown += 1;
+    }
+    Ok(())
+}

@@ -1,0 +1,375 @@
+//! The plan check on real DuckDB plans: alone, under privacy rules, and on plans it does not
+//! recognise.
+
+use duckgate_plan_reader::{Code, Fact, FunctionFact, FunctionKind};
+
+use super::*;
+use crate::engine::CheckedQuery;
+use crate::engine::Engine;
+use crate::engine::tests::{TempDir, config, make_db};
+use crate::protocol::database_names::wal_path;
+
+/// The plan check on its own, as a worker whose walk is switched off runs it: its own
+/// reading of DuckDB's syntax tree, then DuckDB's plans.
+fn plan_checked(engine: &mut Engine, sql: &str) -> Result<(), Failure> {
+    let query = engine.parse_for_plan_check(sql)?;
+    engine.check_plan(&query)
+}
+
+/// The fixture of `tests/it/privacy.rs`, plus a view over the hidden column and a table in a
+/// second schema.
+const SCHEMA: &str = r#"
+        CREATE TABLE devices (device_id INTEGER PRIMARY KEY, model VARCHAR, serial_number VARCHAR);
+        INSERT INTO devices SELECT i, 'M' || i, 'SN-PLANTED-' || i FROM range(1, 50) t(i);
+        CREATE TABLE readings (id INTEGER, device_id INTEGER, glucose INTEGER, secret_note VARCHAR,
+                               payload STRUCT(a INTEGER, secret VARCHAR));
+        INSERT INTO readings VALUES (1, 1, 110, 'PLANTED note', {'a': 1, 'secret': 'x'});
+        CREATE TABLE raw_payloads (id INTEGER, body VARCHAR);
+        INSERT INTO raw_payloads VALUES (1, 'PLANTED payload');
+        CREATE VIEW device_labels AS SELECT device_id, serial_number AS label FROM devices;
+        CREATE VIEW payload_view AS SELECT * FROM raw_payloads;
+        CREATE SCHEMA other;
+        CREATE TABLE other.raw_payloads (id INTEGER);
+        CREATE TABLE device_meta (device_id INTEGER, tier ENUM('PLANTED_GOLD', 'PLANTED_PLATINUM'));
+        INSERT INTO device_meta VALUES (1, 'PLANTED_GOLD');
+        CREATE VIEW device_tiers AS SELECT device_id, tier FROM device_meta;
+        CREATE VIEW folded_tiers AS
+            SELECT device_id, CASE WHEN false THEN tier END AS folded FROM device_meta;
+        CREATE VIEW all_devices AS SELECT * FROM devices;
+    "#;
+
+fn policy() -> PrivacyPolicy {
+    PrivacyPolicy {
+        hide_tables: vec!["raw_payloads".into()],
+        hide_columns: vec![
+            "*.serial_number".into(),
+            "readings.secret_note".into(),
+            "readings.payload".into(),
+            "device_meta.tier".into(),
+        ],
+    }
+}
+
+fn engine(tag: &str) -> (TempDir, Engine) {
+    let dir = TempDir::new(tag);
+    let db = make_db(&dir, "private.duckdb", SCHEMA);
+    let mut engine = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
+    engine.enforce_privacy(&policy());
+    engine.attach(&db).unwrap();
+    (dir, engine)
+}
+
+#[test]
+fn under_privacy_rules_hidden_names_do_not_exist_and_hidden_reads_are_refused() {
+    let (_dir, mut engine) = engine("plan");
+    // The binder sees the shadow catalog: a hidden name does not exist.
+    let unknown = [
+        "SELECT serial_number FROM devices",
+        "SELECT serial_number AS s FROM devices",
+        "SELECT upper(serial_number) FROM devices",
+        "SELECT count(*) FROM devices WHERE serial_number LIKE 'A%'",
+        "SELECT model FROM devices ORDER BY serial_number",
+        "SELECT payload.a FROM readings",
+        "SELECT secret_note FROM readings",
+        "SELECT id FROM raw_payloads",
+        "SELECT count(*) FROM raw_payloads",
+        "SELECT id FROM other.raw_payloads",
+        "SELECT typeof(serial_number) FROM devices LIMIT 1",
+        "WITH RECURSIVE raw_payloads AS (SELECT * FROM raw_payloads) SELECT * FROM raw_payloads LIMIT 0",
+        "EXPLAIN SELECT serial_number FROM devices",
+        // A view's column computed from a hidden one is hidden with it, and a view whose
+        // every column is hidden does not exist.
+        "SELECT label FROM device_labels",
+        "SELECT count(*) FROM device_labels WHERE label LIKE 'SN%'",
+        "SELECT * FROM payload_view",
+        "SELECT * FROM payload_view LIMIT 0",
+        "SELECT count(*) FROM payload_view",
+        "SELECT tier FROM device_tiers",
+        "DESCRIBE SELECT tier FROM device_tiers",
+        "SELECT folded FROM folded_tiers",
+        "SELECT serial_number FROM all_devices",
+    ];
+    for sql in unknown {
+        let error = plan_checked(&mut engine, sql).expect_err(sql);
+        assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
+    }
+    // What reads hidden data through a view stored in the database, and catalog listings,
+    // are refused by the plan, with one sentence that names nothing.
+    let refused = [
+        "SHOW TABLES",
+        "SELECT * FROM duckdb_columns()",
+        "SELECT column_name FROM information_schema.columns",
+        "SELECT * FROM duckdb_tables()",
+        "SELECT * FROM pragma_table_info('devices')",
+    ];
+    for sql in refused {
+        let error = plan_checked(&mut engine, sql).expect_err(sql);
+        assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
+        assert_eq!(error.message, PLAN_REFUSAL, "{sql}");
+    }
+    // Expansions see the visible columns only, so they pass.
+    let allowed = [
+        "SELECT * FROM devices",
+        "SELECT d FROM devices d",
+        "SELECT to_json(d) FROM devices d",
+        "SELECT COLUMNS(*) FROM devices",
+        "SUMMARIZE devices",
+        "DESCRIBE devices",
+        "DESCRIBE SELECT model FROM devices",
+        "SELECT model FROM devices",
+        "SELECT count(*) FROM devices",
+        "SELECT glucose FROM readings WHERE glucose > 100",
+        "SELECT d.model, r.glucose FROM devices d JOIN readings r USING (device_id)",
+        "SELECT * FROM range(3)",
+        "VALUES (1), (2)",
+        "SELECT 1",
+        "EXPLAIN SELECT model FROM devices",
+        "WITH x AS (SELECT model FROM devices) SELECT count(*) FROM x",
+        "SELECT * FROM unnest((SELECT list(id) FROM readings))",
+        // A view's visible columns: the optimized plan reads no hidden column.
+        "SELECT device_id FROM device_labels",
+        "SELECT count(*) FROM device_labels",
+        "SELECT device_id FROM device_tiers",
+        "SELECT device_id FROM folded_tiers",
+        "SELECT * FROM all_devices",
+        "DESCRIBE device_tiers",
+        "SUMMARIZE device_tiers",
+    ];
+    for sql in allowed {
+        assert_eq!(plan_checked(&mut engine, sql), Ok(()), "{sql}");
+    }
+    // What describes a view shows its visible columns only: no hidden name, no ENUM label.
+    for sql in [
+        "DESCRIBE device_tiers",
+        "DESCRIBE folded_tiers",
+        "DESCRIBE all_devices",
+        "SUMMARIZE device_tiers",
+        "SELECT * FROM all_devices",
+        "SELECT t FROM device_tiers t",
+    ] {
+        let rows = engine
+            .run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
+            .unwrap();
+        let text = serde_json::to_string(&rows).unwrap().to_lowercase();
+        for hidden in ["planted", "tier\"", "folded", "serial_number", "label"] {
+            assert!(!text.contains(hidden), "{sql} shows {hidden}: {text}");
+        }
+    }
+    // The checked plan is the plan that runs, and a whole row is the visible columns.
+    let rows = engine
+        .run_query(
+            &CheckedQuery::with_checks_off("SELECT d AS r FROM devices d LIMIT 1"),
+            10,
+            1 << 20,
+        )
+        .unwrap();
+    assert_eq!(
+        rows.columns[0].data_type,
+        "STRUCT(device_id INTEGER, model VARCHAR)"
+    );
+}
+
+#[test]
+fn errors_are_duckdbs_and_a_hidden_name_fails_like_a_made_up_one() {
+    let (_dir, mut engine) = engine("errors");
+    let syntax = plan_checked(&mut engine, "SELECT FROM WHERE").unwrap_err();
+    assert_eq!(syntax.kind, ErrorKind::SyntaxError);
+    let several = plan_checked(&mut engine, "SELECT 1; SELECT 2").unwrap_err();
+    assert_eq!(several.kind, ErrorKind::MultipleStatements);
+    let write = plan_checked(&mut engine, "DELETE FROM devices").unwrap_err();
+    assert_eq!(write.kind, ErrorKind::PolicyBlocked);
+    // DuckDB's own words, even where they name a column a hidden table also has (`id`).
+    let grouped = plan_checked(&mut engine, "SELECT id, count(*) FROM readings").unwrap_err();
+    assert_eq!(grouped.kind, ErrorKind::DatabaseError, "{grouped:?}");
+    assert!(grouped.message.contains("GROUP BY"), "{grouped:?}");
+    // As the agent gets them: hidden and made-up alike, and no private name anywhere.
+    for (hidden, made_up) in [
+        ("SELECT * FROM raw_payloads", "SELECT * FROM raw_payloadz"),
+        (
+            "SELECT serial_number FROM devices",
+            "SELECT serial_numbez FROM devices",
+        ),
+    ] {
+        let a = plan_checked(&mut engine, hidden).unwrap_err();
+        let a = engine.private_error(a, hidden);
+        let b = plan_checked(&mut engine, made_up).unwrap_err();
+        let b = engine.private_error(b, made_up);
+        assert_eq!(a.kind, b.kind);
+        assert_eq!(
+            a.message
+                .replace("raw_payloads", "N")
+                .replace("serial_number", "N"),
+            b.message
+                .replace("raw_payloadz", "N")
+                .replace("serial_numbez", "N"),
+            "{hidden}"
+        );
+        assert!(!a.message.contains("duckgate_private"), "{a:?}");
+    }
+    let query = engine
+        .parse_for_plan_check("SELECT model FROM devices")
+        .unwrap();
+    let plan = engine.explain(&query).unwrap();
+    let text = plan.plan.to_string();
+    assert!(!text.contains("duckgate_private"), "{text}");
+    assert!(!text.contains("logical_plan"), "{text}");
+}
+
+/// The same fixture without privacy rules.
+fn open_engine(tag: &str) -> (TempDir, Engine) {
+    let dir = TempDir::new(tag);
+    let db = make_db(&dir, "open.duckdb", SCHEMA);
+    let mut engine = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
+    engine.attach(&db).unwrap();
+    (dir, engine)
+}
+
+#[test]
+fn functions_are_checked_where_duckdb_bound_them_even_inside_a_string_or_a_view() {
+    let (_dir, mut engine) = open_engine("bound");
+    for (sql, construct) in [
+        (
+            "SELECT json_serialize_plan('SELECT current_setting(''allowed_paths'')', optimize := true)",
+            "json_serialize_plan",
+        ),
+        (
+            "SELECT json_serialize_sql('SELECT 1')",
+            "json_serialize_sql",
+        ),
+        ("SELECT current_setting('threads')", "current_setting"),
+        (
+            "SELECT lower(current_setting('threads')::VARCHAR)",
+            "current_setting",
+        ),
+        (
+            "SELECT x FROM (SELECT json_serialize_sql('SELECT 1') AS x)",
+            "json_serialize_sql",
+        ),
+    ] {
+        let error = plan_checked(&mut engine, sql).expect_err(sql);
+        assert_eq!(error.kind, ErrorKind::PolicyBlocked, "{sql}: {error:?}");
+        assert_eq!(
+            error.construct.as_deref(),
+            Some(construct),
+            "{sql}: {error:?}"
+        );
+    }
+    for sql in [
+        "SELECT upper(model), length(model)::VARCHAR FROM devices",
+        "SELECT uuid(), random(), now()",
+        "SELECT list_transform([1, 2], lambda x: x + 1)",
+        "SELECT * FROM repeat(0, 3)",
+        "SELECT * FROM test_all_types()",
+        "SELECT count(*) FROM pragma_table_info('devices')",
+        "SELECT row_number() OVER (ORDER BY device_id), lag(model) OVER () FROM devices",
+        "SELECT * FROM devices WHERE device_id IN (SELECT device_id FROM readings)",
+        "SUMMARIZE devices",
+        "DESCRIBE devices",
+        "SHOW TABLES",
+    ] {
+        assert_eq!(plan_checked(&mut engine, sql), Ok(()), "{sql}");
+    }
+    // A type built from text is refused, by its function or by the `TYPE` value it makes.
+    let typed = plan_checked(&mut engine, "SELECT make_type('VARCHAR')").unwrap_err();
+    assert_eq!(typed.kind, ErrorKind::PolicyBlocked, "{typed:?}");
+    // A setting read by `SHOW <name>` is answered by the binder; the plan shows only that.
+    let setting = plan_checked(&mut engine, "SHOW threads").unwrap_err();
+    assert_eq!(setting.kind, ErrorKind::PolicyBlocked, "{setting:?}");
+}
+
+#[test]
+fn under_privacy_rules_columns_read_come_from_bindings_not_from_literal_words() {
+    let (_dir, mut engine) = engine("words");
+    for word in ["serial_number", "serial_numbez", "secret_note", "payload"] {
+        for sql in [
+            format!("SELECT count(*) FROM devices WHERE model = '{word}'"),
+            format!("SELECT count(*) FROM devices WHERE model IN ('a', '{word}', 'b')"),
+            format!("SELECT glucose FROM readings WHERE glucose::VARCHAR = '{word}'"),
+        ] {
+            assert_eq!(plan_checked(&mut engine, &sql), Ok(()), "{sql}");
+        }
+        // A view's visible column is answered whatever the words; its hidden one does not
+        // exist.
+        let sql =
+            format!("SELECT device_id FROM device_labels WHERE device_id::VARCHAR = '{word}'");
+        assert_eq!(plan_checked(&mut engine, &sql), Ok(()), "{sql}");
+        let sql = format!("SELECT device_id FROM device_labels WHERE label = '{word}'");
+        let error = plan_checked(&mut engine, &sql).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
+    }
+}
+
+/// Shapes no real plan of today's DuckDB has, as a later DuckDB could bind them: each is
+/// refused.
+#[test]
+fn anything_the_check_does_not_recognise_is_refused() {
+    use duckgate_plan_reader::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
+    let rules = PlanRules {
+        alias: "db".into(),
+        privacy: None,
+        folders: Default::default(),
+    };
+    let judge = |facts: Vec<Fact>, scans: Vec<ScanFacts>| {
+        let plan = PlanFacts {
+            facts,
+            scans,
+            result_types: Vec::new(),
+        };
+        check_bound(&rules, &plan, &mut 0).is_ok()
+    };
+    let scalar = |path: &[&str]| {
+        Fact::Function(FunctionFact {
+            kind: FunctionKind::Scalar,
+            path: path.iter().map(|p| (*p).to_owned()).collect(),
+            name: path.last().copied().unwrap_or_default().to_owned(),
+        })
+    };
+    let projection = Fact::Operator(Code::Known(LogicalOperatorType::Projection));
+    assert!(judge(
+        vec![projection.clone(), scalar(&["system", "main", "abs"])],
+        vec![]
+    ));
+    for refused in [
+        scalar(&["system", "main", "a_function_added_later"]),
+        scalar(&["other", "main", "abs"]),
+        scalar(&["system", "main", "json_serialize_plan"]),
+        scalar(&["a", "b", "c", "abs"]),
+        Fact::Operator(Code::Known(LogicalOperatorType::CopyToFile)),
+        Fact::Operator(Code::Unrecognised {
+            code: 200,
+            label: "LOGICAL_ADDED_LATER".into(),
+        }),
+        Fact::Type {
+            id: Code::Known(LogicalTypeId::Type),
+            aggregate_state: false,
+        },
+        Fact::Type {
+            id: Code::Unrecognised {
+                code: 99,
+                label: "NEW_TYPE".into(),
+            },
+            aggregate_state: false,
+        },
+        Fact::Expression(Code::Known(ExpressionClass::BoundSubquery)),
+        Fact::Unknown("the contents of LOGICAL_PRAGMA".into()),
+    ] {
+        assert!(
+            !judge(vec![projection.clone(), refused.clone()], vec![]),
+            "{refused:?}"
+        );
+    }
+    let scan = |catalog: &str, files: Vec<String>| ScanFacts {
+        function: vec!["system".into(), "main".into(), "seq_scan".into()],
+        table: Some(vec![catalog.into(), "main".into(), "t".into()]),
+        columns: vec![],
+        files: (!files.is_empty()).then_some(files),
+    };
+    assert!(judge(vec![], vec![scan("db", vec![])]));
+    assert!(!judge(vec![], vec![scan("elsewhere", vec![])]));
+    assert!(!judge(vec![], vec![scan("db", vec!["/etc/passwd".into()])]));
+    let no_table = ScanFacts {
+        table: None,
+        ..scan("db", vec![])
+    };
+    assert!(!judge(vec![], vec![no_table]));
+}
