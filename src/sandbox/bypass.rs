@@ -17,7 +17,7 @@ pub enum Layer {
     /// The parent's sqlparser validator.
     Validator,
     /// The worker's DuckDB statement check and its walk of DuckDB's parse tree
-    /// (`crates/duckgate-validate/src/validate/tree.rs`). Off, the worker runs whatever text it gets, multi-statement
+    /// (`crates/duckgate-validate/src/validate/tree/`). Off, the worker runs whatever text it gets, multi-statement
     /// text included: only the layers below stand.
     WorkerWalk,
     /// The worker's check of DuckDB's bound plan: scans only of the attached database, table
