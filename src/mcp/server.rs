@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 
 use crate::audit::AuditError;
 use crate::gateway::Gateway;
-use crate::mcp::ServeOptions;
-use crate::mcp::catalog_lookup::{find_table, percent_decode, table_detail};
+use crate::mcp::descriptions::ServeOptions;
+use crate::mcp::tools::catalog_lookup::{find_table, percent_decode, table_detail};
 use crate::mcp::envelope::{ErrorBody, Reply};
 use crate::mcp::prompts;
 use crate::mcp::tools::context::ToolContext;

@@ -18,7 +18,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
-use super::MAX_NAME_BYTES;
+use super::caps::MAX_NAME_BYTES;
 
 /// What a field declares beside its Rust type.
 #[derive(Debug, Clone, Copy)]

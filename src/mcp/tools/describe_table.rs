@@ -5,10 +5,8 @@ use serde_json::{Value, json};
 use super::arguments::tool_arguments;
 use super::context::ToolContext;
 use super::list_relationships::foreign_key_schema;
-use super::{
-    Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_not_blank, relation_schema, tool,
-};
-use crate::mcp::catalog_lookup::{find_table, outgoing_keys, table_detail};
+use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_not_blank, relation_schema, tool};
+use super::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 
@@ -76,12 +74,12 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `describe_table` tool.
-    DescribeTable(DescribeTableArgs) = "describe_table", "Describe a table"
+    DescribeTable(DescribeTableArgs), "Describe a table"
 }
 
 /// The table the agent named, found as [`find_table`] finds it.
 async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, _context: &Request) -> Answer {
-    check_not_blank(ToolName::DescribeTable, "table_name", &args.table_name)?;
+    check_not_blank::<DescribeTable>("table_name", &args.table_name)?;
     let catalog = server.catalog().await?;
     let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
     Ok(Reply::ok(

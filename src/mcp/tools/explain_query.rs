@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use super::arguments::tool_arguments;
 use super::context::{ToolContext, with_progress};
-use super::{Answer, Request, SQL, ToolName, check_not_blank, tool};
+use super::name::ToolName;
+use super::tool::{Answer, Request, SQL, check_not_blank, tool};
 use crate::mcp::envelope::{Reply, Status};
 
 fn description(_time_zone: &str) -> String {
@@ -34,12 +35,12 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `explain_query` tool.
-    ExplainQuery(ExplainArgs) = "explain_query", "Explain a query plan"
+    ExplainQuery(ExplainArgs), "Explain a query plan"
 }
 
 /// The plan of `args.sql`, which a worker checks as it would check the query and then plans.
 async fn run(server: &ToolContext<'_>, args: ExplainArgs, context: &Request) -> Answer {
-    check_not_blank(ToolName::ExplainQuery, "sql", &args.sql)?;
+    check_not_blank::<ExplainQuery>("sql", &args.sql)?;
     let run = server.gateway().explain(&args.sql, context.ct.clone());
     let result = with_progress(run, context).await.map_err(|e| {
         server.gateway_error(

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::context::ToolContext;
-use super::{Answer, NoArgs, Request, tool};
+use super::tool::{Answer, NoArgs, Request, tool};
 use crate::mcp::envelope::{Reply, Status};
 use crate::mcp::render;
 
@@ -40,7 +40,7 @@ pub(crate) fn foreign_key_schema() -> Value {
 
 tool! {
     /// The `list_relationships` tool.
-    ListRelationships(NoArgs) = "list_relationships", "List foreign keys"
+    ListRelationships(NoArgs), "List foreign keys"
 }
 
 /// Every declared foreign key, one line each.

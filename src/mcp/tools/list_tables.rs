@@ -4,8 +4,9 @@ use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{Answer, Request, ToolName, relation_schema, tool};
-use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
+use super::name::ToolName;
+use super::tool::{Answer, Request, relation_schema, tool};
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;
@@ -38,7 +39,7 @@ fn table_summary_schema() -> Value {
 
 tool! {
     /// The `list_tables` tool.
-    ListTables(ListTablesArgs) = "list_tables", "List tables"
+    ListTables(ListTablesArgs), "List tables"
 }
 
 /// The tables and views, of one schema if `args.schema` names one that exists.

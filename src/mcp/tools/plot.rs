@@ -5,7 +5,8 @@ use serde_json::{Value, json};
 use super::arguments::{Argument, ArgumentType, JsonType, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::row_arrays_schema;
-use super::{Answer, Request, SQL, ToolName, check_not_blank, tool};
+use super::name::ToolName;
+use super::tool::{Answer, Request, SQL, check_not_blank, tool};
 use crate::mcp::envelope::{Envelope, ErrorBody, Reply, Status};
 use crate::plot::{
     ChartKind, DEFAULT_BINS, DEFAULT_HEIGHT, DEFAULT_WIDTH, MAX_BINS, MAX_HEIGHT, MAX_WIDTH,
@@ -62,13 +63,13 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `plot` tool.
-    Plot(PlotArgs) = "plot", "Draw a chart of a query's result"
+    Plot(PlotArgs), "Draw a chart of a query's result"
 }
 
 /// Run `args.sql` in a worker, which draws the chart there; the picture comes first, then a
 /// sentence and the numbers drawn.
 async fn run(server: &ToolContext<'_>, args: PlotArgs, context: &Request) -> Answer {
-    check_not_blank(ToolName::Plot, "sql", &args.sql)?;
+    check_not_blank::<Plot>("sql", &args.sql)?;
     let target_range = match (args.target_low, args.target_high) {
         (Some(low), Some(high)) => Some((low, high)),
         (None, None) => None,

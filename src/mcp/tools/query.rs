@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
-use super::{Answer, Request, SQL, ToolName, check_limit, check_not_blank, tool};
+use super::name::ToolName;
+use super::tool::{Answer, Request, SQL, check_limit, check_not_blank, tool};
 use crate::mcp::envelope::{Reply, Status};
 use crate::mcp::render;
 use crate::protocol::QueryResult;
@@ -110,12 +111,12 @@ const ROWS_REQUIRED: [&str; 8] = [
 
 tool! {
     /// The `query` tool.
-    Query(QueryArgs) = "query", "Run a read-only SQL query"
+    Query(QueryArgs), "Run a read-only SQL query"
 }
 
 /// Run `args.sql` with its row limit, with progress notifications while it runs.
 async fn run(server: &ToolContext<'_>, args: QueryArgs, context: &Request) -> Answer {
-    check_not_blank(ToolName::Query, "sql", &args.sql)?;
+    check_not_blank::<Query>("sql", &args.sql)?;
     let sql = args.sql.clone();
     let limit = check_limit(
         ToolName::Query,

@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 use super::arguments::{Argument, tool_arguments};
 use super::context::{ToolContext, with_progress};
 use super::query::{rows_reply, rows_schema};
-use super::{Answer, Request, SCHEMA, TABLE_NAME, ToolName, check_limit, check_not_blank, tool};
-use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
+use super::name::ToolName;
+use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_limit, check_not_blank, tool};
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::sql_text::quote_identifier;
@@ -34,12 +35,12 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `sample_rows` tool.
-    SampleRows(SampleRowsArgs) = "sample_rows", "Sample rows of a table"
+    SampleRows(SampleRowsArgs), "Sample rows of a table"
 }
 
 /// `SELECT` the named columns of the named table, both resolved in the catalog, `LIMIT` rows.
 async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) -> Answer {
-    check_not_blank(ToolName::SampleRows, "table_name", &args.table_name)?;
+    check_not_blank::<SampleRows>("table_name", &args.table_name)?;
     let table_name = args.table_name.clone();
     let limit = check_limit(
         ToolName::SampleRows,

@@ -6,8 +6,10 @@ use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
 use super::context::ToolContext;
-use super::{Answer, MAX_SEARCH_BYTES, Request, ToolName, check_limit, check_not_blank, tool};
-use crate::mcp::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
+use super::caps::MAX_SEARCH_BYTES;
+use super::name::ToolName;
+use super::tool::{Answer, Request, check_limit, check_not_blank, tool};
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::fuzzy;
 
@@ -61,12 +63,12 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `search_schema` tool.
-    SearchSchema(SearchArgs) = "search_schema", "Search the schema"
+    SearchSchema(SearchArgs), "Search the schema"
 }
 
 /// The catalog's matches for `args.query` ([`search`]); "did you mean" when there are none.
 async fn run(server: &ToolContext<'_>, args: SearchArgs, _context: &Request) -> Answer {
-    check_not_blank(ToolName::SearchSchema, "query", &args.query)?;
+    check_not_blank::<SearchSchema>("query", &args.query)?;
     let needle = args.query.trim().to_string();
     let query_for_retry = needle.clone();
     let limit = check_limit(

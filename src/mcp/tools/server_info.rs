@@ -3,7 +3,8 @@
 use serde_json::{Value, json};
 
 use super::context::ToolContext;
-use super::{Answer, NoArgs, Request, query, sample_rows, search_schema, tool};
+use super::tool::{Answer, NoArgs, Request, tool};
+use super::{query, sample_rows, search_schema};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 use crate::size::format_size;
@@ -166,7 +167,7 @@ fn data_schema() -> Value {
 
 tool! {
     /// The `server_info` tool.
-    ServerInfo(NoArgs) = "server_info", "Server info and sandbox posture"
+    ServerInfo(NoArgs), "Server info and sandbox posture"
 }
 
 /// The server, the limits of every tool and of the workers, and the posture the workers report;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::mcp::render;
-use crate::mcp::tools::ToolName;
+use super::name::ToolName;
 use crate::protocol::{CatalogSnapshot, ColumnInfo, ForeignKey, TableInfo};
 use duckgate_validate::error::ErrorKind;
 
