@@ -213,7 +213,6 @@ impl Gateway {
         limit: usize,
         cancel: CancellationToken,
     ) -> Result<QueryResult, Failure> {
-        self.validate(sql).await?;
         let request = Request::Query {
             sql: sql.to_string(),
             limit,
@@ -222,11 +221,8 @@ impl Gateway {
             max_bytes: self.inner.config.max_reply_bytes,
             privacy: self.inner.config.privacy.clone(),
         };
-        match self
-            .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
-            .await
-            .map_err(|e| self.private_error(e))?
-        {
+        let max_reply = self.inner.pool.spec().max_reply_bytes;
+        match self.run_sql(sql, &request, max_reply, &cancel).await? {
             // No check of result column names here: a withheld `SELECT 1 AS <hidden name>`
             // would confirm the name. The worker's shadow catalog keeps hidden columns out of
             // every result (`src/engine/shadow.rs`).
@@ -243,7 +239,6 @@ impl Gateway {
         chart: ChartRequest,
         cancel: CancellationToken,
     ) -> Result<ChartReply, Failure> {
-        self.validate(sql).await?;
         let request = Request::Plot {
             sql: sql.to_string(),
             chart,
@@ -256,11 +251,7 @@ impl Gateway {
             .spec()
             .max_reply_bytes
             .max(crate::plot::MAX_PNG_BYTES / 3 * 4 + 1024 * 1024);
-        match self
-            .run(&request, &cancel, max_reply)
-            .await
-            .map_err(|e| self.private_error(e))?
-        {
+        match self.run_sql(sql, &request, max_reply, &cancel).await? {
             Response::Chart(chart) => Ok(chart),
             other => Err(unexpected(&other)),
         }
@@ -272,19 +263,31 @@ impl Gateway {
         sql: &str,
         cancel: CancellationToken,
     ) -> Result<ExplainResult, Failure> {
-        self.validate(sql).await?;
         let request = Request::Explain {
             sql: sql.to_string(),
             privacy: self.inner.config.privacy.clone(),
         };
-        match self
-            .run(&request, &cancel, self.inner.pool.spec().max_reply_bytes)
-            .await
-            .map_err(|e| self.private_error(e))?
-        {
+        let max_reply = self.inner.pool.spec().max_reply_bytes;
+        match self.run_sql(sql, &request, max_reply, &cancel).await? {
             Response::Plan(plan) => Ok(plan),
             other => Err(unexpected(&other)),
         }
+    }
+
+    /// The one path of the agent's SQL, whichever tool sent it: validated here, then `request`
+    /// (which carries `sql`) run in a confined worker with a reply of at most `max_reply_bytes`,
+    /// and under privacy rules the worker's errors reworded ([`Gateway::private_error`]).
+    async fn run_sql(
+        &self,
+        sql: &str,
+        request: &Request,
+        max_reply_bytes: usize,
+        cancel: &CancellationToken,
+    ) -> Result<Response, Failure> {
+        self.validate(sql).await?;
+        self.run(request, cancel, max_reply_bytes)
+            .await
+            .map_err(|e| self.private_error(e))
     }
 
     /// Under privacy rules, DuckDB's own "not found" errors are reworded so they depend only on
