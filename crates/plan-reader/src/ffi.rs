@@ -124,20 +124,24 @@ pub(crate) unsafe fn install(
     }
 }
 
-/// Mount `folders` on `database`'s file system (see `duckgate_folders_mount`).
+/// Mount `folders` ((name, directory) pairs) on `database`'s file system, refusing `..` and
+/// links that lead out when `check`, with at most `max_files` files to one glob (see
+/// `duckgate_folders_mount`).
 ///
 /// # Safety
 /// `database` is an open database handle from `duckdb_open_ext`.
 pub(crate) unsafe fn mount_folders(
     database: duckdb_c::duckdb_database,
-    folders: &crate::registry::FolderMounts<'_>,
+    folders: &[(String, String)],
+    check: bool,
+    max_files: u64,
 ) -> Result<(), String> {
     let text = |s: &String| Text {
         data: s.as_ptr().cast(),
         size: s.len(),
     };
-    let names: Vec<Text> = folders.folders.iter().map(|(name, _)| text(name)).collect();
-    let dirs: Vec<Text> = folders.folders.iter().map(|(_, dir)| text(dir)).collect();
+    let names: Vec<Text> = folders.iter().map(|(name, _)| text(name)).collect();
+    let dirs: Vec<Text> = folders.iter().map(|(_, dir)| text(dir)).collect();
     let mut error: *mut c_char = ptr::null_mut();
     // SAFETY: `database` is open per this function's contract; `names` and `dirs` hold `count`
     // texts each, pointing into `folders`, which outlives the call (the C side copies them);
@@ -148,8 +152,8 @@ pub(crate) unsafe fn mount_folders(
             names.as_ptr(),
             dirs.as_ptr(),
             names.len(),
-            u32::from(folders.check),
-            folders.max_files,
+            u32::from(check),
+            max_files,
             &mut error,
         )
     };

@@ -105,7 +105,7 @@ pub fn open_in_memory(
     unsafe { ffi::install_error_reader(database, token) }?;
     if !folders.folders.is_empty() {
         // SAFETY: as above.
-        unsafe { ffi::mount_folders(database, folders) }?;
+        unsafe { ffi::mount_folders(database, folders.folders, folders.check, folders.max_files) }?;
     }
     // SAFETY: `database` is open and stays open for the process's life, which the handle the
     // `duckdb` crate keeps (without closing it) therefore never outlives.
