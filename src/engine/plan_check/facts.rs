@@ -3,7 +3,9 @@
 //! or of the files a declared folders' reader bound, within the caps); optimized, under privacy
 //! rules, what execution reads.
 
-use duckgate_plan_reader::{Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanFacts};
+use duckgate_plan_reader::{
+    Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanFacts,
+};
 
 use super::super::plan_policy::{self, OperatorUse};
 use super::{PlanRules, Refused};
@@ -11,7 +13,11 @@ use duckgate_validate::validate::functions::{self, Class};
 use duckgate_validate::validate::refusals;
 
 /// The bound plan: everything the statement references.
-pub(super) fn check_bound(rules: &PlanRules, facts: &PlanFacts, shown: &mut u32) -> Result<(), Refused> {
+pub(super) fn check_bound(
+    rules: &PlanRules,
+    facts: &PlanFacts,
+    shown: &mut u32,
+) -> Result<(), Refused> {
     // The walk meets the root first.
     let mut root = true;
     for fact in &facts.facts {

@@ -79,8 +79,8 @@ mod facts;
 mod tests;
 mod written;
 
-use facts::{check_bound, check_optimized};
 pub(crate) use facts::table_reads;
+use facts::{check_bound, check_optimized};
 pub(crate) use written::{
     first_file_outside, in_declared_folder, refuse_written_functions, written_name,
 };

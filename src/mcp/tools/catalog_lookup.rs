@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
+use super::name::ToolName;
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::mcp::render;
-use super::name::ToolName;
 use crate::protocol::{CatalogSnapshot, ColumnInfo, ForeignKey, TableInfo};
 use duckgate_validate::error::ErrorKind;
 

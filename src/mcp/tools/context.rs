@@ -13,10 +13,10 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use super::catalog_lookup::MAX_FUZZY_MATCHES;
 use super::name::ToolName;
 use crate::gateway::Gateway;
 use crate::mcp::descriptions::ServeOptions;
-use super::catalog_lookup::MAX_FUZZY_MATCHES;
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::protocol::{CatalogSnapshot, MissingKind};

@@ -3,10 +3,10 @@
 use serde_json::{Value, json};
 
 use super::arguments::tool_arguments;
+use super::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use super::context::ToolContext;
 use super::list_relationships::foreign_key_schema;
 use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_not_blank, relation_schema, tool};
-use super::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::render;
 

@@ -3,10 +3,10 @@
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use super::context::ToolContext;
 use super::name::ToolName;
 use super::tool::{Answer, Request, relation_schema, tool};
-use super::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
 use crate::mcp::envelope::{ErrorBody, Reply, Status};
 use crate::mcp::fuzzy;
 use crate::mcp::render;

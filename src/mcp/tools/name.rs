@@ -79,7 +79,11 @@ mod tests {
             ToolName::ServerInfo => 8,
         };
         for (i, tool) in ToolName::ALL.into_iter().enumerate() {
-            assert_eq!(position(tool), i, "{tool:?} is out of place in ToolName::ALL");
+            assert_eq!(
+                position(tool),
+                i,
+                "{tool:?} is out of place in ToolName::ALL"
+            );
         }
     }
 }

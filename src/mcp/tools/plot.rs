@@ -4,8 +4,8 @@ use serde_json::{Value, json};
 
 use super::arguments::{Argument, ArgumentType, JsonType, tool_arguments};
 use super::context::{ToolContext, with_progress};
-use super::query::row_arrays_schema;
 use super::name::ToolName;
+use super::query::row_arrays_schema;
 use super::tool::{Answer, Request, SQL, check_not_blank, tool};
 use crate::mcp::envelope::{Envelope, ErrorBody, Reply, Status};
 use crate::plot::{

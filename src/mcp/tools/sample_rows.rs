@@ -3,11 +3,11 @@
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
-use super::context::{ToolContext, with_progress};
-use super::query::{rows_reply, rows_schema};
-use super::name::ToolName;
-use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_limit, check_not_blank, tool};
 use super::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
+use super::context::{ToolContext, with_progress};
+use super::name::ToolName;
+use super::query::{rows_reply, rows_schema};
+use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_limit, check_not_blank, tool};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::sql_text::quote_identifier;

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
-use super::context::ToolContext;
 use super::caps::MAX_SEARCH_BYTES;
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
+use super::context::ToolContext;
 use super::name::ToolName;
 use super::tool::{Answer, Request, check_limit, check_not_blank, tool};
-use super::catalog_lookup::{MAX_FUZZY_MATCHES, SchemaMatch, search};
 use crate::mcp::envelope::{Reply, Status, nullable};
 use crate::mcp::fuzzy;
 

@@ -345,9 +345,8 @@ fn every_published_input_schema_admits_exactly_what_the_tool_parses() {
             .iter()
             .map(|(name, property)| (name.clone(), example_of(property).0))
             .collect();
-        tool.parse_only(Some(good.clone())).unwrap_or_else(|e| {
-            panic!("{}: every argument given: {}", tool.as_str(), e.message)
-        });
+        tool.parse_only(Some(good.clone()))
+            .unwrap_or_else(|e| panic!("{}: every argument given: {}", tool.as_str(), e.message));
         let minimal: JsonObject = good
             .iter()
             .filter(|(name, _)| required.contains(&name.as_str()))
@@ -373,9 +372,8 @@ fn every_published_input_schema_admits_exactly_what_the_tool_parses() {
             } else {
                 let mut null = minimal.clone();
                 null.insert(name.clone(), Value::Null);
-                tool.parse_only(Some(null)).unwrap_or_else(|e| {
-                    panic!("{}: {name} null: {}", tool.as_str(), e.message)
-                });
+                tool.parse_only(Some(null))
+                    .unwrap_or_else(|e| panic!("{}: {name} null: {}", tool.as_str(), e.message));
             }
         }
         let mut unknown = minimal;

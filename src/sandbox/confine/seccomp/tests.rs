@@ -236,8 +236,7 @@ fn a_stacked_child_filter_allows_and_kills_with_the_template_exactly_what_a_whol
             for (nr, rules) in &stacked.allow {
                 assert!(
                     rules == &whole.allow[nr]
-                        || (rules.is_empty()
-                            && in_force.allow.get(nr) == Some(&whole.allow[nr])),
+                        || (rules.is_empty() && in_force.allow.get(nr) == Some(&whole.allow[nr])),
                     "{arch:?} {abi:?}: call {nr}"
                 );
             }
