@@ -521,7 +521,7 @@ fn draw_chart(
         Figure::Agp(figure) => {
             let runs = &figure.runs;
             // Each band by its lower and upper percentile: 5–95 %, then 25–75 % over it.
-            let bands: [(fn(&[f64; 5]) -> (f64, f64), RGBColor); 2] = [
+            let bands: [(BandEdges, RGBColor); 2] = [
                 (|p| (p[0], p[4]), BAND_OUTER),
                 (|p| (p[1], p[3]), BAND_INNER),
             ];
@@ -586,6 +586,9 @@ fn draw_chart(
         y: rows,
     })
 }
+
+/// A band of the AGP by its lower and upper percentile, read from the five.
+type BandEdges = fn(&[f64; 5]) -> (f64, f64);
 
 /// A polyline as separate two-point segments. plotters draws a wide path as one polygon with
 /// mitred corners, and a sharp zigzag (a noisy sensor) turns those corners into long spikes

@@ -282,10 +282,7 @@ fn show_forms_are_told_apart() {
     let show = |kind: &str, name: &str| {
         select_from(json!({"type": "SHOW_REF", "show_type": kind, "table_name": name}))
     };
-    assert_eq!(
-        check(show("SUMMARY", ""), &RULES),
-        Ok(TreeFacts::default())
-    );
+    assert_eq!(check(show("SUMMARY", ""), &RULES), Ok(TreeFacts::default()));
     let described = TreeFacts {
         describes: true,
         ..TreeFacts::default()
