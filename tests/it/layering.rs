@@ -1,13 +1,16 @@
-//! The house's floors: the parent's rooms never reach into the worker's.
+//! The house's floors: the parent's rooms never reach into the worker's, nor the worker's into
+//! the parent's.
 //!
 //! A worker is the only process that opens DuckDB; the parent (the MCP server, the gateway, the
 //! pool and the zygote's handle, the audit log) only spawns, feeds and reads it. What both sides
 //! share lives in `src/protocol/` (the messages, the worker's command line, the database's
 //! derived names, the value encoding). So no parent-side file may import the worker's `engine`,
-//! its request loop (`sandbox::worker`) or the zygote's template (`sandbox::zygote::template`):
-//! a helper the parent needs from there belongs in `protocol`. Read from the code itself (its
-//! identifiers outside comments and strings), so a grouped `use`, a `super::` path or a path
-//! written inline is seen as well as a plain `use`.
+//! its request loop (`sandbox::worker`) or the zygote's template (`sandbox::zygote::template`),
+//! and no worker-side file (the engine, the charts, the request loop, the confinement, the
+//! template) may import the MCP server, the gateway, the audit log, the pool or the zygote's
+//! handle: a helper both need belongs in `protocol`. Read from the code itself (its identifiers
+//! outside comments and strings), so a grouped `use`, a `super::` path or a path written inline
+//! is seen as well as a plain `use`.
 
 use std::path::{Path, PathBuf};
 
@@ -30,15 +33,37 @@ const WORKER_SIDE_STEPS: [(&str, &str); 3] = [
     ("super", "template"),
 ];
 
+/// The worker's rooms, as folders or files under the repository's root.
+const WORKER_SIDE: [&str; 5] = [
+    "src/engine",
+    "src/plot",
+    "src/sandbox/worker.rs",
+    "src/sandbox/confine",
+    "src/sandbox/zygote/template.rs",
+];
+
+/// The parent's own modules whose names are the crate's alone: the word under any path.
+const PARENT_SIDE_MODULES: [&str; 3] = ["mcp", "gateway", "audit"];
+
+/// The parent's modules with common names (`pool`, `handle`), each as the two path segments that
+/// reach it.
+const PARENT_SIDE_STEPS: [(&str, &str); 4] = [
+    ("sandbox", "pool"),
+    ("super", "pool"),
+    ("zygote", "handle"),
+    ("super", "handle"),
+];
+
 fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// What of the worker's `source` reaches: each finding names the path written.
-fn reaches_into_the_worker(source: &str) -> Vec<String> {
+/// Each code word of `source` with the word before it when the two are segments of one path
+/// (`crate::engine`, `sandbox::{worker`), else alone.
+fn path_steps(source: &str) -> Vec<(Option<&str>, &str)> {
     let words = code_words(source);
     let offset = |word: &str| word.as_ptr() as usize - source.as_ptr() as usize;
-    let mut found = Vec::new();
+    let mut steps = Vec::new();
     for (i, word) in words.iter().enumerate() {
         let previous = i.checked_sub(1).and_then(|j| words.get(j));
         // The text between the previous word and this one, without whitespace: `::` (or `::{`)
@@ -48,16 +73,25 @@ fn reaches_into_the_worker(source: &str) -> Vec<String> {
             let joined: String = between.split_whitespace().collect();
             joined == "::" || joined == "::{"
         });
+        steps.push((step.copied(), *word));
+    }
+    steps
+}
+
+/// What of the worker's `source` reaches: each finding names the path written.
+fn reaches_into_the_worker(source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (step, word) in path_steps(source) {
         // `engine` is the worker's module under every path (`crate::`, `super::`, a grouped
         // `use`); the one other `engine` a parent file may name is base64's.
-        if *word == "engine" && step.is_none_or(|previous| *previous != "base64") {
+        if word == "engine" && step != Some("base64") {
             found.push(match step {
                 Some(previous) => format!("{previous}::engine"),
                 None => "engine".to_string(),
             });
         }
         if let Some(previous) = step
-            && WORKER_SIDE_STEPS.contains(&(*previous, *word))
+            && WORKER_SIDE_STEPS.contains(&(previous, word))
         {
             found.push(format!("{previous}::{word}"));
         }
@@ -65,9 +99,25 @@ fn reaches_into_the_worker(source: &str) -> Vec<String> {
     found
 }
 
-fn parent_side_files(root: &Path) -> Vec<PathBuf> {
+/// What of the parent's `source` reaches: each finding names the path written.
+fn reaches_into_the_parent(source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (step, word) in path_steps(source) {
+        let named = PARENT_SIDE_MODULES.contains(&word)
+            || step.is_some_and(|previous| PARENT_SIDE_STEPS.contains(&(previous, word)));
+        if named {
+            found.push(match step {
+                Some(previous) => format!("{previous}::{word}"),
+                None => word.to_string(),
+            });
+        }
+    }
+    found
+}
+
+fn files_of(root: &Path, places: &[&str]) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    for place in PARENT_SIDE {
+    for place in places {
         let path = root.join(place);
         if path.is_dir() {
             rust_files(&path, &mut files);
@@ -79,27 +129,50 @@ fn parent_side_files(root: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Every finding of `reaches` in `files`, as `file: path`.
+fn crossings(root: &Path, files: &[PathBuf], reaches: fn(&str) -> Vec<String>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for file in files {
+        let source = std::fs::read_to_string(file)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+        for path in reaches(&source) {
+            let name = file.strip_prefix(root).unwrap_or(file).display();
+            problems.push(format!("{name}: {path}"));
+        }
+    }
+    problems
+}
+
 #[test]
 fn the_parent_side_never_imports_the_worker_side() {
     let root = repo_root();
-    let files = parent_side_files(&root);
+    let files = files_of(&root, &PARENT_SIDE);
     assert!(
         files.len() > 30,
         "found only {} parent-side files: the listing is wrong",
         files.len()
     );
-    let mut problems = Vec::new();
-    for file in &files {
-        let source = std::fs::read_to_string(file)
-            .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-        for path in reaches_into_the_worker(&source) {
-            let name = file.strip_prefix(&root).unwrap_or(file).display();
-            problems.push(format!("{name}: {path}"));
-        }
-    }
+    let problems = crossings(&root, &files, reaches_into_the_worker);
     assert!(
         problems.is_empty(),
         "parent-side code reaches into the worker (move what both need into src/protocol/):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn the_worker_side_never_imports_the_parent_side() {
+    let root = repo_root();
+    let files = files_of(&root, &WORKER_SIDE);
+    assert!(
+        files.len() > 30,
+        "found only {} worker-side files: the listing is wrong",
+        files.len()
+    );
+    let problems = crossings(&root, &files, reaches_into_the_parent);
+    assert!(
+        problems.is_empty(),
+        "worker-side code reaches into the parent (move what both need into src/protocol/):\n{}",
         problems.join("\n")
     );
 }
@@ -142,6 +215,48 @@ fn the_layering_scan_sees_every_path_to_the_worker_and_nothing_else() {
             reaches_into_the_worker(source).is_empty(),
             "wrongly seen in {source:?}: {:?}",
             reaches_into_the_worker(source)
+        );
+    }
+}
+
+/// The scan of the worker's side must be able to fail too: the parent's modules under every path
+/// are seen, and a common word (`pool`, `handle`) only as a path to the parent's module.
+#[test]
+fn the_layering_scan_sees_every_path_to_the_parent_and_nothing_else() {
+    let seen = [
+        ("use crate::mcp::ServeOptions;", "crate::mcp"),
+        ("let g = crate::gateway::Gateway::new(x);", "crate::gateway"),
+        ("use crate::{protocol::Request, audit::Auditor};", "audit"),
+        ("use duckgate::gateway :: Gateway;", "duckgate::gateway"),
+        ("use crate::sandbox::pool::Pool;", "sandbox::pool"),
+        ("use crate::sandbox::{pool::Pool};", "sandbox::pool"),
+        ("use super::pool;", "super::pool"),
+        (
+            "use crate::sandbox::zygote::handle::Zygote;",
+            "zygote::handle",
+        ),
+        ("use super::handle::Zygote;", "super::handle"),
+    ];
+    for (source, path) in seen {
+        assert_eq!(
+            reaches_into_the_parent(source),
+            [path],
+            "not seen in {source:?}"
+        );
+    }
+    let unseen = [
+        "// crate::mcp::render shapes the reply",
+        "/// See [`crate::gateway::Gateway`].",
+        "let s = \"crate::audit::x\";",
+        "let pool = Vec::new(); let handle = thread::spawn(f);",
+        "handle.join(); pool.push(1);",
+        "use crate::protocol::{Request, WorkerArgs};",
+    ];
+    for source in unseen {
+        assert!(
+            reaches_into_the_parent(source).is_empty(),
+            "wrongly seen in {source:?}: {:?}",
+            reaches_into_the_parent(source)
         );
     }
 }
