@@ -30,7 +30,7 @@ pub use config::{
     DEFAULT_MISSING_DB_HINT, DEFAULT_QUEUE_TIMEOUT_SECS, DEFAULT_THREADS, DEFAULT_TIMEOUT_SECS,
     DEFAULT_WARM_WORKERS, GatewayConfig, SpillInfo, worker_memory, worker_spec,
 };
-use duckgate_validate::error::{ErrorKind, Failure, WorkerRefusal, messages};
+use duckgate_validate::error::{ErrorKind, Failure, MessageOrigin, WorkerRefusal, messages};
 use duckgate_validate::validate;
 
 #[derive(Debug)]
@@ -170,6 +170,7 @@ impl Gateway {
                 suggestion: Some(why.next_step()),
                 missing: None,
                 refusal: None,
+                origin: MessageOrigin::Duckgate,
             }),
         }
     }
@@ -187,6 +188,7 @@ impl Gateway {
             suggestion: Some(self.inner.config.missing_db_hint.clone()),
             missing: None,
             refusal: None,
+            origin: MessageOrigin::Duckgate,
         }
     }
 
@@ -398,6 +400,7 @@ fn sandbox_unavailable(refusal: preflight::StartRefusal) -> Failure {
         suggestion: Some(fix),
         missing: None,
         refusal: None,
+        origin: MessageOrigin::Duckgate,
     }
 }
 

@@ -45,8 +45,8 @@ pub fn unknown_name_failure(missing: Option<&MissingName>) -> Failure {
     }
 }
 
-/// Under privacy rules, DuckDB's error for a query whose message quoted a name that is neither
-/// visible nor written in the query: reworded whole, naming nothing.
+/// Under privacy rules, DuckDB's error whose type says its words are about DuckDB itself rather
+/// than the query (`MessageOrigin::DuckdbAboutItself`): reworded whole, naming nothing.
 pub fn unnamed_failure() -> Failure {
     duckgate_validate::validate::Refusal {
         kind: duckgate_validate::error::ErrorKind::DatabaseError,
@@ -60,7 +60,7 @@ pub fn unnamed_failure() -> Failure {
 }
 
 /// The sentence of [`unnamed_failure`].
-pub const UNNAMED_ERROR: &str = "DuckDB could not run the query as written; its message named something not available on this server.";
+pub const UNNAMED_ERROR: &str = "DuckDB could not run the query as written; its message is about DuckDB's own state (a file, its catalog, a setting) rather than the query, and under this server's privacy rules it is not shown.";
 
 /// The one sentence for a name that does not exist (or is hidden) under privacy rules.
 pub const UNKNOWN_NAME: &str = "A name in the query does not exist in this database.";

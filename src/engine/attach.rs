@@ -52,6 +52,7 @@ impl Engine {
     pub fn parse_for_plan_check(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
         statement::parse_for_plan_check(
+            self.token,
             sql,
             self.privacy.is_some(),
             !self.folder_names.is_empty(),
@@ -110,7 +111,6 @@ impl Engine {
             Some(_) => Some(shadow::Shadow {
                 private: shadow::private_alias()?,
                 public: alias.clone(),
-                visible: Default::default(),
                 view_reads: Default::default(),
             }),
             None => None,
@@ -198,15 +198,20 @@ impl Engine {
     fn reseed_random(&self) -> Result<(), Failure> {
         let bits = u64::from_le_bytes(super::kernel_random::<8>()?) >> 11;
         let seed = bits as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-        self.conn
-            .execute("SELECT setseed(?)", [seed])
-            .map(drop)
-            .map_err(|e| {
-                worker_error(
-                    ErrorKind::InternalError,
-                    format!("Could not seed DuckDB's random generator: {e}"),
-                )
-            })
+        let setseed = super::own_sql::OwnSql::fixed("SELECT setseed(?)");
+        super::own_sql::prepare_sql(
+            &self.conn,
+            super::own_sql::Sql::Own(&setseed),
+            super::own_sql::Cache::Fresh,
+        )
+        .and_then(|mut stmt| stmt.execute([seed]))
+        .map(drop)
+        .map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not seed DuckDB's random generator: {e}"),
+            )
+        })
     }
 
     /// What the walk of DuckDB's syntax tree needs to know about this request.
@@ -231,7 +236,7 @@ impl Engine {
     /// of `query` named like a file that is no relation of the database (binding would read the
     /// file); a function the binder would evaluate while binding was refused by whichever check
     /// made `query`. Call after the attach; the judgement itself happens in every
-    /// [`Engine::prepare`].
+    /// [`Engine::prepare_checked`].
     pub fn start_plan_check(&mut self, query: &CheckedQuery) -> Result<(), Failure> {
         self.ensure_lock_held()?;
         let alias = self.alias.clone().ok_or_else(|| {
@@ -268,7 +273,7 @@ impl Engine {
     pub fn check_plan(&mut self, query: &CheckedQuery) -> Result<(), Failure> {
         self.start_plan_check(query)?;
         let judge = self.judge.clone();
-        let mut stmt = self.prepare(query)?;
+        let mut stmt = self.prepare_checked(query)?;
         drop(stmt.stream_arrow([]).map_err(|e| judge.error_for(&e))?);
         drop(stmt);
         self.ensure_plan_judged()

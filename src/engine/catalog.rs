@@ -7,6 +7,7 @@ use serde_json::Value as Json;
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 use crate::privacy::ViewColumnReads;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,
@@ -60,11 +61,12 @@ struct Constraint {
 fn rows_for<T>(
     conn: &Connection,
     alias: &str,
-    sql: &str,
+    sql: &'static str,
     map: impl FnMut(&duckdb::Row<'_>) -> duckdb::Result<T>,
 ) -> Result<Vec<T>, Failure> {
     let err = |e: duckdb::Error| query_error(&e);
-    let mut stmt = conn.prepare(sql).map_err(err)?;
+    let sql = OwnSql::fixed(sql);
+    let mut stmt = prepare_sql(conn, Sql::Own(&sql), Cache::Fresh).map_err(err)?;
     let rows = stmt.query_map([alias], map).map_err(err)?;
     rows.collect::<duckdb::Result<Vec<T>>>().map_err(err)
 }
@@ -267,8 +269,8 @@ fn annotate(column: &mut ColumnInfo, schema: &str, table: &str, constraints: &[C
 /// DuckDB cannot parse it, so it may read any. A generated column can read only columns of its
 /// own table, so the last part of each column reference is enough.
 pub(crate) fn columns_read(conn: &Connection, expression: &str) -> Option<Vec<String>> {
-    let text: String = conn
-        .prepare_cached("SELECT json_serialize_sql('SELECT ' || ?)")
+    let serialize = OwnSql::fixed("SELECT json_serialize_sql('SELECT ' || ?)");
+    let text: String = prepare_sql(conn, Sql::Own(&serialize), Cache::Keep)
         .and_then(|mut stmt| stmt.query_row([expression], |row| row.get(0)))
         .ok()?;
     let tree: Json = serde_json::from_str(&text).ok()?;

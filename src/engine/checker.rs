@@ -72,9 +72,13 @@ pub(super) struct PendingConfigure {
 }
 
 impl Checker {
-    /// Open a second connection on `conn`'s instance and start the thread that owns it. The
-    /// thread's one-time costs are paid by [`Checker::warm_up`], or by the first request.
-    pub(super) fn start(conn: &Connection) -> Result<Checker, Failure> {
+    /// Open a second connection on `conn`'s instance (the database `token` names) and start the
+    /// thread that owns it. The thread's one-time costs are paid by [`Checker::warm_up`], or by
+    /// the first request.
+    pub(super) fn start(
+        conn: &Connection,
+        token: duckgate_plan_reader::DatabaseToken,
+    ) -> Result<Checker, Failure> {
         let own = conn.try_clone().map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
@@ -104,7 +108,7 @@ impl Checker {
                                 folders: &folders,
                             };
                             verdict_out
-                                .send(statement::parse_and_walk(&own, &sql, &rules))
+                                .send(statement::parse_and_walk(&own, token, &sql, &rules))
                                 .is_ok()
                         }
                         Job::Render(sql) => rendered_out

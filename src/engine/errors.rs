@@ -12,7 +12,7 @@ use std::path::Path;
 use duckgate_plan_reader::{Code, DuckdbError, ErrorSubtype, ExceptionType, take_typed_error};
 use nix::errno::Errno;
 
-use crate::protocol::{Failure, MissingKind, MissingName};
+use crate::protocol::{Failure, MessageOrigin, MissingKind, MissingName};
 use duckgate_validate::error::ErrorKind;
 
 /// Build a [`Failure`].
@@ -41,13 +41,83 @@ fn typed_error(err: &duckdb::Error) -> Option<DuckdbError> {
 /// not find, from DuckDB's `name` field, so no other layer reads DuckDB's words.
 pub(crate) fn query_error(err: &duckdb::Error) -> Failure {
     let message = duckdb_message(err);
-    let (kind, missing) = match typed_error(err) {
-        Some(typed) => classify(&typed),
-        None => (untyped_kind(err), None),
+    let (kind, missing, origin) = match typed_error(err) {
+        Some(typed) => {
+            let (kind, missing) = classify(&typed);
+            (kind, missing, message_origin(&typed.exception_type))
+        }
+        None => {
+            let kind = untyped_kind(err);
+            // DuckDB's parser quotes the query's own text; every other failure without a type
+            // says nothing of whose words it holds.
+            let origin = match kind {
+                ErrorKind::SyntaxError => MessageOrigin::DuckdbAboutTheQuery,
+                _ => MessageOrigin::DuckdbAboutItself,
+            };
+            (kind, None, origin)
+        }
     };
     Failure {
         missing,
+        origin,
         ..worker_error(kind, message)
+    }
+}
+
+/// Whose words DuckDB's message for an error of this type holds: the query's (what it wrote,
+/// the names the binder found, the values it read) or DuckDB's about itself (files, its
+/// catalog's state, settings, internals). Under privacy rules only the first are shown
+/// (`Engine::private_error`); a type DuckDB adds is about itself until classified here.
+pub(crate) fn message_origin(exception: &Code<ExceptionType>) -> MessageOrigin {
+    let Code::Known(exception) = exception else {
+        return MessageOrigin::DuckdbAboutItself;
+    };
+    match exception {
+        ExceptionType::Parser
+        | ExceptionType::Syntax
+        | ExceptionType::Binder
+        | ExceptionType::OutOfRange
+        | ExceptionType::Conversion
+        | ExceptionType::UnknownType
+        | ExceptionType::Decimal
+        | ExceptionType::MismatchType
+        | ExceptionType::DivideByZero
+        | ExceptionType::InvalidType
+        | ExceptionType::Expression
+        | ExceptionType::NotImplemented
+        | ExceptionType::InvalidInput
+        | ExceptionType::ParameterNotResolved
+        | ExceptionType::ParameterNotAllowed
+        | ExceptionType::Interrupt
+        | ExceptionType::OutOfMemory => MessageOrigin::DuckdbAboutTheQuery,
+        ExceptionType::Invalid
+        | ExceptionType::ObjectSize
+        | ExceptionType::Serialization
+        | ExceptionType::Transaction
+        | ExceptionType::Catalog
+        | ExceptionType::Planner
+        | ExceptionType::Scheduler
+        | ExceptionType::Executor
+        | ExceptionType::Constraint
+        | ExceptionType::Index
+        | ExceptionType::Stat
+        | ExceptionType::Connection
+        | ExceptionType::Settings
+        | ExceptionType::Network
+        | ExceptionType::Optimizer
+        | ExceptionType::NullPointer
+        | ExceptionType::Io
+        | ExceptionType::Fatal
+        | ExceptionType::Internal
+        | ExceptionType::Permission
+        | ExceptionType::Dependency
+        | ExceptionType::Http
+        | ExceptionType::MissingExtension
+        | ExceptionType::Autoload
+        | ExceptionType::Sequence
+        | ExceptionType::InvalidConfiguration
+        | ExceptionType::DataCorruption
+        | ExceptionType::ResourceInUse => MessageOrigin::DuckdbAboutItself,
     }
 }
 
@@ -508,6 +578,57 @@ mod tests {
             Ok(())
         };
         query_error(&run().expect_err(sql))
+    }
+
+    #[test]
+    fn whose_words_a_message_holds_comes_from_duckdbs_error_type() {
+        let conn = duckdb(&[]);
+        let dir = std::env::temp_dir().join(format!("dg-origin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let about_the_query = [
+            // Binder: a GROUP BY the query got wrong, in the names it wrote.
+            "SELECT i, count(*) FROM range(3) t(i)",
+            // Conversion, found while rows stream.
+            "SELECT CAST(CASE WHEN i < 100000 THEN '1' ELSE 'x' END AS INTEGER) FROM range(200000) t(i)",
+            // Out of range; invalid input to a function.
+            "SELECT 2147483647::INTEGER + 1",
+            "SELECT list_extract([1, 2], 'a')",
+            // DuckDB's parser, which records no type: the query's own text.
+            "SELEC 1",
+        ];
+        for sql in about_the_query {
+            let failure = failure_of(&conn, sql);
+            assert_eq!(
+                failure.origin,
+                MessageOrigin::DuckdbAboutTheQuery,
+                "{sql}: {}",
+                failure.message
+            );
+        }
+        // A file DuckDB could not open (its path), and one DuckDB's configuration refuses to
+        // open: DuckDB's words about its files and settings.
+        let missing_file = dir.join("absent.csv");
+        let closed = duckdb(&[("enable_external_access", "false")]);
+        let read = format!("SELECT * FROM read_csv('{}')", missing_file.display());
+        for (conn, sql) in [(&conn, &read), (&closed, &read)] {
+            let failure = failure_of(conn, sql);
+            assert_ne!(failure.kind, ErrorKind::UnknownName, "{sql}: {failure:?}");
+            assert_eq!(
+                failure.origin,
+                MessageOrigin::DuckdbAboutItself,
+                "{sql}: {}",
+                failure.message
+            );
+        }
+        // The crate's own failures say nothing of whose words they hold.
+        let crate_error = query_error(&duckdb::Error::InvalidColumnIndex(3));
+        assert_eq!(crate_error.origin, MessageOrigin::DuckdbAboutItself);
+        // duckgate's own sentences.
+        assert_eq!(
+            worker_error(ErrorKind::PolicyBlocked, "refused").origin,
+            MessageOrigin::Duckgate
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -25,8 +25,8 @@
 use duckdb::Connection;
 
 use super::convert::ColumnType;
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 use super::plan_check::{PlanJudge, table_reads};
-use super::sql_identifier;
 use crate::privacy::ReadColumn;
 
 /// What DuckDB's plans of `select` read from the catalog `alias`: (bound, optimized, whether
@@ -36,10 +36,10 @@ fn traced_reads(
     conn: &Connection,
     judge: &PlanJudge,
     alias: &str,
-    select: &str,
+    select: &OwnSql,
 ) -> Option<(Vec<ReadColumn>, Option<Vec<ReadColumn>>, bool)> {
     let (prepared, traced) = judge.trace_scans(|| {
-        conn.prepare(select).map(|stmt| {
+        prepare_sql(conn, Sql::Own(select), Cache::Fresh).map(|stmt| {
             stmt.column_count() > 0
                 && ColumnType::from_duckdb(&stmt.column_logical_type(0), None).carries_names()
         })
@@ -64,14 +64,8 @@ pub(super) fn view_column_reads(
     columns: &[&str],
     hidden: impl Fn(&[ReadColumn]) -> bool,
 ) -> Vec<Option<Vec<ReadColumn>>> {
-    let relation = format!(
-        "{}.{}.{}",
-        sql_identifier(alias),
-        sql_identifier(schema),
-        sql_identifier(view)
-    );
-    if let Some((bound, _, _)) =
-        traced_reads(conn, judge, alias, &format!("SELECT * FROM {relation}"))
+    let all = OwnSql::select_from_view(alias, schema, view, None);
+    if let Some((bound, _, _)) = traced_reads(conn, judge, alias, &all)
         && !hidden(&bound)
     {
         return columns.iter().map(|_| Some(bound.clone())).collect();
@@ -79,7 +73,7 @@ pub(super) fn view_column_reads(
     columns
         .iter()
         .map(|column| {
-            let select = format!("SELECT {} FROM {relation}", sql_identifier(column));
+            let select = OwnSql::select_from_view(alias, schema, view, Some(column));
             let (bound, optimized, carries_names) = traced_reads(conn, judge, alias, &select)?;
             Some(match optimized {
                 Some(mut reads) if carries_names => {

@@ -13,6 +13,7 @@
 use duckdb::Connection;
 
 use super::convert::ZoneOffsets;
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 
 const SECOND: i64 = 1_000_000;
 const MINUTE: i64 = 60 * SECOND;
@@ -92,12 +93,12 @@ impl<'a> LocalTime<'a> {
         let Some(lookup) = &self.lookup else {
             return Err("no lookup connection".into());
         };
-        let mut stmt = lookup
-            .prepare_cached(
-                "SELECT g, (epoch_us(timezone(?::VARCHAR, timezone('UTC', make_timestamp(g)))) - g) \
-                 // 1000000 FROM range(?::BIGINT, ?::BIGINT, ?::BIGINT) t(g) ORDER BY g",
-            )
-            .map_err(|e| e.to_string())?;
+        let offsets = OwnSql::fixed(
+            "SELECT g, (epoch_us(timezone(?::VARCHAR, timezone('UTC', make_timestamp(g)))) - g) \
+             // 1000000 FROM range(?::BIGINT, ?::BIGINT, ?::BIGINT) t(g) ORDER BY g",
+        );
+        let mut stmt =
+            prepare_sql(lookup, Sql::Own(&offsets), Cache::Keep).map_err(|e| e.to_string())?;
         let stop = stop.checked_add(1).ok_or("instant out of range")?;
         let rows = stmt
             .query_map(duckdb::params![self.zone, start, stop, step], |row| {

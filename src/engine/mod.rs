@@ -21,6 +21,7 @@ mod convert;
 mod errors;
 mod lineage;
 mod local_time;
+mod own_sql;
 mod pivot;
 mod plan_check;
 pub(crate) use pivot::PivotValues;
@@ -95,7 +96,7 @@ pub struct Engine {
     armed: ArmedConnection,
     /// The database `conn` belongs to, for DuckDB's parser of a `PIVOT` (`pivot.rs`).
     token: duckgate_plan_reader::DatabaseToken,
-    /// The plan counts when the last [`Engine::prepare`] began (see
+    /// The plan counts when the last [`Engine::prepare_checked`] began (see
     /// [`Engine::ensure_plan_judged`]).
     prepared_since: std::cell::Cell<(u64, u64)>,
     /// DuckDB's parser on a second connection and thread, so the statement check runs while
@@ -259,7 +260,7 @@ impl Template {
         engine.spills = spill.is_some();
         engine.memory.max_temp_bytes = spill.map(|s| s.max_bytes);
         engine.database = database_alias(db_path);
-        engine.checker = Some(checker::Checker::start(&engine.conn)?);
+        engine.checker = Some(checker::Checker::start(&engine.conn, engine.token)?);
         // A forked copy warms up only while it waits (`Engine::warm_up_while_idle`): every
         // step of the warm-up is a copy-on-write fault or a first use that the request would
         // pay anyway, and back to back the request is already waiting.
@@ -440,14 +441,11 @@ impl Engine {
                 format!("DuckDB warm-up failed: {e}"),
             )
         };
-        let n: i64 = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM range(1000) t(i) WHERE i % 7 = 0",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(warm)?;
+        let count = own_sql::OwnSql::fixed("SELECT count(*) FROM range(1000) t(i) WHERE i % 7 = 0");
+        let n: i64 =
+            own_sql::prepare_sql(&self.conn, own_sql::Sql::Own(&count), own_sql::Cache::Fresh)
+                .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+                .map_err(warm)?;
         if n != 143 {
             return Err(worker_error(
                 ErrorKind::InternalError,

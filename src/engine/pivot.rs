@@ -27,10 +27,10 @@ use serde_json::{Value as Json, json};
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
-use super::statement;
 use super::statement::CheckedQuery;
 use crate::protocol::Failure;
 use duckgate_validate::error::ErrorKind;
+use duckgate_validate::validate::sql_prefix;
 
 /// DuckDB's default `pivot_limit`, which the worker's locked configuration keeps: DuckDB refuses
 /// a pivot with this many columns or more. A value query with more values than this is stopped
@@ -72,23 +72,16 @@ fn as_text(query: &str) -> String {
     format!("SELECT CAST(pivot_value AS VARCHAR) FROM (\n{query}\n) AS pivot_values(pivot_value)")
 }
 
-/// Whether `sql` can hold a `PIVOT` at all: DuckDB's keywords are words of the text, `PIVOT` and
-/// `PIVOT_WIDER` among them. Only a shortcut, so that every other query skips a second parse: SQL
-/// it passes by is refused by the ordinary checks, as every `PIVOT` without `IN` once was.
-fn may_pivot(sql: &str) -> bool {
-    sql.as_bytes()
-        .windows(5)
-        .any(|w| w.eq_ignore_ascii_case(b"pivot"))
-}
-
 impl Engine {
     /// `sql` as DuckDB's parser splits a `PIVOT` whose values come from the data (also under
     /// `EXPLAIN`); `None` for any other SQL.
     pub(crate) fn pivot_from_data(&self, sql: &str) -> Option<PivotFromData> {
-        if !may_pivot(sql) {
+        // `PIVOT` and `PIVOT_WIDER` are written where DuckDB reads them; every other query skips
+        // a second parse.
+        if !sql_prefix::may_hold_keyword(sql, "PIVOT") {
             return None;
         }
-        let pivot = statement::strip_explain(sql).unwrap_or(sql);
+        let pivot = sql_prefix::strip_explain(sql).unwrap_or(sql);
         let explain_prefix = sql.get(..sql.len() - pivot.len())?.to_owned();
         let parts = duckgate_plan_reader::pivot_parts(self.token, pivot)?;
         Some(PivotFromData {
@@ -147,7 +140,7 @@ impl Engine {
         let memory = self.memory;
         let judge = self.judge.clone();
         let failed = |e: &duckdb::Error| memory.explain(judge.error_for(e));
-        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare_checked(query).map_err(|e| memory.explain(e))?;
         if stmt.column_count() != 1 {
             return Err(worker_error(
                 ErrorKind::DatabaseError,
@@ -310,15 +303,6 @@ fn too_many_value_bytes() -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_text_with_the_word_pivot_is_parsed_again() {
-        assert!(may_pivot("PIVOT t ON c USING sum(x)"));
-        assert!(may_pivot("select * from (pivot_wider t on c)"));
-        assert!(may_pivot("FROM t PiVoT (sum(x) FOR c IN ('a'))"));
-        assert!(!may_pivot("SELECT 1"));
-        assert!(!may_pivot("SELECT 'piv' || 'ot'"));
-    }
 
     #[test]
     fn the_values_fill_every_pivot_column_of_that_type_and_no_other() {

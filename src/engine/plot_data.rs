@@ -33,7 +33,7 @@ impl Engine {
         let memory = self.memory;
         let judge = self.judge.clone();
         let failed = |e: &duckdb::Error| memory.explain(judge.error_for(e));
-        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare_checked(query).map_err(|e| memory.explain(e))?;
         // Streaming execution, as in `run_query`: names and types are known once it has
         // started, and rows are produced as they are read.
         drop(stmt.stream_arrow([]).map_err(|e| failed(&e))?);

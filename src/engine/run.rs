@@ -10,10 +10,11 @@ use serde_json::Value as Json;
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
+use super::own_sql::{Cache, Prepared, Sql, prepare_sql};
 use super::statement::{CheckedQuery, Checks};
 use super::{Engine, plan_check};
 use crate::protocol::encoding::json_size;
-use crate::protocol::{ColumnMeta, ExplainResult, Failure, QueryResult};
+use crate::protocol::{ColumnMeta, ExplainResult, Failure, MessageOrigin, QueryResult};
 use duckgate_plan_reader::Phase;
 use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::{functions, refusals};
@@ -22,7 +23,7 @@ impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
     /// walk of its syntax tree (`validate::tree`) must pass it; then a relation it names like a
     /// file must be one of the attached database's. The checked statement, which is what
-    /// [`Engine::prepare`] takes.
+    /// [`Engine::prepare_checked`] takes.
     pub fn check_statement(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
         let pending = checker.submit(sql, &self.tree_rules())?;
@@ -58,7 +59,7 @@ impl Engine {
         self.checker()?.render_select(query.select())
     }
 
-    /// The one place the worker prepares a statement: DuckDB binds and plans `query`, and once
+    /// The one way the agent's query is prepared (through `own_sql::prepare_sql`): DuckDB binds and plans `query`, and once
     /// [`Engine::start_plan_check`] has given the plan check this request's rules, the check
     /// judges both of DuckDB's plans for it before the statement exists (`plan_check`).
     /// A refused plan is answered with the check's reason, never DuckDB's message about the
@@ -67,11 +68,11 @@ impl Engine {
     /// an optimizer switched off), and when its plan shows fewer `SHOW <table>` scans than the
     /// walk found `SHOW <name>`s (a `SHOW threads` reads a setting, which the binder answers
     /// as a constant).
-    pub(super) fn prepare(&self, query: &CheckedQuery) -> Result<duckdb::Statement<'_>, Failure> {
+    pub(super) fn prepare_checked(&self, query: &CheckedQuery) -> Result<Prepared<'_>, Failure> {
         self.judge.begin_statement();
         let judged = |phase| self.armed.plans_judged(phase);
         let before = (judged(Phase::Bound), judged(Phase::Optimized));
-        let prepared = self.conn.prepare(query.sql());
+        let prepared = prepare_sql(&self.conn, Sql::Checked(query), Cache::Fresh);
         let verdict = self.judge.statement_verdict();
         let stmt = match (prepared, verdict.refused) {
             (Err(_), Some(refused)) | (Ok(_), Some(refused)) => {
@@ -101,7 +102,7 @@ impl Engine {
         Ok(stmt)
     }
 
-    /// Fail closed unless, since the last [`Engine::prepare`] began, DuckDB showed the plan check
+    /// Fail closed unless, since the last [`Engine::prepare_checked`] began, DuckDB showed the plan check
     /// both its plans for the statement: when it prepared it, or when it bound it again to start
     /// running it. Call once execution has started and before any row is read: a statement
     /// whose plan nobody judged (DuckDB's optimizer switched off, which the locked configuration
@@ -136,7 +137,7 @@ impl Engine {
         let judge = self.judge.clone();
         let query_error = |e: &duckdb::Error| memory.explain(judge.error_for(e));
         let started = Instant::now();
-        let mut stmt = self.prepare(query).map_err(|e| memory.explain(e))?;
+        let mut stmt = self.prepare_checked(query).map_err(|e| memory.explain(e))?;
         let declared: Vec<ColumnType> = (0..stmt.column_count())
             .map(|i| ColumnType::from_duckdb(&stmt.column_logical_type(i), None))
             .collect();
@@ -154,7 +155,7 @@ impl Engine {
             drop(stmt);
             let rendered = self.rendered_query(query, &declared, &twins)?;
             stmt = self
-                .prepare(&rendered.query)
+                .prepare_checked(&rendered.query)
                 .map_err(|e| memory.explain(e))?;
             Some(rendered)
         } else {
@@ -261,6 +262,9 @@ impl Engine {
                 ));
             }
         }
+        // The statement borrows the connection (a cached one would go back to its cache) until
+        // it is dropped; the rows are all read.
+        drop(stmt);
         let duration_ms = self.pending_attach_ms + started.elapsed().as_secs_f64() * 1e3;
         self.pending_attach_ms = 0.0;
         Ok(QueryResult {
@@ -340,7 +344,7 @@ impl Engine {
     /// DuckDB binds the query to describe it; nothing runs.
     fn described_columns(&self, query: &CheckedQuery) -> Result<Vec<ColumnMeta>, Failure> {
         let describe = self.derived(query, |body| format!("DESCRIBE {body}"))?;
-        let mut stmt = self.prepare(&describe)?;
+        let mut stmt = self.prepare_checked(&describe)?;
         let rows = stmt
             .query_map([], |row| {
                 Ok(ColumnMeta {
@@ -391,30 +395,30 @@ impl Engine {
         Ok(ExplainResult { plan })
     }
 
-    /// Under privacy rules, an error as the agent may see it: the private name of the database
-    /// replaced by its public one, and a "not found" error in words that depend only on the
-    /// name the query wrote (`privacy::unknown_name_failure`), so a hidden name and a made-up
-    /// one fail alike. Without rules, the error as is.
-    pub fn private_error(&self, error: Failure, sql: &str) -> Failure {
+    /// Under privacy rules, an error as the agent may see it, composed from what the failure's
+    /// typed fields say: a "not found" error in words that depend only on the name the query
+    /// wrote (`privacy::unknown_name_failure`), so a hidden name and a made-up one fail alike;
+    /// DuckDB's words about something other than the query (its [`MessageOrigin`]) replaced by
+    /// a sentence naming nothing; and in the rest the private name of the database replaced by
+    /// its public one. Without rules, the error as is.
+    pub fn private_error(&self, error: Failure) -> Failure {
         let Some(shadow) = &self.shadow else {
             return error;
         };
         if error.kind == ErrorKind::UnknownName {
             return crate::privacy::unknown_name_failure(error.missing.as_ref());
         }
-        // Any other error that quotes a name the shadow does not show, and the query did not
-        // write, is reworded whole: such a name could only come from what is hidden.
-        if !shadow.quotes_only(&error.message, sql) {
-            return Failure {
+        match error.origin {
+            MessageOrigin::DuckdbAboutItself => Failure {
                 kind: error.kind,
                 ..crate::privacy::unnamed_failure()
-            };
-        }
-        Failure {
-            message: shadow.scrub(&error.message),
-            construct: error.construct.map(|c| shadow.scrub(&c)),
-            suggestion: error.suggestion.map(|s| shadow.scrub(&s)),
-            ..error
+            },
+            MessageOrigin::Duckgate | MessageOrigin::DuckdbAboutTheQuery => Failure {
+                message: shadow.scrub(&error.message),
+                construct: error.construct.map(|c| shadow.scrub(&c)),
+                suggestion: error.suggestion.map(|s| shadow.scrub(&s)),
+                ..error
+            },
         }
     }
 

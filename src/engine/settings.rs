@@ -3,6 +3,7 @@
 
 use super::Engine;
 use super::errors;
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 
 /// The settings read back for the posture report, in report order.
 const REPORTED_SETTINGS: [&str; 12] = [
@@ -25,20 +26,20 @@ impl Engine {
     /// DuckDB reads `disabled_filesystems` back as empty even when it is set.
     pub fn settings_readback(&self) -> Vec<(String, String)> {
         // One scan of duckdb_settings() for all names: it is in every worker's start-up path.
-        let list = REPORTED_SETTINGS
-            .iter()
-            .map(|n| format!("'{n}'"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let sql = format!(
-            "SELECT name, coalesce(value, 'NULL') FROM duckdb_settings() WHERE name IN ({list})"
+        // The names travel as one bound parameter (no setting's name holds a comma).
+        let names = REPORTED_SETTINGS.join(",");
+        let reported = OwnSql::fixed(
+            "SELECT name, coalesce(value, 'NULL') FROM duckdb_settings() \
+             WHERE list_contains(string_split(?, ','), name)",
         );
         let mut found: std::collections::HashMap<String, String> = std::collections::HashMap::new();
-        let read = self.conn.prepare(&sql).and_then(|mut stmt| {
-            let rows =
-                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-            rows.collect::<Result<Vec<_>, _>>()
-        });
+        let read =
+            prepare_sql(&self.conn, Sql::Own(&reported), Cache::Fresh).and_then(|mut stmt| {
+                let rows = stmt.query_map([&names], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()
+            });
         let error = match read {
             Ok(rows) => {
                 found.extend(rows);
@@ -62,11 +63,10 @@ impl Engine {
     }
 
     fn local_file_system_state(&self) -> String {
-        let probe = self.conn.query_row(
-            "SELECT count(*) FROM read_blob('/nonexistent/duckgate-posture-probe')",
-            [],
-            |r| r.get::<_, i64>(0),
-        );
+        let read_a_file =
+            OwnSql::fixed("SELECT count(*) FROM read_blob('/nonexistent/duckgate-posture-probe')");
+        let probe = prepare_sql(&self.conn, Sql::Own(&read_a_file), Cache::Fresh)
+            .and_then(|mut stmt| stmt.query_row([], |r| r.get::<_, i64>(0)));
         match probe {
             Ok(_) => "enabled".into(),
             Err(e) => {

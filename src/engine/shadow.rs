@@ -25,29 +25,12 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 use super::plan_check::PlanJudge;
 use super::sql_identifier;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 use duckgate_validate::error::ErrorKind;
-
-/// Every name the shadow built from `rows` shows, lower case: the public catalog, its schemas,
-/// and the tables and visible columns of the tables it makes views of.
-fn visible_names(
-    rows: &[ShadowColumn],
-    policy: &PrivacyPolicy,
-    public: &str,
-) -> std::collections::HashSet<String> {
-    let mut names = std::collections::HashSet::from([public.to_lowercase(), "main".to_owned()]);
-    for (schema, table, visible) in visible_tables(rows, policy) {
-        if !visible.is_empty() {
-            names.insert(schema.to_lowercase());
-            names.insert(table.to_lowercase());
-            names.extend(visible.iter().map(|row| row.column.to_lowercase()));
-        }
-    }
-    names
-}
 
 /// The rows of `rows` (in column order, grouped by relation), one slice per relation, each
 /// with the first of its rows.
@@ -133,9 +116,6 @@ pub(crate) struct Shadow {
     pub(crate) private: String,
     /// The database's public name, the shadow catalog's.
     pub(crate) public: String,
-    /// Every name the shadow catalog shows (schemas, tables, views, visible columns), lower
-    /// case: what an error may quote besides what the query wrote ([`Shadow::quotes_only`]).
-    pub(crate) visible: std::collections::HashSet<String>,
     /// What each view column reads, by (schema, view, column), as the shadow decided it
     /// (`lineage`): the catalog a worker reads for the parent carries it.
     pub(crate) view_reads: ViewReads,
@@ -167,15 +147,15 @@ impl Shadow {
         // Tables of nested schemas (DuckDB 2.0's `a.b.t`) get no view: the shadow's views are
         // named by schema and table, which would not tell `a.b` from a top-level `b`. Under
         // privacy rules they do not exist, and both walks refuse names of that shape.
-        let mut columns = conn
-            .prepare(
-                "SELECT schema_name, table_name, column_name, column_default, \
-                     table_oid IN (SELECT view_oid FROM duckdb_views() WHERE database_name = $1) \
-                 FROM duckdb_columns() \
-                 WHERE database_name = $1 AND schema_oid IN (SELECT oid FROM duckdb_schemas() \
-                     WHERE database_name = $1 AND parent_schema_oid IS NULL) \
-                 ORDER BY schema_name, table_name, column_index",
-            )
+        let columns_of_every_table = OwnSql::fixed(
+            "SELECT schema_name, table_name, column_name, column_default, \
+                 table_oid IN (SELECT view_oid FROM duckdb_views() WHERE database_name = $1) \
+             FROM duckdb_columns() \
+             WHERE database_name = $1 AND schema_oid IN (SELECT oid FROM duckdb_schemas() \
+                 WHERE database_name = $1 AND parent_schema_oid IS NULL) \
+             ORDER BY schema_name, table_name, column_index",
+        );
+        let mut columns = prepare_sql(conn, Sql::Own(&columns_of_every_table), Cache::Fresh)
             .map_err(|e| query_error(&e))?;
         let rows: Vec<(String, String, String, Option<String>, bool)> = columns
             .query_map([&self.private], |row| {
@@ -218,7 +198,6 @@ impl Shadow {
             })
             .collect();
         let script = self.script(&rows, policy);
-        self.visible = visible_names(&rows, policy, &self.public);
         conn.execute_batch(&script).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
@@ -320,30 +299,6 @@ impl Shadow {
         scrubbed
     }
 
-    /// Whether every name `message` quotes (DuckDB puts identifiers in double quotes, a
-    /// qualified one as `"a.b"`) is one the shadow catalog shows or one the query itself wrote.
-    /// A bind error that quotes anything else is reworded (`Engine::private_error`): it could
-    /// only have come from what the shadow does not show.
-    pub(crate) fn quotes_only(&self, message: &str, sql: &str) -> bool {
-        // What the query wrote, as whole names: its words and its quoted identifiers (a hidden
-        // `id` is not written by a query that says `device_id`).
-        let lower = sql.to_lowercase();
-        let mut written: std::collections::HashSet<&str> = lower
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|word| !word.is_empty())
-            .collect();
-        written.extend(lower.split('"').skip(1).step_by(2));
-        message
-            .split('"')
-            .skip(1)
-            .step_by(2)
-            .flat_map(|quoted| quoted.split('.'))
-            .map(str::to_lowercase)
-            .all(|name| {
-                name.is_empty() || self.visible.contains(&name) || written.contains(name.as_str())
-            })
-    }
-
     /// Whether `text` carries the private name, in any letter case.
     fn carries_private_name(&self, text: &str) -> bool {
         text.to_ascii_lowercase()
@@ -377,7 +332,6 @@ mod tests {
         Shadow {
             private: "duckgate_private_0123".into(),
             public: "health".into(),
-            visible: Default::default(),
             view_reads: Default::default(),
         }
     }
@@ -455,39 +409,6 @@ mod tests {
     }
 
     #[test]
-    fn an_error_may_quote_only_visible_names_and_what_the_query_wrote() {
-        let policy = PrivacyPolicy {
-            hide_tables: vec!["raw_events".into()],
-            hide_columns: vec!["readings.note".into()],
-        };
-        let rows = [
-            row("main", "raw_events", "id"),
-            row("main", "readings", "ts"),
-            row("main", "readings", "note"),
-        ];
-        let shadow = Shadow {
-            visible: visible_names(&rows, &policy, "health"),
-            ..shadow()
-        };
-        let sql = "SELECT ts, x FROM readings GROUP BY x";
-        // Visible objects, and what the query wrote, in any case and qualified.
-        assert!(shadow.quotes_only(
-            r#"Binder Error: column "TS" must appear in the GROUP BY clause"#,
-            sql
-        ));
-        assert!(shadow.quotes_only(r#"Candidate bindings: "readings.ts", "x""#, sql));
-        assert!(shadow.quotes_only("no quotes at all", sql));
-        // A hidden column or table the query did not write.
-        assert!(!shadow.quotes_only(r#"Candidate bindings: "readings.note""#, sql));
-        assert!(!shadow.quotes_only(r#"Table "raw_events" has no column "id""#, sql));
-        // A name inside a longer word the query wrote is not written.
-        assert!(!shadow.quotes_only(
-            r#"column "note" is ambiguous"#,
-            "SELECT footnote FROM readings"
-        ));
-    }
-
-    #[test]
     fn private_names_are_fresh_and_scrubbed_everywhere() {
         let (a, b) = (private_alias().unwrap(), private_alias().unwrap());
         assert_ne!(a, b);
@@ -495,7 +416,6 @@ mod tests {
         let shadow = Shadow {
             private: a.clone(),
             public: "health".into(),
-            visible: Default::default(),
             view_reads: Default::default(),
         };
         let mut plan = serde_json::json!([{ "extra_info": { "Table": format!("{a}.main.t") },

@@ -16,12 +16,15 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
+use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 use crate::protocol::Failure;
+use duckgate_plan_reader::DatabaseToken;
 use duckgate_validate::error::{ErrorKind, messages};
+use duckgate_validate::validate::sql_prefix;
 use duckgate_validate::validate::tree::{self, TreeFacts, TreeRules};
 
 /// A statement the worker's checks have passed, as DuckDB will prepare it: the only thing
-/// [`Engine::prepare`](super::Engine) takes, so no text reaches DuckDB's prepare that a check
+/// [`Engine::prepare_checked`](super::Engine) takes, so no text reaches DuckDB's prepare that a check
 /// did not read.
 ///
 /// Only the checks make one: the walk of DuckDB's syntax tree ([`check`]), the plan check's
@@ -74,7 +77,7 @@ impl CheckedQuery {
     pub(super) fn derived_own(own: &CheckedQuery, derived: String) -> CheckedQuery {
         debug_assert_eq!(own.checks, Checks::Own);
         CheckedQuery {
-            select: checked_query(&derived).into_owned(),
+            select: explained_query(&derived).to_owned(),
             sql: derived,
             facts: TreeFacts::default(),
             checks: Checks::Own,
@@ -87,7 +90,7 @@ impl CheckedQuery {
     pub fn with_checks_off(sql: &str) -> CheckedQuery {
         CheckedQuery {
             sql: sql.to_owned(),
-            select: checked_query(sql).into_owned(),
+            select: explained_query(sql).to_owned(),
             facts: TreeFacts::default(),
             checks: Checks::Off,
         }
@@ -121,10 +124,11 @@ impl CheckedQuery {
 /// thread with a large stack (the checker's, see `checker`).
 pub(crate) fn parse_and_walk(
     conn: &Connection,
+    database: DatabaseToken,
     sql: &str,
     rules: &TreeRules<'_>,
 ) -> Result<CheckedQuery, Failure> {
-    let select = checked_query(sql);
+    let select = checked_query(database, sql);
     let parsed = parse_single_select(conn, &select)?;
     let facts = tree::walk_tree(&parsed, rules).map_err(Failure::from)?;
     Ok(CheckedQuery {
@@ -144,12 +148,13 @@ pub(crate) fn parse_and_walk(
 /// checker's connection, where no request's plan check judges the statement that does it (on
 /// the request's own connection, once the rules are in force, the judge would refuse it).
 pub(crate) fn parse_for_plan_check(
+    database: DatabaseToken,
     sql: &str,
     privacy: bool,
     folders_declared: bool,
     parse: impl FnOnce(&str) -> Result<Json, Failure>,
 ) -> Result<CheckedQuery, Failure> {
-    let select = checked_query(sql);
+    let select = checked_query(database, sql);
     let tree = parse(&select)?;
     super::plan_check::refuse_written_functions(&tree, privacy, folders_declared)
         .map_err(|refused| refused.into_error(privacy))?;
@@ -161,61 +166,25 @@ pub(crate) fn parse_for_plan_check(
     })
 }
 
-/// The query the checks read for `sql`: the explained query of an `EXPLAIN`, and a `CALL`
-/// in the form DuckDB binds it as (see [`select_of_call`]); otherwise `sql` itself.
-fn checked_query(sql: &str) -> Cow<'_, str> {
-    let query = strip_explain(sql).unwrap_or(sql);
-    match select_of_call(query) {
+/// The query the checks read for `sql`: the explained query of an `EXPLAIN`, and a `CALL` as
+/// the `SELECT` DuckDB binds it as, built by DuckDB's parser of the database `database`
+/// ([`duckgate_plan_reader::call_select`]); otherwise `sql` itself.
+fn checked_query(database: DatabaseToken, sql: &str) -> Cow<'_, str> {
+    let query = explained_query(sql);
+    if !sql_prefix::may_hold_keyword(query, "CALL") {
+        return Cow::Borrowed(query);
+    }
+    match duckgate_plan_reader::call_select(database, query) {
         Some(select) => Cow::Owned(select),
         None => Cow::Borrowed(query),
     }
 }
 
-/// `CALL f(…)` as `SELECT * FROM f(…)`, which is how DuckDB's binder plans a `CALL`
-/// (`Binder::Bind(CallStatement &)` makes exactly that query of the called function). DuckDB's
-/// grammar takes one function call after `CALL`; anything more, which the `SELECT` form might
-/// accept, fails DuckDB's parse of the `CALL` itself, so nothing runs that was not checked.
-///
-/// Only leading whitespace may precede `CALL` (no comments), so this reading and DuckDB's
-/// cannot differ about the statement's first word.
-pub(crate) fn select_of_call(sql: &str) -> Option<String> {
-    let rest = strip_keyword(sql.trim_start(), "CALL")?;
-    Some(format!("SELECT * FROM {}", rest.trim_start()))
-}
-
-/// If `sql` is `EXPLAIN [ANALYZE] [(options)] rest`, return `rest`.
-///
-/// Only leading whitespace may precede `EXPLAIN` (no comments), so this reading and DuckDB's
-/// cannot differ about where the explained statement starts.
-pub(crate) fn strip_explain(sql: &str) -> Option<&str> {
-    let rest = strip_keyword(sql.trim_start(), "EXPLAIN")?.trim_start();
-    let rest = strip_keyword(rest, "ANALYZE").unwrap_or(rest).trim_start();
-    if let Some(options) = rest.strip_prefix('(') {
-        let close = options.find(')')?;
-        let inside = &options[..close];
-        // Options are words and commas only (`FORMAT JSON`, `ANALYZE, FORMAT json`).
-        if !inside
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ',' || c == ' ')
-        {
-            return None;
-        }
-        return Some(&options[close + 1..]);
-    }
-    Some(rest)
-}
-
-/// `keyword` (any case) followed by whitespace or `(`.
-fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
-    let head = text.get(..keyword.len())?;
-    if !head.eq_ignore_ascii_case(keyword) {
-        return None;
-    }
-    let rest = &text[keyword.len()..];
-    match rest.chars().next() {
-        Some(c) if c.is_whitespace() || c == '(' => Some(rest),
-        _ => None,
-    }
+/// The explained query of an `EXPLAIN`; otherwise `sql` itself. The engine's own statements and
+/// the test bypass's unchecked ones read no `CALL`: with the checks off, a `CALL` is still
+/// judged by its plan, and only its rendering (for types the client cannot decode) fails.
+fn explained_query(sql: &str) -> &str {
+    sql_prefix::strip_explain(sql).unwrap_or(sql)
 }
 
 /// `sql`, which must be exactly one `SELECT` to DuckDB's parser, as DuckDB writes that syntax
@@ -229,7 +198,8 @@ pub(crate) fn render_select(conn: &Connection, sql: &str) -> Result<String, Fail
 /// A syntax tree of one SELECT (as `json_serialize_sql` writes it) as DuckDB writes it out as
 /// SQL (`json_deserialize_sql`, DuckDB's own `ToString` of the statement it reads back).
 pub(crate) fn render_tree(conn: &Connection, tree: &str) -> Result<String, Failure> {
-    conn.prepare_cached("SELECT json_deserialize_sql(?::JSON)")
+    let deserialize = OwnSql::fixed("SELECT json_deserialize_sql(?::JSON)");
+    prepare_sql(conn, Sql::Own(&deserialize), Cache::Keep)
         .and_then(|mut stmt| stmt.query_row([tree], |row| row.get(0)))
         .map_err(|e| query_error(&e))
 }
@@ -238,8 +208,8 @@ pub(crate) fn render_tree(conn: &Connection, tree: &str) -> Result<String, Failu
 pub(crate) fn parse_single_select(conn: &Connection, sql: &str) -> Result<Json, Failure> {
     // The SQL travels as a bound parameter: it is data to the serializer, never executed.
     // Cached: the checker's warm-up prepares it, so a request skips planning this wrapper.
-    let serialized: String = conn
-        .prepare_cached("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR")
+    let serialize = OwnSql::fixed("SELECT json_serialize_sql(?::VARCHAR)::VARCHAR");
+    let serialized: String = prepare_sql(conn, Sql::Own(&serialize), Cache::Keep)
         .and_then(|mut wrapper| wrapper.query_row([sql], |row| row.get(0)))
         .map_err(|e| query_error(&e))?;
     // serde_json stops at 128 levels by default, which a 60-term `a + b + …` chain passes.
@@ -296,38 +266,22 @@ mod tests {
 
     #[test]
     fn call_is_checked_as_the_select_duckdb_binds_it_as() {
-        assert_eq!(
-            select_of_call("CALL range(10)").as_deref(),
-            Some("SELECT * FROM range(10)")
-        );
-        assert_eq!(
-            select_of_call("  call\npragma_table_info('t');").as_deref(),
-            Some("SELECT * FROM pragma_table_info('t');")
-        );
-        assert_eq!(select_of_call("CALLrange(1)"), None);
-        assert_eq!(select_of_call("/* x */ CALL range(1)"), None);
-        assert_eq!(select_of_call("SELECT 1"), None);
-        assert_eq!(
-            checked_query("EXPLAIN CALL range(2)"),
-            "SELECT * FROM range(2)"
-        );
-        assert_eq!(checked_query("SELECT 1"), "SELECT 1");
-    }
-
-    #[test]
-    fn explain_prefix_is_recognised_only_at_the_start() {
-        assert_eq!(strip_explain("EXPLAIN SELECT 1"), Some("SELECT 1"));
-        assert_eq!(
-            strip_explain("  explain analyze\nSELECT 1"),
-            Some("SELECT 1")
-        );
-        assert_eq!(
-            strip_explain("EXPLAIN (FORMAT JSON) SELECT 1"),
-            Some(" SELECT 1")
-        );
-        assert_eq!(strip_explain("EXPLAINSELECT 1"), None);
-        assert_eq!(strip_explain("/* x */ EXPLAIN SELECT 1"), None);
-        assert_eq!(strip_explain("EXPLAIN (FORMAT 'x') SELECT 1"), None);
-        assert_eq!(strip_explain("SELECT 1"), None);
+        let (_connection, database) =
+            duckgate_plan_reader::open_in_memory(&[], &duckgate_plan_reader::FolderMounts::NONE)
+                .expect("open");
+        for (sql, checked) in [
+            // As DuckDB writes it (`range` is one of its keywords, so it quotes it).
+            ("CALL range(10)", r#"SELECT * FROM "range"(10)"#),
+            ("/* why */ call\n  range(1) ;", r#"SELECT * FROM "range"(1)"#),
+            ("EXPLAIN CALL range(2)", r#"SELECT * FROM "range"(2)"#),
+            ("SELECT 1", "SELECT 1"),
+            // Not one CALL: read as written, and the parse of the checks refuses it.
+            (
+                "CALL range(1); CALL range(2)",
+                "CALL range(1); CALL range(2)",
+            ),
+        ] {
+            assert_eq!(checked_query(database, sql), checked, "{sql}");
+        }
     }
 }

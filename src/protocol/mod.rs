@@ -18,7 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::privacy::PrivacyPolicy;
 /// The error a worker replies with is the crate's one error type.
-pub use duckgate_validate::error::{Failure, MissingKind, MissingName, WorkerRefusal};
+pub use duckgate_validate::error::{
+    Failure, MessageOrigin, MissingKind, MissingName, WorkerRefusal,
+};
 
 pub mod catalog;
 pub mod database_names;

@@ -231,7 +231,7 @@ fn answer(
         } => {
             let rows = checked_attach(engine, &sql, &privacy, args, bypass)
                 .and_then(|query| engine.run_query(&query, limit, max_bytes))
-                .map_err(|e| engine.private_error(e, &sql))?;
+                .map_err(|e| engine.private_error(e))?;
             Response::Rows(engine.private_result(rows))
         }
         Request::Plot {
@@ -243,14 +243,14 @@ fn answer(
                 .and_then(|query| {
                     engine.plot_data(&query, chart.kind, chart.x.as_deref(), chart.y.as_deref())
                 })
-                .map_err(|e| engine.private_error(e, &sql))?;
+                .map_err(|e| engine.private_error(e))?;
             let data = engine.private_plot_data(data);
-            Response::Chart(draw(&data, &chart).map_err(|e| engine.private_error(e, &sql))?)
+            Response::Chart(draw(&data, &chart).map_err(|e| engine.private_error(e))?)
         }
         Request::Explain { sql, privacy } => {
             let plan = checked_attach(engine, &sql, &privacy, args, bypass)
                 .and_then(|query| engine.explain(&query))
-                .map_err(|e| engine.private_error(e, &sql))?;
+                .map_err(|e| engine.private_error(e))?;
             Response::Plan(plan)
         }
         Request::Catalog { privacy } => {

@@ -298,3 +298,106 @@ fn every_module_of_the_library_is_on_the_map_its_docs_draw() {
         "src/lib.rs declares modules its docs do not place on the floors: {unplaced:?}"
     );
 }
+
+/// The worker's production code (`src/engine/`, `src/sandbox/worker.rs`) without its tests: each
+/// file up to its `#[cfg(test)]` module, and no test file.
+fn worker_production_sources(root: &Path) -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(&root.join("src/engine"), &mut files);
+    files.push(root.join("src/sandbox/worker.rs"));
+    files
+        .into_iter()
+        .filter(|file| file.file_name().is_some_and(|name| name != "tests.rs"))
+        .filter(|file| !file.components().any(|part| part.as_os_str() == "tests"))
+        .map(|file| {
+            let source = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            let production = match source.find("#[cfg(test)]") {
+                Some(at) => source[..at].to_owned(),
+                None => source,
+            };
+            let name = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            (name, production)
+        })
+        .collect()
+}
+
+/// Each call of a method of `names` in `source` (`.name(` in code, outside comments and strings).
+fn method_calls<'s>(source: &'s str, names: &[&str]) -> Vec<&'s str> {
+    let offset = |word: &str| word.as_ptr() as usize - source.as_ptr() as usize;
+    code_words(source)
+        .into_iter()
+        .filter(|word| names.contains(word))
+        .filter(|word| {
+            let at = offset(word);
+            source[..at].trim_end().ends_with('.')
+                && source[at + word.len()..].trim_start().starts_with('(')
+        })
+        .collect()
+}
+
+/// DuckDB's methods that prepare SQL text. (`Connection::query_row` and `Connection::execute`
+/// prepare inside too; the worker calls those methods only on statements `own_sql` prepared,
+/// which a scan of words cannot tell from a connection's, so that part is kept by review.)
+const PREPARING_METHODS: [&str; 2] = ["prepare", "prepare_cached"];
+
+#[test]
+fn the_worker_hands_duckdb_sql_to_prepare_in_one_place() {
+    let root = repo_root();
+    let sources = worker_production_sources(&root);
+    assert!(
+        sources.len() > 20
+            && sources
+                .iter()
+                .any(|(name, _)| name == "src/engine/own_sql.rs"),
+        "found only {} worker files: the listing is wrong",
+        sources.len()
+    );
+    let mut calls = Vec::new();
+    for (name, source) in &sources {
+        for call in method_calls(source, &PREPARING_METHODS) {
+            calls.push(format!("{name}: .{call}("));
+        }
+    }
+    assert_eq!(
+        calls,
+        [
+            "src/engine/own_sql.rs: .prepare_cached(",
+            "src/engine/own_sql.rs: .prepare(",
+        ],
+        "the worker prepares SQL outside own_sql::prepare_sql"
+    );
+}
+
+/// The scan above must be able to fail: a call is seen however it is spaced, and the word in a
+/// comment, a string or another method's name is not.
+#[test]
+fn the_prepare_scan_sees_calls_and_nothing_else() {
+    for source in [
+        "let s = conn.prepare(sql)?;",
+        "conn\n    .prepare_cached(\"SELECT 1\")",
+        "self.conn . prepare ( &sql )",
+    ] {
+        assert_eq!(
+            method_calls(source, &PREPARING_METHODS).len(),
+            1,
+            "not seen in {source:?}"
+        );
+    }
+    for source in [
+        "// conn.prepare(sql)",
+        "let s = \"conn.prepare(x)\";",
+        "self.prepare_checked(query)",
+        "fn prepare(&self) {}",
+        "prepare_sql(conn, sql, Cache::Fresh)",
+    ] {
+        assert!(
+            method_calls(source, &PREPARING_METHODS).is_empty(),
+            "wrongly seen in {source:?}"
+        );
+    }
+}

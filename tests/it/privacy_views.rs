@@ -382,6 +382,12 @@ fn probes() -> Vec<(&'static str, Value)> {
         "PIVOT devices ON serial_number USING count(*)",
         "PIVOT device_meta ON since USING count(*)",
         "PIVOT (PIVOT readings ON device_id USING sum(glucose) GROUP BY id) ON id USING count(*)",
+        // Errors in DuckDB's own words about the query (a GROUP BY, a cast of visible data, a
+        // name two relations share), which the agent reads as DuckDB wrote them.
+        "SELECT model, count(*) FROM devices",
+        "SELECT CAST(model AS INTEGER) FROM devices",
+        "SELECT device_id FROM device_tiers, devices",
+        "SELECT device_id FROM device_tiers JOIN device_meta USING (device_id)",
     ]
     .into_iter()
     .flat_map(|sql| {

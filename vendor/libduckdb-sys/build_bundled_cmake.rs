@@ -525,6 +525,8 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
     println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("folders.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.h").display());
     let lib_name = "duckgate_plan_reader";
     cc::Build::new()
         .cpp(true)
@@ -533,6 +535,7 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
         .file(reader_dir.join("pivot_parts.cpp"))
         .file(reader_dir.join("error_reader.cpp"))
         .file(reader_dir.join("folders.cpp"))
+        .file(reader_dir.join("call_select.cpp"))
         .include(&reader_dir)
         .include(source_dir.join("src/include"))
         .define("DUCKDB", None)

@@ -105,6 +105,29 @@ pub struct Failure {
     /// For a refusal the other layers act on: which one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<WorkerRefusal>,
+    /// Whose words `message` holds, which decides what of it an agent may read under privacy
+    /// rules. Decided by the worker, never sent: a failure that crossed a process boundary is
+    /// already in the words the agent may read.
+    #[serde(skip)]
+    pub origin: MessageOrigin,
+}
+
+/// Whose words a [`Failure`]'s message holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MessageOrigin {
+    /// duckgate's own sentences, which name only what the query wrote or the operator declared.
+    #[default]
+    Duckgate,
+    /// DuckDB's words about the query as written and the values it read (DuckDB's error type
+    /// says so: a parser, binder, conversion, range or argument error). Under privacy rules the
+    /// binder sees a catalog where hidden objects do not exist, and the plan check refuses any
+    /// read of hidden data, so such a message names only what the query wrote, what the agent
+    /// can see, and values of visible data.
+    DuckdbAboutTheQuery,
+    /// DuckDB's words about something else: a file, the catalog's own state, a setting, DuckDB's
+    /// internals, or an error DuckDB gave no type. Under privacy rules the agent gets a sentence
+    /// composed from the error's kind instead.
+    DuckdbAboutItself,
 }
 
 impl Failure {
@@ -117,6 +140,7 @@ impl Failure {
             suggestion: None,
             missing: None,
             refusal: None,
+            origin: MessageOrigin::Duckgate,
         }
     }
 }

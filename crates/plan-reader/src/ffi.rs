@@ -58,6 +58,13 @@ unsafe extern "C" {
         parts: *mut *mut c_char,
         parts_size: *mut usize,
     ) -> i32;
+    fn duckgate_call_select(
+        database: duckdb_c::duckdb_database,
+        sql: *const c_char,
+        sql_size: usize,
+        select: *mut *mut c_char,
+        select_size: *mut usize,
+    ) -> i32;
     fn duckgate_folders_mount(
         database: duckdb_c::duckdb_database,
         names: *const Text,
@@ -206,6 +213,38 @@ pub(crate) unsafe fn pivot_parts(
     // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
     unsafe { duckdb_c::duckdb_free(parts.cast()) };
     split_parts(&bytes)
+}
+
+/// The SELECT `duckgate_call_select` writes for `sql` (see
+/// `vendor/libduckdb-sys/duckgate/call_select.h`); `None` when `sql` is not one CALL.
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext` that stays open during the call.
+pub(crate) unsafe fn call_select(
+    database: duckdb_c::duckdb_database,
+    sql: &str,
+) -> Option<Vec<u8>> {
+    let mut select: *mut c_char = ptr::null_mut();
+    let mut size: usize = 0;
+    // SAFETY: `database` is open per this function's contract; `sql` is readable for its length
+    // (the C side takes a size, not a NUL); both out pointers are valid.
+    let found = unsafe {
+        duckgate_call_select(
+            database,
+            sql.as_ptr().cast(),
+            sql.len(),
+            &mut select,
+            &mut size,
+        )
+    };
+    if found != 1 || select.is_null() {
+        return None;
+    }
+    // SAFETY: on 1 the C side set `select` to a `duckdb_malloc`ed buffer of `size` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(select.cast::<u8>(), size) }.to_vec();
+    // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
+    unsafe { duckdb_c::duckdb_free(select.cast()) };
+    Some(bytes)
 }
 
 /// The parts of `duckgate_pivot_parts`' buffer: each a little-endian u64 length and its bytes.

@@ -38,6 +38,7 @@
 // where it stands, with its reason.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod call;
 mod enums;
 mod errors;
 mod facts;
@@ -45,6 +46,7 @@ mod ffi;
 mod pivot;
 mod registry;
 
+pub use call::call_select;
 pub use enums::{ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId};
 pub use errors::{DuckdbError, ErrorSubtype};
 pub use facts::{

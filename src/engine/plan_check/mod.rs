@@ -138,6 +138,7 @@ impl Refused {
                 ),
                 missing: None,
                 refusal: None,
+                origin: crate::protocol::MessageOrigin::Duckgate,
             },
         }
     }

@@ -7,6 +7,7 @@ use super::*;
 use crate::engine::CheckedQuery;
 use crate::engine::Engine;
 use crate::engine::tests::{TempDir, config, make_db};
+use crate::protocol::MessageOrigin;
 use crate::protocol::database_names::wal_path;
 
 /// The plan check on its own, as a worker whose walk is switched off runs it: its own
@@ -57,6 +58,43 @@ fn engine(tag: &str) -> (TempDir, Engine) {
     engine.enforce_privacy(&policy());
     engine.attach(&db).unwrap();
     (dir, engine)
+}
+
+#[test]
+fn under_privacy_rules_an_error_is_composed_from_whose_words_it_holds() {
+    let (_dir, engine) = engine("origins");
+    let private = engine.shadow.as_ref().expect("a shadow").private.clone();
+    let public = engine.shadow.as_ref().expect("a shadow").public.clone();
+    let failure = |kind, origin| Failure {
+        origin,
+        ..Failure::new(kind, format!("about \"{private}.main.devices\" here"))
+    };
+    // DuckDB's words about the query: shown, the private name replaced by the public one.
+    for origin in [MessageOrigin::DuckdbAboutTheQuery, MessageOrigin::Duckgate] {
+        let shown = engine.private_error(failure(ErrorKind::DatabaseError, origin));
+        assert_eq!(
+            shown.message,
+            format!("about \"{public}.main.devices\" here")
+        );
+    }
+    // DuckDB's words about itself: a sentence of duckgate's, the kind kept.
+    let composed = engine.private_error(failure(
+        ErrorKind::ResourceLimit,
+        MessageOrigin::DuckdbAboutItself,
+    ));
+    assert_eq!(composed.kind, ErrorKind::ResourceLimit);
+    assert_eq!(composed.message, crate::privacy::UNNAMED_ERROR);
+    assert!(!format!("{composed:?}").contains(&private), "{composed:?}");
+    // Without rules, every failure as it is.
+    let (_open_dir, open) = {
+        let dir = TempDir::new("origins-open");
+        let db = make_db(&dir, "open.duckdb", SCHEMA);
+        let mut open = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
+        open.attach(&db).unwrap();
+        (dir, open)
+    };
+    let itself = failure(ErrorKind::DatabaseError, MessageOrigin::DuckdbAboutItself);
+    assert_eq!(open.private_error(itself.clone()), itself);
 }
 
 #[test]
@@ -191,9 +229,9 @@ fn errors_are_duckdbs_and_a_hidden_name_fails_like_a_made_up_one() {
         ),
     ] {
         let a = plan_checked(&mut engine, hidden).unwrap_err();
-        let a = engine.private_error(a, hidden);
+        let a = engine.private_error(a);
         let b = plan_checked(&mut engine, made_up).unwrap_err();
-        let b = engine.private_error(b, made_up);
+        let b = engine.private_error(b);
         assert_eq!(a.kind, b.kind);
         assert_eq!(
             a.message

@@ -6,6 +6,7 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::super::errors::query_error;
+use super::super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
 use super::Refused;
 use crate::protocol::Failure;
 use duckgate_validate::validate::functions;
@@ -98,7 +99,7 @@ fn is_nested_relation_of(
     schema: &str,
     table: &str,
 ) -> Result<bool, Failure> {
-    conn.prepare_cached(
+    let nested_relation = OwnSql::fixed(
         "SELECT count(*) > 0 FROM (
              SELECT schema_oid, table_name AS name FROM duckdb_tables() WHERE database_name = $1
              UNION ALL
@@ -106,7 +107,8 @@ fn is_nested_relation_of(
          ) AS relation JOIN duckdb_schemas() AS s ON s.oid = relation.schema_oid
          WHERE s.database_name = $1 AND lower(s.parent_schema) = lower($2)
            AND lower(s.schema_name) = lower($3) AND lower(relation.name) = lower($4)",
-    )
+    );
+    prepare_sql(conn, Sql::Own(&nested_relation), Cache::Keep)
     .and_then(|mut stmt| stmt.query_row([alias, parent, schema, table], |row| row.get(0)))
     .map_err(|e| query_error(&e))
 }
@@ -140,13 +142,14 @@ fn is_relation_of(
     table: &str,
 ) -> Result<bool, Failure> {
     let schema = if schema.is_empty() { "main" } else { schema };
-    conn.prepare_cached(
+    let relation = OwnSql::fixed(
         "SELECT count(*) > 0 FROM (
              SELECT schema_name, table_name AS name FROM duckdb_tables() WHERE database_name = $1
              UNION ALL
              SELECT schema_name, view_name FROM duckdb_views() WHERE database_name = $1
          ) WHERE lower(schema_name) = lower($2) AND lower(name) = lower($3)",
-    )
+    );
+    prepare_sql(conn, Sql::Own(&relation), Cache::Keep)
     .and_then(|mut stmt| stmt.query_row([alias, schema, table], |row| row.get(0)))
     .map_err(|e| query_error(&e))
 }

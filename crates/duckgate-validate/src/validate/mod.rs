@@ -36,6 +36,7 @@ pub(crate) mod function_policy;
 pub mod functions;
 mod lexical;
 pub mod refusals;
+pub mod sql_prefix;
 mod statements;
 pub mod tree;
 mod unparsed;
@@ -201,6 +202,7 @@ impl From<Refusal> for crate::error::Failure {
             suggestion: (!refusal.suggestion.is_empty()).then_some(refusal.suggestion),
             missing: refusal.missing,
             refusal: None,
+            origin: crate::error::MessageOrigin::Duckgate,
         }
     }
 }
