@@ -272,7 +272,10 @@ mod tests {
         for (sql, checked) in [
             // As DuckDB writes it (`range` is one of its keywords, so it quotes it).
             ("CALL range(10)", r#"SELECT * FROM "range"(10)"#),
-            ("/* why */ call\n  range(1) ;", r#"SELECT * FROM "range"(1)"#),
+            (
+                "/* why */ call\n  range(1) ;",
+                r#"SELECT * FROM "range"(1)"#,
+            ),
             ("EXPLAIN CALL range(2)", r#"SELECT * FROM "range"(2)"#),
             ("SELECT 1", "SELECT 1"),
             // Not one CALL: read as written, and the parse of the checks refuses it.

@@ -109,8 +109,8 @@ fn is_nested_relation_of(
            AND lower(s.schema_name) = lower($3) AND lower(relation.name) = lower($4)",
     );
     prepare_sql(conn, Sql::Own(&nested_relation), Cache::Keep)
-    .and_then(|mut stmt| stmt.query_row([alias, parent, schema, table], |row| row.get(0)))
-    .map_err(|e| query_error(&e))
+        .and_then(|mut stmt| stmt.query_row([alias, parent, schema, table], |row| row.get(0)))
+        .map_err(|e| query_error(&e))
 }
 
 /// Whether a relation named like a file is a file of a declared folder (`'exports/x.csv'`):
@@ -150,6 +150,6 @@ fn is_relation_of(
          ) WHERE lower(schema_name) = lower($2) AND lower(name) = lower($3)",
     );
     prepare_sql(conn, Sql::Own(&relation), Cache::Keep)
-    .and_then(|mut stmt| stmt.query_row([alias, schema, table], |row| row.get(0)))
-    .map_err(|e| query_error(&e))
+        .and_then(|mut stmt| stmt.query_row([alias, schema, table], |row| row.get(0)))
+        .map_err(|e| query_error(&e))
 }
