@@ -199,9 +199,9 @@ impl Engine {
         let bits = u64::from_le_bytes(super::kernel_random::<8>()?) >> 11;
         let seed = bits as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
         let setseed = super::own_sql::OwnSql::fixed("SELECT setseed(?)");
-        super::own_sql::prepare_sql(
+        super::statement::prepare_sql(
             &self.conn,
-            super::own_sql::Sql::Own(&setseed),
+            super::statement::Sql::Own(&setseed),
             super::own_sql::Cache::Fresh,
         )
         .and_then(|mut stmt| stmt.execute([seed]))

@@ -7,7 +7,8 @@ use serde_json::Value as Json;
 
 use super::Engine;
 use super::errors::{query_error, worker_error};
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql};
+use super::statement::{Sql, prepare_sql};
 use crate::privacy::ViewColumnReads;
 use crate::protocol::{
     CatalogSnapshot, ColumnInfo, ColumnReference, Failure, ForeignKey, IndexInfo, RelationKind,

@@ -25,8 +25,9 @@
 use duckdb::Connection;
 
 use super::convert::ColumnType;
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql};
 use super::plan_check::{PlanJudge, table_reads};
+use super::statement::{Sql, prepare_sql};
 use crate::privacy::ReadColumn;
 
 /// What DuckDB's plans of `select` read from the catalog `alias`: (bound, optimized, whether

@@ -13,7 +13,8 @@
 use duckdb::Connection;
 
 use super::convert::ZoneOffsets;
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql};
+use super::statement::{Sql, prepare_sql};
 
 const SECOND: i64 = 1_000_000;
 const MINUTE: i64 = 60 * SECOND;

@@ -442,10 +442,13 @@ impl Engine {
             )
         };
         let count = own_sql::OwnSql::fixed("SELECT count(*) FROM range(1000) t(i) WHERE i % 7 = 0");
-        let n: i64 =
-            own_sql::prepare_sql(&self.conn, own_sql::Sql::Own(&count), own_sql::Cache::Fresh)
-                .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
-                .map_err(warm)?;
+        let n: i64 = statement::prepare_sql(
+            &self.conn,
+            statement::Sql::Own(&count),
+            own_sql::Cache::Fresh,
+        )
+        .and_then(|mut stmt| stmt.query_row([], |r| r.get(0)))
+        .map_err(warm)?;
         if n != 143 {
             return Err(worker_error(
                 ErrorKind::InternalError,

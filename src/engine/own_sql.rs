@@ -1,9 +1,9 @@
-//! What a worker hands DuckDB to prepare, and the one function that does.
+//! The engine's own statements, never from the agent's text, and what DuckDB prepares.
 //!
-//! Two kinds of SQL reach DuckDB's prepare in a worker, and [`prepare_sql`] is the only place
-//! either does:
+//! Two kinds of SQL reach DuckDB's prepare in a worker, and `statement::prepare_sql` is the only
+//! place either does:
 //!
-//! - the agent's query after every check: a [`CheckedQuery`], which only the checks can make
+//! - the agent's query after every check: a `CheckedQuery`, which only the checks can make
 //!   (`statement.rs`);
 //! - the engine's own statements ([`OwnSql`]): text fixed in this crate, whose variable parts
 //!   (a database alias, the agent's SQL handed to DuckDB's serializer) travel as bound
@@ -15,10 +15,9 @@
 
 use std::ops::{Deref, DerefMut};
 
-use duckdb::{CachedStatement, Connection, Statement};
+use duckdb::{CachedStatement, Statement};
 
-use super::sql_identifier;
-use super::statement::CheckedQuery;
+use crate::sql_text::quote_identifier as sql_identifier;
 
 /// A statement the engine writes itself, never from the agent's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,21 +55,13 @@ impl OwnSql {
         )))
     }
 
-    fn text(&self) -> &str {
+    /// The text DuckDB prepares (by `statement::prepare_sql` only).
+    pub(super) fn text(&self) -> &str {
         match &self.0 {
             OwnText::Fixed(sql) => sql,
             OwnText::Named(sql) => sql,
         }
     }
-}
-
-/// What the worker may prepare.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Sql<'q> {
-    /// The agent's query, as the checks made it.
-    Checked(&'q CheckedQuery),
-    /// One of the engine's own statements.
-    Own(&'q OwnSql),
 }
 
 /// Whether DuckDB's prepared statement is kept on the connection for the next call with the
@@ -106,22 +97,6 @@ impl<'c> DerefMut for Prepared<'c> {
             Prepared::Fresh(statement) => statement,
             Prepared::Cached(statement) => statement,
         }
-    }
-}
-
-/// The one place a worker hands DuckDB SQL to prepare (see the module documentation).
-pub(crate) fn prepare_sql<'c>(
-    conn: &'c Connection,
-    sql: Sql<'_>,
-    cache: Cache,
-) -> duckdb::Result<Prepared<'c>> {
-    let text = match sql {
-        Sql::Checked(query) => query.sql(),
-        Sql::Own(own) => own.text(),
-    };
-    match cache {
-        Cache::Keep => conn.prepare_cached(text).map(Prepared::Cached),
-        Cache::Fresh => conn.prepare(text).map(Prepared::Fresh),
     }
 }
 

@@ -10,8 +10,9 @@ use serde_json::Value as Json;
 use super::convert::{self, ColumnType};
 use super::errors::{query_error, worker_error};
 use super::local_time::LocalTime;
-use super::own_sql::{Cache, Prepared, Sql, prepare_sql};
+use super::own_sql::{Cache, Prepared};
 use super::statement::{CheckedQuery, Checks};
+use super::statement::{Sql, prepare_sql};
 use super::{Engine, plan_check};
 use crate::protocol::encoding::json_size;
 use crate::protocol::{ColumnMeta, ExplainResult, Failure, MessageOrigin, QueryResult};
@@ -59,7 +60,7 @@ impl Engine {
         self.checker()?.render_select(query.select())
     }
 
-    /// The one way the agent's query is prepared (through `own_sql::prepare_sql`): DuckDB binds and plans `query`, and once
+    /// The one way the agent's query is prepared (through `statement::prepare_sql`): DuckDB binds and plans `query`, and once
     /// [`Engine::start_plan_check`] has given the plan check this request's rules, the check
     /// judges both of DuckDB's plans for it before the statement exists (`plan_check`).
     /// A refused plan is answered with the check's reason, never DuckDB's message about the

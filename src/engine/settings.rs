@@ -3,7 +3,8 @@
 
 use super::Engine;
 use super::errors;
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql};
+use super::statement::{Sql, prepare_sql};
 
 /// The settings read back for the posture report, in report order.
 const REPORTED_SETTINGS: [&str; 12] = [

@@ -25,9 +25,10 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql};
 use super::plan_check::PlanJudge;
 use super::sql_identifier;
+use super::statement::{Sql, prepare_sql};
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 use duckgate_validate::error::ErrorKind;

@@ -16,7 +16,7 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::errors::{query_error, worker_error};
-use super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::own_sql::{Cache, OwnSql, Prepared};
 use crate::protocol::Failure;
 use duckgate_plan_reader::DatabaseToken;
 use duckgate_validate::error::{ErrorKind, messages};
@@ -59,6 +59,32 @@ pub enum Checks {
     /// None: a test switched every check of the SQL off.
     #[cfg(any(test, feature = "test-bypass"))]
     Off,
+}
+
+/// What the worker may prepare.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sql<'q> {
+    /// The agent's query, as the checks made it.
+    Checked(&'q CheckedQuery),
+    /// One of the engine's own statements.
+    Own(&'q OwnSql),
+}
+
+/// The one place a worker hands DuckDB SQL to prepare: a checked query or one of the engine's
+/// own statements (see `own_sql`).
+pub(crate) fn prepare_sql<'c>(
+    conn: &'c Connection,
+    sql: Sql<'_>,
+    cache: Cache,
+) -> duckdb::Result<Prepared<'c>> {
+    let text = match sql {
+        Sql::Checked(query) => query.sql(),
+        Sql::Own(own) => own.text(),
+    };
+    match cache {
+        Cache::Keep => conn.prepare_cached(text).map(Prepared::Cached),
+        Cache::Fresh => conn.prepare(text).map(Prepared::Fresh),
+    }
 }
 
 impl CheckedQuery {

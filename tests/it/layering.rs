@@ -366,10 +366,10 @@ fn the_worker_hands_duckdb_sql_to_prepare_in_one_place() {
     assert_eq!(
         calls,
         [
-            "src/engine/own_sql.rs: .prepare_cached(",
-            "src/engine/own_sql.rs: .prepare(",
+            "src/engine/statement.rs: .prepare_cached(",
+            "src/engine/statement.rs: .prepare(",
         ],
-        "the worker prepares SQL outside own_sql::prepare_sql"
+        "the worker prepares SQL outside statement::prepare_sql"
     );
 }
 

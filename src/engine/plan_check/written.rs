@@ -6,7 +6,8 @@ use duckdb::Connection;
 use serde_json::Value as Json;
 
 use super::super::errors::query_error;
-use super::super::own_sql::{Cache, OwnSql, Sql, prepare_sql};
+use super::super::own_sql::{Cache, OwnSql};
+use super::super::statement::{Sql, prepare_sql};
 use super::Refused;
 use crate::protocol::Failure;
 use duckgate_validate::validate::functions;
