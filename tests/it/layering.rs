@@ -129,52 +129,45 @@ fn files_of(root: &Path, places: &[&str]) -> Vec<PathBuf> {
     files
 }
 
-/// Every finding of `reaches` in `files`, as `file: path`.
-fn crossings(root: &Path, files: &[PathBuf], reaches: fn(&str) -> Vec<String>) -> Vec<String> {
+/// No file of `places` (one side of the house) reaches into the other side, as `reaches` reads
+/// it; `side` and `other` name the two in the failure.
+fn assert_never_reaches(
+    places: &[&str],
+    reaches: fn(&str) -> Vec<String>,
+    side: &str,
+    other: &str,
+) {
+    let root = repo_root();
+    let files = files_of(&root, places);
+    assert!(
+        files.len() > 30,
+        "found only {} {side}-side files: the listing is wrong",
+        files.len()
+    );
     let mut problems = Vec::new();
-    for file in files {
+    for file in &files {
         let source = std::fs::read_to_string(file)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
         for path in reaches(&source) {
-            let name = file.strip_prefix(root).unwrap_or(file).display();
+            let name = file.strip_prefix(&root).unwrap_or(file).display();
             problems.push(format!("{name}: {path}"));
         }
     }
-    problems
+    assert!(
+        problems.is_empty(),
+        "{side}-side code reaches into the {other} (move what both need into src/protocol/):\n{}",
+        problems.join("\n")
+    );
 }
 
 #[test]
 fn the_parent_side_never_imports_the_worker_side() {
-    let root = repo_root();
-    let files = files_of(&root, &PARENT_SIDE);
-    assert!(
-        files.len() > 30,
-        "found only {} parent-side files: the listing is wrong",
-        files.len()
-    );
-    let problems = crossings(&root, &files, reaches_into_the_worker);
-    assert!(
-        problems.is_empty(),
-        "parent-side code reaches into the worker (move what both need into src/protocol/):\n{}",
-        problems.join("\n")
-    );
+    assert_never_reaches(&PARENT_SIDE, reaches_into_the_worker, "parent", "worker");
 }
 
 #[test]
 fn the_worker_side_never_imports_the_parent_side() {
-    let root = repo_root();
-    let files = files_of(&root, &WORKER_SIDE);
-    assert!(
-        files.len() > 30,
-        "found only {} worker-side files: the listing is wrong",
-        files.len()
-    );
-    let problems = crossings(&root, &files, reaches_into_the_parent);
-    assert!(
-        problems.is_empty(),
-        "worker-side code reaches into the parent (move what both need into src/protocol/):\n{}",
-        problems.join("\n")
-    );
+    assert_never_reaches(&WORKER_SIDE, reaches_into_the_parent, "worker", "parent");
 }
 
 /// The scan above must be able to fail: every way of writing the path is seen, and the word in a

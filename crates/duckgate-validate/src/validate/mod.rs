@@ -468,15 +468,7 @@ fn check_unbounded_stack(
         return Err(multiple_statements());
     }
     let first = match lexical::first_significant(&tokens) {
-        Some(Token::SemiColon) | None => {
-            return Err(Refusal {
-                kind: ErrorKind::SyntaxError,
-                message: "The SQL is empty.".into(),
-                construct: String::new(),
-                suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
-                missing: None,
-            });
-        }
+        Some(Token::SemiColon) | None => return Err(refusals::empty_sql()),
         Some(token) => token.clone(),
     };
     let mut walker = walk::Walker::new(catalog, limits);

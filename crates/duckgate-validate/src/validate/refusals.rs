@@ -17,6 +17,17 @@ pub fn policy_blocked(construct: &str, message: String, suggestion: &str) -> Ref
     }
 }
 
+/// Nothing to run: the text holds no statement.
+pub fn empty_sql() -> Refusal {
+    Refusal {
+        kind: ErrorKind::SyntaxError,
+        message: "The SQL is empty.".into(),
+        construct: String::new(),
+        suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
+        missing: None,
+    }
+}
+
 /// A construct duckgate does not accept (mostly other dialects' syntax).
 pub fn unsupported(construct: &str, instead: &str) -> Refusal {
     policy_blocked(

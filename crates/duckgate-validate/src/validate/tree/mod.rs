@@ -30,9 +30,9 @@ use serde_json::{Map, Value as Json};
 use super::Refusal;
 use super::functions::{self, ExpressionUse, RowSource, SystemView, TableUse};
 use super::refusals::{
-    catalog_listing, denied, file_relation, in_declared_folder, looks_like_path, names_a_data_file,
-    no_declared_folders, other_catalog, statement_counter, table_function_not_allowed,
-    unknown_relation, unsupported,
+    catalog_listing, denied, empty_sql, file_relation, in_declared_folder, looks_like_path,
+    names_a_data_file, no_declared_folders, other_catalog, statement_counter,
+    table_function_not_allowed, unknown_relation, unsupported,
 };
 use crate::error::{ErrorKind, messages};
 
@@ -98,15 +98,7 @@ pub fn walk_tree(tree: &Json, rules: &TreeRules<'_>) -> Result<TreeFacts, Refusa
         .ok_or_else(|| unexpected("no statement list"))?;
     let statement = match statements.as_slice() {
         [one] => one,
-        [] => {
-            return Err(Refusal {
-                kind: ErrorKind::SyntaxError,
-                message: "The SQL is empty.".into(),
-                construct: String::new(),
-                suggestion: "Send a query, e.g. SELECT * FROM some_table LIMIT 10.".into(),
-                missing: None,
-            });
-        }
+        [] => return Err(empty_sql()),
         _ => {
             return Err(Refusal {
                 kind: ErrorKind::MultipleStatements,
