@@ -3,7 +3,8 @@
 //!
 //! - [`strip_explain`] cuts an `EXPLAIN [ANALYZE] [(options)]` prefix so the checks read the
 //!   explained query. It is strict: only whitespace may come first (no comment), options are
-//!   words and commas only. Anything it does not recognise is left whole, and DuckDB's parser of
+//!   words and commas only; a space is one of DuckDB's ([`is_duckdb_space`]), so the prefix ends
+//!   where DuckDB's tokenizer ends its words. Anything it does not recognise is left whole, and DuckDB's parser of
 //!   the checks then refuses the `EXPLAIN` as a statement that is not a `SELECT`: a false
 //!   refusal at worst, never a query checked as another.
 //! - [`may_hold_keyword`] says whether a keyword (`PIVOT`, `CALL`) appears in the text at all,
@@ -14,10 +15,10 @@
 //! Both are pure and fuzzed (`fuzz/fuzz_targets/sql_prefix.rs`).
 
 /// If `sql` is `EXPLAIN [ANALYZE] [(options)] rest`, `rest` (a suffix of `sql`); otherwise
-/// `None`.
+/// `None`. Only DuckDB's spaces ([`is_duckdb_space`]) may come before and after each keyword.
 pub fn strip_explain(sql: &str) -> Option<&str> {
-    let rest = strip_keyword(sql.trim_start(), "EXPLAIN")?.trim_start();
-    let rest = strip_keyword(rest, "ANALYZE").unwrap_or(rest).trim_start();
+    let rest = trim_spaces(strip_keyword(trim_spaces(sql), "EXPLAIN")?);
+    let rest = trim_spaces(strip_keyword(rest, "ANALYZE").unwrap_or(rest));
     if let Some(options) = rest.strip_prefix('(') {
         let (inside, after) = options.split_once(')')?;
         // Options are words and commas only (`FORMAT JSON`, `ANALYZE, FORMAT json`).
@@ -32,7 +33,21 @@ pub fn strip_explain(sql: &str) -> Option<&str> {
     Some(rest)
 }
 
-/// `keyword` (any case) at the start of `text`, followed by whitespace or `(`: the rest.
+/// Whether DuckDB's tokenizer takes `c` as a space (DuckDB 2.0's `StringUtil::CharacterIsSpace`):
+/// ASCII space, tab, newline, vertical tab, form feed and carriage return, nothing else. Any
+/// other character (a no-break space, a line separator) is part of a word to DuckDB
+/// (`Tokenizer::CharacterIsKeyword`), so `\u{a0}EXPLAIN` is no `EXPLAIN` to it, nor here.
+pub fn is_duckdb_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{b}' | '\u{c}' | '\r')
+}
+
+/// `text` without the spaces DuckDB's tokenizer skips at its start.
+fn trim_spaces(text: &str) -> &str {
+    text.trim_start_matches(is_duckdb_space)
+}
+
+/// `keyword` (any case) at the start of `text`, followed by one of DuckDB's spaces or `(`,
+/// where DuckDB's tokenizer ends the word: the rest.
 fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     let head = text.get(..keyword.len())?;
     if !head.eq_ignore_ascii_case(keyword) {
@@ -40,7 +55,7 @@ fn strip_keyword<'a>(text: &'a str, keyword: &str) -> Option<&'a str> {
     }
     let rest = text.get(keyword.len()..)?;
     match rest.chars().next() {
-        Some(c) if c.is_whitespace() || c == '(' => Some(rest),
+        Some(c) if is_duckdb_space(c) || c == '(' => Some(rest),
         _ => None,
     }
 }
@@ -77,6 +92,32 @@ mod tests {
         assert_eq!(strip_explain("SELECT 1"), None);
         assert_eq!(strip_explain("EXPLAIN"), None);
         assert_eq!(strip_explain("ÉXPLAIN SELECT 1"), None);
+    }
+
+    /// A character DuckDB's tokenizer reads as part of a word is no space here either: before
+    /// the keyword it makes another word (`\u{a0}EXPLAIN`), after it a longer one; DuckDB's own
+    /// spaces, vertical tab and form feed among them, are read as it reads them.
+    #[test]
+    fn only_duckdb_spaces_come_before_or_end_a_keyword() {
+        assert_eq!(
+            strip_explain("\u{b}\u{c}\tEXPLAIN\u{c}ANALYZE\rSELECT 1"),
+            Some("SELECT 1")
+        );
+        for sql in [
+            "\u{a0}EXPLAIN SELECT 1",
+            "EXPLAIN\u{a0}SELECT 1",
+            "\u{2028}EXPLAIN SELECT 1",
+            "EXPLAIN\u{3000}SELECT 1",
+            "\u{85}EXPLAIN SELECT 1",
+        ] {
+            assert_eq!(strip_explain(sql), None, "{sql:?}");
+        }
+        // After `ANALYZE`, a word that only starts with it is the explained statement's.
+        assert_eq!(
+            strip_explain("EXPLAIN ANALYZE\u{a0}SELECT 1"),
+            Some("ANALYZE\u{a0}SELECT 1")
+        );
+        assert!(is_duckdb_space('\u{b}') && !is_duckdb_space('\u{a0}'));
     }
 
     #[test]
