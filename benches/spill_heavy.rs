@@ -3,9 +3,15 @@
 //! both sides. Reports each query's answer on both sides (they must be equal) and median times
 //! and their ratio; never a pass/fail test.
 //!
-//! Run: `cargo bench --bench spill_heavy -- [--rows N] [--runs N] [--db PATH] [--only NAME]`. The default is
-//! 100 M readings of 2,000 patients (about 1 GB on disk; built once and kept at `--db`, default
-//! `<system temp>/duckgate-spill-heavy.duckdb`), 3 runs per query and side.
+//! Run: `cargo bench --bench spill_heavy -- [--rows N] [--runs N] [--db PATH] [--only NAME]
+//! [--parquet]`. The default is 100 M readings of 2,000 patients (about 1 GB on disk; built once
+//! and kept at `--db`, default `<system temp>/duckgate-spill-heavy.duckdb`), 3 runs per query and
+//! side.
+//!
+//! With `--parquet`, the same queries read a Parquet copy of the tables instead (written once
+//! beside the database, `<db>.parquet/`): duckgate through a declared folder (`--files
+//! bench=DIR`, every file the plan binds checked), in-process DuckDB from the same files. This is
+//! the speed of a declared folder against DuckDB reading it directly.
 #![allow(
     clippy::print_stdout,
     reason = "a bench's report is its output: it prints the figures to stdout"
@@ -71,6 +77,40 @@ fn build(db: &Path, rows: u64) {
     );
 }
 
+/// The folder of the Parquet copy of `db`'s tables (written once): `<db>.parquet/bench/`.
+fn parquet_copy(db: &Path) -> PathBuf {
+    let mut root = db.as_os_str().to_owned();
+    root.push(".parquet");
+    let dir = PathBuf::from(root).join(FOLDER);
+    if dir.join("cgm_readings.parquet").exists() {
+        return dir;
+    }
+    let started = Instant::now();
+    std::fs::create_dir_all(&dir).expect("the Parquet copy's folder");
+    let conn = duckdb::Connection::open(db).expect("open the bench database");
+    for table in ["cgm_readings", "insulin_events"] {
+        conn.execute_batch(&format!(
+            "COPY {table} TO '{}' (FORMAT parquet);",
+            dir.join(format!("{table}.parquet")).display()
+        ))
+        .expect("write the Parquet copy");
+    }
+    println!(
+        "wrote the Parquet copy {} in {:.0} s",
+        dir.display(),
+        started.elapsed().as_secs_f64()
+    );
+    dir
+}
+
+/// The folder name the Parquet copy is declared under.
+const FOLDER: &str = "bench";
+
+/// `sql` reading the Parquet copy: each table a file of the declared folder.
+fn over_parquet(sql: &str) -> String {
+    sql.replace("cgm_readings", &format!("'{FOLDER}/cgm_readings.parquet'"))
+}
+
 /// In-process DuckDB as a user would run it: memory_limit, threads and a temporary directory.
 fn in_process(db: &Path, temp: &Path) -> duckdb::Connection {
     let config = duckdb::Config::default()
@@ -123,6 +163,9 @@ async fn main() {
         PathBuf::from,
     );
     build(&db, rows);
+    let parquet = std::env::args()
+        .any(|a| a == "--parquet")
+        .then(|| parquet_copy(&db));
     let temp = std::env::temp_dir().join(format!("duckgate-spill-heavy-{}", std::process::id()));
     std::fs::create_dir_all(&temp).expect("temp dir");
 
@@ -133,10 +176,18 @@ async fn main() {
     config.timeout = std::time::Duration::from_secs(3600);
     config.warm_workers = 1;
     config.max_concurrent = 1;
+    if let Some(dir) = &parquet {
+        config.files = vec![(FOLDER.to_owned(), dir.clone())];
+    }
     let gateway = Gateway::start(config).await.expect("gateway");
     println!(
-        "memory_limit {MEMORY_LIMIT} B, {THREADS} threads on both sides; duckgate budget {:?}; {runs} runs each, medians",
-        gateway.memory()
+        "memory_limit {MEMORY_LIMIT} B, {THREADS} threads on both sides; duckgate budget {:?}; {runs} runs each, medians; {rows} rows; reading {}",
+        gateway.memory(),
+        if parquet.is_some() {
+            "a Parquet copy (a declared folder)"
+        } else {
+            "the database"
+        }
     );
     println!(
         "{:<28} {:>12} {:>12} {:>7}  answer (same on both sides?)",
@@ -147,6 +198,12 @@ async fn main() {
         .into_iter()
         .filter(|(name, _)| only.as_ref().is_none_or(|o| name.contains(o.as_str())))
     {
+        let sql = if parquet.is_some() {
+            over_parquet(sql)
+        } else {
+            sql.to_owned()
+        };
+        let sql = sql.as_str();
         let mut duckdb_times = Vec::new();
         let mut duckgate_times = Vec::new();
         let mut duckdb_answer = String::new();
@@ -154,6 +211,12 @@ async fn main() {
         for _ in 0..runs {
             // A fresh connection each run: a duckgate worker is fresh each call too.
             let conn = in_process(&db, &temp);
+            if let Some(dir) = &parquet {
+                // `bench/x.parquet` names the copy's files, as the declared folder does.
+                let root = dir.parent().expect("the copy's folder has a parent");
+                conn.execute_batch(&format!("SET file_search_path = '{}';", root.display()))
+                    .expect("file_search_path");
+            }
             let (answer, seconds) = run_in_process(&conn, sql);
             drop(conn);
             duckdb_answer = answer;

@@ -50,6 +50,11 @@ pub struct FolderRules {
     pub max_files: u64,
     /// The most bytes the files one query binds may hold together (`--files-max-bytes`).
     pub max_bytes: u64,
+    /// The database file and its WAL: no folder serves them by any name. A hard link in a
+    /// folder is the same inode under a name landlock grants (it grants by path), and reading
+    /// it would give SQL the database's raw bytes, hidden tables and columns included, and drop
+    /// the worker's lock on the file when it is closed.
+    pub database_files: Vec<PathBuf>,
 }
 
 impl FolderRules {
@@ -175,10 +180,11 @@ fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// Where a file DuckDB bound (`NAME/…`, as the plan holds it) is on the host, if it is inside a
-/// declared folder once every symbolic link is resolved, with its size; why not, otherwise. The
-/// plan check's decision, from the file's name as DuckDB bound it, never from the SQL text.
-pub fn locate(folders: &[DeclaredFolder], bound: &str) -> Result<(PathBuf, u64), String> {
-    let Some(folder) = folders.iter().find(|f| {
+/// declared folder once every symbolic link is resolved, a regular file and not the database
+/// (or its WAL) under another name, with its size; why not, otherwise. The plan check's
+/// decision, from the file's name as DuckDB bound it, never from the SQL text.
+pub fn locate(rules: &FolderRules, bound: &str) -> Result<(PathBuf, u64), String> {
+    let Some(folder) = rules.folders.iter().find(|f| {
         bound.len() > f.name.len() + 1
             && bound.starts_with(f.name.as_str())
             && bound.as_bytes().get(f.name.len()) == Some(&b'/')
@@ -210,7 +216,137 @@ pub fn locate(folders: &[DeclaredFolder], bound: &str) -> Result<(PathBuf, u64),
             "'{bound}' is not a regular file (a FIFO, a device or a directory)"
         ));
     }
+    if is_database_file(rules, &meta) {
+        return Err(format!(
+            "'{bound}' is the database file (or its WAL) under another name, a hard link; the \
+             database is read through its tables"
+        ));
+    }
     Ok((real, meta.len()))
+}
+
+/// Whether `meta` is the database file or its WAL: the same device and inode, whatever the
+/// name. Asked of the kernel each time, since a WAL comes and goes.
+fn is_database_file(rules: &FolderRules, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    rules.database_files.iter().any(|file| {
+        std::fs::metadata(file).is_ok_and(|db| db.dev() == meta.dev() && db.ino() == meta.ino())
+    })
+}
+
+/// One file of a declared folder, as `list_files` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderFile {
+    /// `NAME/…`, as the agent names it.
+    pub path: String,
+    /// What DuckDB's readers take it for by its name ([`format_of`]).
+    pub format: &'static str,
+    /// Its size in bytes.
+    pub size_bytes: u64,
+    /// When it was last modified, in seconds since 1970 (UTC).
+    pub modified_unix: i64,
+}
+
+/// The files of the declared folders, as far as one walk went.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Listing {
+    /// In the order of their paths.
+    pub files: Vec<FolderFile>,
+    /// The walk looked at `max_entries` entries and stopped: there may be more.
+    pub stopped: bool,
+}
+
+/// What DuckDB's readers take a file for by its name (a replacement scan, `FROM 'x.csv'`):
+/// `parquet`, `csv` (also `.tsv`), `json` (also `.jsonl`, `.ndjson`), each also compressed
+/// (`.gz`, `.zst`), or `other`.
+pub fn format_of(path: &str) -> &'static str {
+    let lower = path.to_ascii_lowercase();
+    let name = lower
+        .strip_suffix(".gz")
+        .or_else(|| lower.strip_suffix(".zst"))
+        .unwrap_or(&lower);
+    let extension = name.rsplit_once('.').map_or("", |(_, extension)| extension);
+    match extension {
+        "parquet" | "parq" => "parquet",
+        "csv" | "tsv" => "csv",
+        "json" | "jsonl" | "ndjson" => "json",
+        _ => "other",
+    }
+}
+
+/// The regular files of the declared folders (only the one named `only`, when given), as their
+/// readers may read them: a symbolic link only when it resolves to a regular file inside its
+/// folder (a directory behind a link is never entered), the database and its WAL left out
+/// whatever their name (a hard link), and every file `hidden` says is hidden left out. The walk
+/// looks at no more than `max_entries` entries of the folders. No host path leaves it: paths are
+/// `NAME/…`.
+pub fn list_files(
+    rules: &FolderRules,
+    only: Option<&str>,
+    hidden: impl Fn(&str) -> bool,
+    max_entries: usize,
+) -> Listing {
+    let mut listing = Listing::default();
+    let mut looked = 0usize;
+    for folder in rules
+        .folders
+        .iter()
+        .filter(|f| only.is_none_or(|name| f.name == name))
+    {
+        // Directories still to read: the host directory and its `NAME/…` path.
+        let mut pending = vec![(folder.dir.clone(), folder.name.clone())];
+        while let Some((dir, named)) = pending.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                looked += 1;
+                if looked > max_entries {
+                    listing.stopped = true;
+                    break;
+                }
+                let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                    // DuckDB names files by UTF-8 text: a name that is not cannot be asked for.
+                    continue;
+                };
+                let path = format!("{named}/{name}");
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                if kind.is_dir() {
+                    pending.push((entry.path(), path));
+                    continue;
+                }
+                // As the plan check would judge the file if a query named it.
+                let Ok((_, size)) = locate(rules, &path) else {
+                    continue;
+                };
+                if hidden(&path) {
+                    continue;
+                }
+                let modified_unix = std::fs::metadata(entry.path())
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .and_then(|d| i64::try_from(d.as_secs()).ok())
+                    .unwrap_or(0);
+                listing.files.push(FolderFile {
+                    format: format_of(&path),
+                    path,
+                    size_bytes: size,
+                    modified_unix,
+                });
+            }
+            if listing.stopped {
+                break;
+            }
+        }
+        if listing.stopped {
+            break;
+        }
+    }
+    listing.files.sort_by(|a, b| a.path.cmp(&b.path));
+    listing
 }
 
 #[cfg(test)]
@@ -264,11 +400,26 @@ mod tests {
         std::fs::write(data.join("a.csv"), b"x\n1\n").unwrap();
         std::fs::write(root.join("secret.csv"), b"x\n1\n").unwrap();
         std::os::unix::fs::symlink(root.join("secret.csv"), data.join("out.csv")).unwrap();
-        let folders = vec![DeclaredFolder {
-            name: "exports".into(),
-            dir: std::fs::canonicalize(&data).unwrap(),
-        }];
+        let db = root.join("cgm.duckdb");
+        std::fs::write(&db, b"raw bytes").unwrap();
+        std::fs::hard_link(&db, data.join("db.csv")).unwrap();
+        std::fs::hard_link(root.join("secret.csv"), data.join("hard.csv")).unwrap();
+        let folders = FolderRules {
+            folders: vec![DeclaredFolder {
+                name: "exports".into(),
+                dir: std::fs::canonicalize(&data).unwrap(),
+            }],
+            database_files: vec![db.clone(), root.join("cgm.duckdb.wal")],
+            ..FolderRules::default()
+        };
         assert_eq!(locate(&folders, "exports/a.csv").unwrap().1, 4);
+        // A hard link is the file under a name inside the folder; one of the database is not.
+        assert_eq!(locate(&folders, "exports/hard.csv").unwrap().1, 4);
+        assert!(
+            locate(&folders, "exports/db.csv")
+                .unwrap_err()
+                .contains("the database file")
+        );
         assert!(
             locate(&folders, "exports/out.csv")
                 .unwrap_err()

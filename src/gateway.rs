@@ -116,6 +116,12 @@ impl Gateway {
         &self.inner.config
     }
 
+    /// The declared folders as the workers are given them (validated at start-up), the caps on
+    /// what one query reads of them, and the database files no folder serves.
+    pub fn folder_rules(&self) -> crate::folders::FolderRules {
+        self.inner.pool.spec().worker.folder_rules()
+    }
+
     /// The posture the start-up preflight found workers will have, or why the server refuses
     /// to run queries at all.
     pub fn confinement(&self) -> Result<&Posture, &Failure> {

@@ -1,9 +1,19 @@
 //! Privacy rules: tables and columns the operator hides from agents.
 //!
-//! Patterns are case-insensitive globs (`*` any run, `?` one character). A table pattern matches
-//! `name` or `schema.name`; a column pattern matches `table.column` or `schema.table.column`.
-//! A hidden object does not exist for the agent: the gateway removes it from the catalog every
-//! tool and the validator see, so naming it is an unknown name like any other.
+//! Patterns are case-insensitive globs (`*` any run, slashes and dots included; `?` one
+//! character). A table pattern matches `name` or `schema.name`; a column pattern matches
+//! `table.column` or `schema.table.column`. A hidden object does not exist for the agent: the
+//! gateway removes it from the catalog every tool and the validator see, so naming it is an
+//! unknown name like any other.
+//!
+//! A pattern holding a `/` names files of the declared folders, as the agent names them
+//! (`exports/2026/readings.parquet`), and nothing else; one without names tables and nothing
+//! else. In `hide_tables` it hides whole files: a hidden file is a missing one. In
+//! `hide_columns` it is the files' pattern, a dot, and the column's pattern
+//! (`exports/**/*.parquet.patient_name`): that column of those files does not exist. Parquet
+//! files hide such a column from DuckDB's binder; a CSV or JSON file a column rule names is
+//! refused as a whole, since its reader can bind columns by position or read its header as a row
+//! (`vendor/libduckdb-sys/duckgate/folders.cpp`, `engine::plan_check`).
 
 use serde::{Deserialize, Serialize};
 
@@ -88,7 +98,46 @@ impl PrivacyPolicy {
         let qualified = format!("{schema}.{name}");
         self.hide_tables
             .iter()
+            .filter(|p| !names_files(p))
             .any(|p| glob_matches(p, name) || glob_matches(p, &qualified))
+    }
+
+    /// Whether any rule names files of the declared folders.
+    pub fn names_files(&self) -> bool {
+        self.hide_tables
+            .iter()
+            .chain(&self.hide_columns)
+            .any(|p| names_files(p))
+    }
+
+    /// Whether the file `NAME/…` of a declared folder is hidden: a missing file for queries.
+    pub fn hides_file(&self, file: &str) -> bool {
+        self.hide_tables
+            .iter()
+            .filter(|p| names_files(p))
+            .any(|p| file_glob_matches(p, file))
+    }
+
+    /// Whether a column rule names the file `NAME/…` (whatever the file holds).
+    pub fn has_file_column_rules(&self, file: &str) -> bool {
+        self.file_column_rules()
+            .any(|(files, _)| file_glob_matches(files, file))
+    }
+
+    /// Whether the column of the file `NAME/…` is hidden (every column of a hidden file is).
+    pub fn hides_file_column(&self, file: &str, column: &str) -> bool {
+        self.hides_file(file)
+            || self.file_column_rules().any(|(files, columns)| {
+                file_glob_matches(files, file) && glob_matches(columns, column)
+            })
+    }
+
+    /// The column rules that name files: each one's files' pattern and column's pattern.
+    fn file_column_rules(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.hide_columns
+            .iter()
+            .filter(|p| names_files(p))
+            .filter_map(|p| p.rsplit_once('.'))
     }
 
     /// The columns of one table that are hidden, given each column's name and the columns its
@@ -137,8 +186,20 @@ impl PrivacyPolicy {
         let long = format!("{schema}.{table}.{column}");
         self.hide_columns
             .iter()
+            .filter(|p| !names_files(p))
             .any(|p| glob_matches(p, &short) || glob_matches(p, &long))
     }
+}
+
+/// Whether a pattern names files of the declared folders (it holds a `/`) rather than tables.
+fn names_files(pattern: &str) -> bool {
+    pattern.contains('/')
+}
+
+/// [`glob_matches`] for a pattern of files: `*` already crosses folders, and `**/` also matches
+/// no folder at all (`exports/**/*.parquet` names `exports/a.parquet` too), as in DuckDB's globs.
+fn file_glob_matches(pattern: &str, file: &str) -> bool {
+    glob_matches(&pattern.replace("**/", "*"), file)
 }
 
 /// What DuckDB's plan of a view's column reads from one stored table (see
@@ -258,5 +319,32 @@ mod tests {
         assert!(policy.hides_column("main", "raw_payloads", "id"));
         assert!(!policy.hides_column("main", "readings", "glucose"));
         assert!(PrivacyPolicy::default().is_empty());
+    }
+
+    #[test]
+    fn patterns_with_a_slash_name_files_and_only_files() {
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["exports/private/*".into(), "*secret*".into()],
+            hide_columns: vec![
+                "exports/**/*.parquet.patient_name".into(),
+                "*.serial_number".into(),
+            ],
+        };
+        assert!(policy.names_files());
+        assert!(policy.hides_file("exports/private/a.parquet"));
+        assert!(policy.hides_file("EXPORTS/private/deep/b.csv"));
+        // A table pattern names no file, and a file pattern no table.
+        assert!(!policy.hides_file("exports/secret.parquet"));
+        assert!(policy.hides_table("main", "secret_notes"));
+        assert!(!policy.hides_table("exports", "private/a.parquet"));
+        assert!(policy.has_file_column_rules("exports/2026/a.parquet"));
+        assert!(!policy.has_file_column_rules("exports/a.csv"));
+        assert!(policy.hides_file_column("exports/2026/a.parquet", "Patient_Name"));
+        assert!(policy.hides_file_column("exports/a.parquet", "patient_name"));
+        assert!(!policy.hides_file_column("exports/2026/a.parquet", "glucose"));
+        assert!(!policy.hides_file_column("exports/a.parquet.x", "serial_number"));
+        assert!(policy.hides_file_column("exports/private/a.parquet", "glucose"));
+        assert!(!policy.hides_column("main", "exports/2026/a", "patient_name"));
+        assert!(!PrivacyPolicy::default().names_files());
     }
 }

@@ -4,7 +4,7 @@ standard library, so the container route is tested where the official SDKs are n
 usage: session.py [--expect served|refused] [--time-zone ZONE] [--rounds N] [--label TEXT]
                   [--budget-bytes N] [--spill-backing disk|memory] -- COMMAND ARG...
 
-served (the default): initialize, the nine tools, server_info (the time zone, landlock and
+served (the default): initialize, the ten tools, server_info (the time zone, landlock and
 seccomp in force, and the memory budget and spill place when asked), a count over cgm_readings,
 then N round trips of `SELECT 1`; stdin closed, the server must exit 0.
 refused: every call must be answered `sandbox_unavailable`, naming the inherited seccomp filter
@@ -27,6 +27,7 @@ import time
 
 TOOLS = {
     "list_tables",
+    "list_files",
     "describe_table",
     "query",
     "plot",

@@ -31,6 +31,7 @@ from mcp import Client, StdioServerParameters
 
 TOOL_ORDER = [
     "list_tables",
+    "list_files",
     "describe_table",
     "query",
     "plot",

@@ -227,6 +227,15 @@ impl Engine {
     /// [`Engine::check_plan`] before running anything. An empty policy changes nothing.
     pub fn enforce_privacy(&mut self, policy: &PrivacyPolicy) {
         self.privacy = (!policy.is_empty()).then(|| policy.clone());
+        // The declared folders' file system and readers ask the rules about files from now on
+        // (`folders.cpp`): a hidden file is a missing one, a hidden column of a Parquet file
+        // does not exist for the binder.
+        let files: Option<std::sync::Arc<dyn duckgate_plan_reader::FolderPrivacy>> = self
+            .privacy
+            .as_ref()
+            .filter(|policy| policy.names_files())
+            .map(|policy| std::sync::Arc::new(FileRules(policy.clone())) as _);
+        duckgate_plan_reader::set_folder_privacy(self.token, files);
     }
 
     /// Judge every statement prepared from now on by DuckDB's plan for it (`plan_check`): only
@@ -337,5 +346,22 @@ impl Engine {
                 format!("Could not detach the database: {e}"),
             )
         })
+    }
+}
+
+/// The privacy rules, as the declared folders' side of DuckDB asks them.
+struct FileRules(PrivacyPolicy);
+
+impl duckgate_plan_reader::FolderPrivacy for FileRules {
+    fn hides_file(&self, file: &str) -> bool {
+        self.0.hides_file(file)
+    }
+
+    fn has_column_rules(&self, file: &str) -> bool {
+        self.0.has_file_column_rules(file)
+    }
+
+    fn hides_column(&self, file: &str, column: &str) -> bool {
+        self.0.hides_file_column(file, column)
     }
 }

@@ -318,10 +318,18 @@ impl Engine {
             .iter()
             .map(|f| (f.name.clone(), f.dir.to_string_lossy().into_owned()))
             .collect();
+        let database_files: Vec<String> = cfg
+            .folders
+            .database_files
+            .iter()
+            .map(|f| f.to_string_lossy().into_owned())
+            .collect();
         let folders = duckgate_plan_reader::FolderMounts {
             folders: &mounts,
             check: cfg.harden,
+            database_files: &database_files,
             max_files: cfg.folders.max_files,
+            max_bytes: cfg.folders.max_bytes,
         };
         let (conn, token) =
             duckgate_plan_reader::open_in_memory(&settings, &folders).map_err(|e| {

@@ -196,6 +196,11 @@ fn cut_strings(value: &mut Value, keep: usize) {
 const SHORTEST_CUT: usize = 24;
 
 impl Reply {
+    /// Its bytes as they travel: text and structured content together.
+    pub(crate) fn bytes(&self) -> usize {
+        reply_bytes(&self.envelope, &self.text)
+    }
+
     /// This reply within `budget` bytes of text and structured content together (the picture
     /// of a `plot` is bounded by its size in pixels, not by this): every tool's reply, not only
     /// rows (`query` and `sample_rows` cut their rows to the budget themselves, so theirs fit

@@ -40,8 +40,9 @@ pub const INSTRUCTIONS: &str = "duckgate gives read-only SQL access to one DuckD
 Start with list_tables to see the tables, then describe_table for exact column names and types, \
 then query with one SELECT (DuckDB dialect). search_schema finds tables and columns by keyword, \
 list_relationships shows join keys, sample_rows shows example values, explain_query shows a plan \
-without running it, server_info shows the limits and the sandbox. Writes, settings, files and \
-network are refused. Every result's structuredContent is {status, data, error, follow_up_hints}: \
+without running it, server_info shows the limits and the sandbox, list_files shows the data \
+files of the folders the operator declared, which SQL reads by that path (FROM 'exports/a.parquet'). \
+Writes, settings, other files and network are refused. Every result's structuredContent is {status, data, error, follow_up_hints}: \
 status is success, empty (no rows), partial (truncated at the limit), error or refused; on error, \
 follow error.recovery (suggested_tool, suggested_args, fuzzy_matches).";
 
@@ -50,6 +51,11 @@ pub const SNAPSHOT_URI: &str = "schema://snapshot";
 /// URI template of one table's schema.
 pub const TABLE_URI_TEMPLATE: &str = "schema://table/{name}";
 const TABLE_URI_PREFIX: &str = "schema://table/";
+/// URI of the declared folders' files (when folders are declared).
+pub const FILES_URI: &str = "schema://files";
+/// URI template of one file's columns (when folders are declared).
+pub const FILE_URI_TEMPLATE: &str = "schema://file/{path}";
+const FILE_URI_PREFIX: &str = "schema://file/";
 
 /// The duckgate MCP server.
 #[derive(Debug, Clone)]
@@ -179,6 +185,32 @@ impl DuckgateServer {
         if uri == SNAPSHOT_URI {
             return Ok(serde_json::to_string(&*catalog).unwrap_or_default());
         }
+        let folders_declared = !self.gateway.folder_rules().folders.is_empty();
+        if folders_declared && uri == FILES_URI {
+            return tools::list_files::files_resource(&self.tool_context())
+                .await
+                .map(|files| files.to_string())
+                .map_err(|error| McpError::internal_error(error.message, None));
+        }
+        if let Some(encoded) = uri
+            .strip_prefix(FILE_URI_PREFIX)
+            .filter(|_| folders_declared)
+        {
+            let path = percent_decode(encoded);
+            let context = self.tool_context();
+            let Some(path) = tools::tool::as_file(&context, &path) else {
+                return Err(McpError::resource_not_found(
+                    format!(
+                        "No file {path}: a file's path begins with a declared folder's name (see {FILES_URI})."
+                    ),
+                    None,
+                ));
+            };
+            return tools::describe_table::file_detail(&context, path, Default::default())
+                .await
+                .map(|(data, _)| data.to_string())
+                .map_err(|error| McpError::resource_not_found(error.message, None));
+        }
         let Some(encoded) = uri.strip_prefix(TABLE_URI_PREFIX) else {
             return Err(McpError::resource_not_found(
                 format!("No resource {uri}. Resources: {SNAPSHOT_URI} and {TABLE_URI_TEMPLATE}."),
@@ -301,14 +333,25 @@ impl ServerHandler for DuckgateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(vec![
+        let mut resources = vec![
             Resource::new(SNAPSHOT_URI, "schema_snapshot")
                 .with_title("Database schema")
                 .with_description(
                     "Every table and view with columns, types, comments, indexes, and all foreign keys, as JSON.",
                 )
                 .with_mime_type("application/json"),
-        ]))
+        ];
+        if !self.gateway.folder_rules().folders.is_empty() {
+            resources.push(
+                Resource::new(FILES_URI, "data_files")
+                    .with_title("Data files")
+                    .with_description(
+                        "The data files of the declared folders, by the path SQL reads them by, with format, size and when modified, as JSON (as list_files).",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
     }
 
     async fn list_resource_templates(
@@ -316,12 +359,21 @@ impl ServerHandler for DuckgateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(ListResourceTemplatesResult::with_all_items(vec![
+        let mut templates = vec![
             ResourceTemplate::new(TABLE_URI_TEMPLATE, "table_schema")
                 .with_title("One table's schema")
                 .with_description("Columns, indexes and foreign keys of one table or view, as JSON (same as describe_table).")
                 .with_mime_type("application/json"),
-        ]))
+        ];
+        if !self.gateway.folder_rules().folders.is_empty() {
+            templates.push(
+                ResourceTemplate::new(FILE_URI_TEMPLATE, "file_schema")
+                    .with_title("One data file's columns")
+                    .with_description("Columns and types of one data file of a declared folder, its path percent-encoded, as JSON (same as describe_table).")
+                    .with_mime_type("application/json"),
+            );
+        }
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
     async fn read_resource(
@@ -333,6 +385,7 @@ impl ServerHandler for DuckgateServer {
             request
                 .uri
                 .strip_prefix(TABLE_URI_PREFIX)
+                .or_else(|| request.uri.strip_prefix(FILE_URI_PREFIX))
                 .map(percent_decode)
         })
         .map_err(|error| {

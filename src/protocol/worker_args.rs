@@ -78,6 +78,21 @@ pub struct WorkerArgs {
 }
 
 impl WorkerArgs {
+    /// The declared folders and their caps, from `--files` (which the server wrote): what both sides judge files by.
+    pub fn folder_rules(&self) -> crate::folders::FolderRules {
+        crate::folders::FolderRules {
+            folders: self
+                .files
+                .iter()
+                .filter_map(|text| crate::folders::parse_declaration(text).ok())
+                .map(|(name, dir)| crate::folders::DeclaredFolder { name, dir })
+                .collect(),
+            max_files: self.files_max_count,
+            max_bytes: self.files_max_bytes,
+            database_files: vec![self.db.clone(), super::database_names::wal_path(&self.db)],
+        }
+    }
+
     /// The arguments after the binary's path, `__worker` first.
     pub fn to_argv(&self) -> Vec<std::ffi::OsString> {
         let start = match self.start {

@@ -57,20 +57,6 @@ pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
 const MAX_OPEN_FILES: u64 = 256;
 
 impl WorkerArgs {
-    /// The declared folders and their caps, from `--files` (which the server wrote).
-    pub fn folder_rules(&self) -> crate::folders::FolderRules {
-        crate::folders::FolderRules {
-            folders: self
-                .files
-                .iter()
-                .filter_map(|text| crate::folders::parse_declaration(text).ok())
-                .map(|(name, dir)| crate::folders::DeclaredFolder { name, dir })
-                .collect(),
-            max_files: self.files_max_count,
-            max_bytes: self.files_max_bytes,
-        }
-    }
-
     /// How this worker confines itself: read-only on the database and its WAL (each only if it
     /// exists now), read-write on its own temporary directory, the resource limits, and the test
     /// bypass's landlock ABI cap.

@@ -52,7 +52,11 @@ fn depends_on_the_clock(sql: &str) -> bool {
 /// midnight "today" and "yesterday" change, and across a 5-minute boundary a window such as
 /// "the last 7 days" gains or loses a reading. An entry that depends on the clock is therefore
 /// run once more on both sides when they differ; a real difference repeats.
-async fn compare_entry(oracle: &Oracle, client: &McpClient, entry: &Entry) -> Option<String> {
+pub(crate) async fn compare_entry(
+    oracle: &Oracle,
+    client: &McpClient,
+    entry: &Entry,
+) -> Option<String> {
     let attempts = if depends_on_the_clock(&entry.sql) {
         2
     } else {

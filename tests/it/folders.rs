@@ -91,20 +91,9 @@ fn scene(tag: &str) -> Scene {
 }
 
 async fn server(scene: &Scene, bypass: &str, extra: &[&str]) -> McpClient {
-    let mut command = tokio::process::Command::new(crate::support::exe());
-    command
-        .args(["serve", "--db"])
-        .arg(&scene.db)
-        .arg("--files")
-        .arg(format!("exports={}", scene.exports.display()))
-        .args(["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"])
-        .args(extra);
-    if !bypass.is_empty() {
-        command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
-    }
-    McpClient::spawn_command(command, std::process::Stdio::null())
-        .await
-        .expect("duckgate serve initialises")
+    let mut args = vec!["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"];
+    args.extend(extra);
+    crate::support::serve_folder(&scene.db, &scene.exports, bypass, &args).await
 }
 
 async fn query(client: &McpClient, sql: &str) -> Json {
@@ -390,10 +379,28 @@ async fn a_pattern_past_the_caps_is_refused_with_the_flag_to_change() {
         assert_eq!(few["data"]["rows"], json!([[4]]), "{few}");
         client.close().await.unwrap();
     }
+    // Past --files-max-bytes: one pattern is stopped as the folders' file system expands it,
+    // before a reader opens the file; two patterns that pass it one by one are refused by the
+    // plan check, which counts the whole query.
     let client = server(&scene, "", &["--files-max-bytes", "1000"]).await;
     let reply = query(&client, "SELECT count(*) FROM 'exports/readings.csv'").await;
-    assert_eq!(status_of(&reply), "refused", "{reply}");
+    assert!(matches!(status_of(&reply), "refused" | "error"), "{reply}");
     assert!(reply.to_string().contains("--files-max-bytes"), "{reply}");
+    client.close().await.unwrap();
+    let size = std::fs::metadata(scene.exports.join("readings.csv"))
+        .unwrap()
+        .len();
+    let cap = (size + size / 2).to_string();
+    let client = server(&scene, "", &["--files-max-bytes", &cap]).await;
+    let once = query(&client, "SELECT count(*) FROM 'exports/readings.csv'").await;
+    assert_eq!(once["data"]["rows"], json!([[1200]]), "{once}");
+    let twice = query(
+        &client,
+        "SELECT count(*) FROM (SELECT * FROM 'exports/readings.csv' UNION ALL SELECT * FROM read_csv('exports/readings.csv'))",
+    )
+    .await;
+    assert_eq!(status_of(&twice), "refused", "{twice}");
+    assert!(twice.to_string().contains("--files-max-bytes"), "{twice}");
     client.close().await.unwrap();
 }
 

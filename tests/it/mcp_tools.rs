@@ -33,7 +33,7 @@ async fn initialize_negotiates_2025_11_25_names_the_server_and_tells_how_to_star
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn tools_list_has_the_nine_read_only_tools_with_envelope_output_schemas() {
+async fn tools_list_has_the_ten_read_only_tools_with_envelope_output_schemas() {
     let (_dir, db) = cgm_db("list");
     let client = serve(&db, &[]).await;
     let tools = client.list_tools().await.unwrap();
@@ -42,6 +42,7 @@ async fn tools_list_has_the_nine_read_only_tools_with_envelope_output_schemas() 
         names,
         [
             "list_tables",
+            "list_files",
             "describe_table",
             "query",
             "plot",

@@ -328,6 +328,32 @@ async fn traced(session: &Session, db: &Path, dir: &Path) -> String {
     std::fs::read_to_string(&trace).unwrap_or_else(|e| panic!("{}: {e}", trace.display()))
 }
 
+/// A writer that stopped without a checkpoint leaves its last rows in the database's WAL alone;
+/// a confined worker, forked or spawned, replays it as it attaches (it once failed: the seek of
+/// the WAL was not on the allowlist).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_left_with_its_wal_is_answered_with_the_rows_only_the_wal_holds() {
+    let (_dir, db) = cgm_db("wal-replay");
+    crate::support::leave_a_wal(&db, "CREATE TABLE only_in_the_wal AS SELECT 42 AS answer;");
+    for extra in [&[][..], &["--spawn-workers"][..]] {
+        let client = crate::support::serve(&db, extra).await;
+        let result = client
+            .call(
+                "query",
+                json!({ "sql": "SELECT answer FROM only_in_the_wal" }),
+            )
+            .await
+            .unwrap();
+        let envelope = duckgate::mcp_client::envelope_of(&result);
+        assert_eq!(
+            envelope["data"]["rows"],
+            json!([[42]]),
+            "{extra:?}: {envelope}"
+        );
+        client.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_else_is() {
     let strace = std::process::Command::new("strace").arg("-V").output();
@@ -431,6 +457,21 @@ async fn every_call_a_confined_process_makes_is_on_its_allowlist_and_nothing_els
         };
         add(name, &traced(&session, &spill, dir.path()).await);
     }
+
+    // A database a writer left with its WAL: the read-only attach replays it.
+    let (_wal_dir, wal_db) = cgm_db("seccomp-trace-wal");
+    crate::support::leave_a_wal(&wal_db, "CREATE TABLE only_in_the_wal AS SELECT 1 AS x;");
+    let session = Session {
+        name: "wal",
+        args: temp(&[]),
+        env: Vec::new(),
+        calls: vec![(
+            "query",
+            json!({ "sql": "SELECT count(*) FROM cgm_readings" }),
+        )],
+        all_succeed: true,
+    };
+    add("wal", &traced(&session, &wal_db, dir.path()).await);
 
     let mut problems = Vec::new();
     let made_by_workers = made.get(&Under::Worker).cloned().unwrap_or_default();

@@ -83,6 +83,8 @@ pub struct ScanFacts {
     /// The files it bound, as DuckDB expanded and names them, when the reader could read its list
     /// (a multi-file reader, a Parquet metadata function, `glob`); `None` otherwise.
     pub files: Option<Vec<String>>,
+    /// The names of the named parameters it was called with (`hive_partitioning`, …).
+    pub named_parameters: Vec<String>,
 }
 
 /// One fact, in the order the walk met it.

@@ -70,11 +70,35 @@ unsafe extern "C" {
         names: *const Text,
         dirs: *const Text,
         count: usize,
+        database_files: *const Text,
+        database_file_count: usize,
         check: u32,
         max_files: u64,
+        max_bytes: u64,
+        privacy: RawFolderPrivacy,
+        database_token: u64,
         error: *mut *mut c_char,
     ) -> i32;
 }
+
+/// What one glob of the declared folders may match: files, and their bytes together.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GlobCaps {
+    /// The most files.
+    pub(crate) max_files: u64,
+    /// The most bytes, together.
+    pub(crate) max_bytes: u64,
+}
+
+/// `duckgate_folder_privacy_t`.
+pub(crate) type RawFolderPrivacy = extern "C" fn(
+    database_token: u64,
+    question: u32,
+    file: *const c_char,
+    file_size: usize,
+    column: *const c_char,
+    column_size: usize,
+) -> u32;
 
 // `duckgate_fact_kind`.
 const FACT_OPERATOR: u32 = 1;
@@ -89,6 +113,7 @@ const FACT_TYPE: u32 = 9;
 const FACT_FILE: u32 = 10;
 const FACT_UNKNOWN: u32 = 11;
 const FACT_RESULT_TYPE: u32 = 12;
+const FACT_NAMED_PARAMETER: u32 = 13;
 
 /// `AggregateStateExportMode::STATE_EXPORT`.
 const STATE_EXPORT: u32 = 2;
@@ -131,17 +156,21 @@ pub(crate) unsafe fn install(
     }
 }
 
-/// Mount `folders` ((name, directory) pairs) on `database`'s file system, refusing `..` and
-/// links that lead out when `check`, with at most `max_files` files to one glob (see
-/// `duckgate_folders_mount`).
+/// Mount `folders` ((name, directory) pairs) on `database`'s file system, refusing `..`, links
+/// that lead out and `database_files` under any name when `check`, with at most what `caps`
+/// allow to one glob, and asking `privacy` (with `database_token`) what the request's privacy
+/// rules hide (see `duckgate_folders_mount`).
 ///
 /// # Safety
 /// `database` is an open database handle from `duckdb_open_ext`.
 pub(crate) unsafe fn mount_folders(
     database: duckdb_c::duckdb_database,
     folders: &[(String, String)],
+    database_files: &[String],
     check: bool,
-    max_files: u64,
+    caps: GlobCaps,
+    privacy: RawFolderPrivacy,
+    database_token: u64,
 ) -> Result<(), String> {
     let text = |s: &String| Text {
         data: s.as_ptr().cast(),
@@ -149,18 +178,24 @@ pub(crate) unsafe fn mount_folders(
     };
     let names: Vec<Text> = folders.iter().map(|(name, _)| text(name)).collect();
     let dirs: Vec<Text> = folders.iter().map(|(_, dir)| text(dir)).collect();
+    let database_files: Vec<Text> = database_files.iter().map(text).collect();
     let mut error: *mut c_char = ptr::null_mut();
     // SAFETY: `database` is open per this function's contract; `names` and `dirs` hold `count`
-    // texts each, pointing into `folders`, which outlives the call (the C side copies them);
-    // `error` is a valid out pointer.
+    // texts each and `database_files` its length, pointing into `folders`, which outlives the
+    // call (the C side copies them); `error` is a valid out pointer.
     let status = unsafe {
         duckgate_folders_mount(
             database,
             names.as_ptr(),
             dirs.as_ptr(),
             names.len(),
+            database_files.as_ptr(),
+            database_files.len(),
             u32::from(check),
-            max_files,
+            caps.max_files,
+            caps.max_bytes,
+            privacy,
+            database_token,
             &mut error,
         )
     };
@@ -310,6 +345,15 @@ unsafe fn text(text: &Text) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The text at `data`, `size` bytes.
+///
+/// # Safety
+/// `data` points to `size` readable bytes (or is null with size 0) for this call.
+pub(crate) unsafe fn text_of(data: *const c_char, size: usize) -> String {
+    // SAFETY: per this function's contract.
+    unsafe { text(&Text { data, size }) }
+}
+
 /// The facts of one plan, copied out of the C side's arrays.
 ///
 /// # Safety
@@ -383,6 +427,7 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
                     table: None,
                     columns: Vec::new(),
                     files: None,
+                    named_parameters: Vec::new(),
                 });
                 scan_of = Some((fact.operator_ordinal, plan.scans.len() - 1));
             }
@@ -444,6 +489,11 @@ pub(crate) unsafe fn read_facts(facts: *const RawFact, count: usize) -> PlanFact
             },
             FACT_UNKNOWN => plan.facts.push(Fact::Unknown(label.clone())),
             FACT_RESULT_TYPE => plan.result_types.push(label.clone()),
+            FACT_NAMED_PARAMETER => {
+                if let Some(scan) = current_scan(&mut plan).and_then(|at| scan_mut(&mut plan, at)) {
+                    scan.named_parameters.push(label.clone());
+                }
+            }
             other => plan
                 .facts
                 .push(Fact::Unknown(format!("a fact of kind {other}"))),

@@ -55,7 +55,8 @@ pub use facts::{
 pub use ffi::take_typed_error;
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{
-    ArmedConnection, DatabaseToken, FolderMounts, Judge, Phase, Verdict, arm, open_in_memory,
+    ArmedConnection, DatabaseToken, FolderMounts, FolderPrivacy, Judge, Phase, Verdict, arm,
+    open_in_memory, set_folder_privacy,
 };
 
 /// DuckDB's name for value `code` of one of the enumerations facts carry, as DuckDB's

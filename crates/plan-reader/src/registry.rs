@@ -105,7 +105,20 @@ pub fn open_in_memory(
     unsafe { ffi::install_error_reader(database, token) }?;
     if !folders.folders.is_empty() {
         // SAFETY: as above.
-        unsafe { ffi::mount_folders(database, folders.folders, folders.check, folders.max_files) }?;
+        unsafe {
+            ffi::mount_folders(
+                database,
+                folders.folders,
+                folders.database_files,
+                folders.check,
+                ffi::GlobCaps {
+                    max_files: folders.max_files,
+                    max_bytes: folders.max_bytes,
+                },
+                folder_privacy,
+                token,
+            )
+        }?;
     }
     // SAFETY: `database` is open and stays open for the process's life, which the handle the
     // `duckdb` crate keeps (without closing it) therefore never outlives.
@@ -123,8 +136,13 @@ pub struct FolderMounts<'a> {
     /// Refuse `..` and paths whose links lead out of their folder (off only to show that the
     /// kernel holds alone).
     pub check: bool,
+    /// The database file and its WAL: with `check`, a file of a folder that is one of them
+    /// under another name (a hard link) is refused.
+    pub database_files: &'a [String],
     /// The most files one glob may match.
     pub max_files: u64,
+    /// The most bytes the files one glob matches may hold together.
+    pub max_bytes: u64,
 }
 
 impl FolderMounts<'static> {
@@ -132,8 +150,82 @@ impl FolderMounts<'static> {
     pub const NONE: FolderMounts<'static> = FolderMounts {
         folders: &[],
         check: true,
+        database_files: &[],
         max_files: 0,
+        max_bytes: 0,
     };
+}
+
+/// What the operator's privacy rules hide of the declared folders, asked by DuckDB's side as it
+/// lists, opens and binds their files (`folders.cpp`). Files are named as the agent names them,
+/// `NAME/…`.
+///
+/// It is called on DuckDB's threads, while DuckDB holds its own locks: it must not call into
+/// DuckDB. A panic counts as "hidden".
+pub trait FolderPrivacy: Send + Sync {
+    /// The file does not exist for queries.
+    fn hides_file(&self, file: &str) -> bool;
+    /// A column rule names the file.
+    fn has_column_rules(&self, file: &str) -> bool;
+    /// The column of the file does not exist for queries.
+    fn hides_column(&self, file: &str, column: &str) -> bool;
+}
+
+/// The privacy rules of each database's request, by token.
+static FOLDER_PRIVACY: Mutex<Option<HashMap<u64, Arc<dyn FolderPrivacy>>>> = Mutex::new(None);
+
+/// From now on, the declared folders of the database `token` names hide what `privacy` hides
+/// (`None`: nothing). Set before the request's first statement.
+pub fn set_folder_privacy(token: DatabaseToken, privacy: Option<Arc<dyn FolderPrivacy>>) {
+    let mut map = FOLDER_PRIVACY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let map = map.get_or_insert_with(HashMap::new);
+    match privacy {
+        Some(privacy) => map.insert(token.0, privacy),
+        None => map.remove(&token.0),
+    };
+}
+
+/// `duckgate_folder_privacy_t`: the callback DuckDB's side makes about a file or its column.
+extern "C" fn folder_privacy(
+    database_token: u64,
+    question: u32,
+    file: *const std::ffi::c_char,
+    file_size: usize,
+    column: *const std::ffi::c_char,
+    column_size: usize,
+) -> u32 {
+    const NO: u32 = 0;
+    const YES: u32 = 1;
+    let privacy = FOLDER_PRIVACY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .and_then(|map| map.get(&database_token).cloned());
+    let Some(privacy) = privacy else {
+        return NO;
+    };
+    // A panic must not unwind into DuckDB's C++ frames: it hides.
+    let answer = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the C side passes texts of the given sizes, valid for the duration of this call.
+        let (file, column) = unsafe {
+            (
+                ffi::text_of(file, file_size),
+                ffi::text_of(column, column_size),
+            )
+        };
+        match question {
+            0 => privacy.hides_file(&file),
+            1 => privacy.has_column_rules(&file),
+            2 => privacy.hides_column(&file, &column),
+            _ => true,
+        }
+    }));
+    match answer {
+        Ok(false) => NO,
+        Ok(true) | Err(_) => YES,
+    }
 }
 
 /// A connection whose plans are judged, and how many were.

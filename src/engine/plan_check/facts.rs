@@ -9,6 +9,7 @@ use duckgate_plan_reader::{
 
 use super::super::plan_policy::{self, OperatorUse};
 use super::{PlanRules, Refused};
+use crate::privacy::PrivacyPolicy;
 use duckgate_validate::validate::functions::{self, Class};
 use duckgate_validate::validate::refusals;
 
@@ -95,22 +96,73 @@ fn check_folder_files(
 ) -> Result<(), Refused> {
     let folders = &rules.folders;
     for file in files {
-        let (_, size) = crate::folders::locate(&folders.folders, file)
+        let (_, size) = crate::folders::locate(folders, file)
             .map_err(|why| Refused::Because(refusals::file_outside_folders(file, &why).into()))?;
         bound.count += 1;
         bound.bytes = bound.bytes.saturating_add(size);
         if bound.count > folders.max_files {
-            return Err(Refused::Because(
+            return Err(Refused::Visible(
                 refusals::too_many_files(folders.max_files, "--files-max-count", "files").into(),
             ));
         }
         if bound.bytes > folders.max_bytes {
-            return Err(Refused::Because(
+            return Err(Refused::Visible(
                 refusals::too_many_files(folders.max_bytes, "--files-max-bytes", "bytes").into(),
             ));
         }
     }
     Ok(())
+}
+
+/// The named parameters a Parquet reader may take on files a column rule names: none of them
+/// names, renames or reorders the files' columns (as `schema` and `bound_schema` do).
+const PARAMETERS_KEEPING_COLUMN_NAMES: [&str; 6] = [
+    "hive_partitioning",
+    "union_by_name",
+    "filename",
+    "hive_types_autocast",
+    "binary_as_string",
+    "allow_empty",
+];
+
+/// The readers that bind a file's columns by the names its own schema holds (Parquet's), and so
+/// can leave a hidden one out; any other reader can bind columns by position or read a header
+/// as a row.
+const READERS_BINDING_BY_NAME: [&str; 2] = ["read_parquet", "parquet_scan"];
+
+/// Under privacy rules, a file reader's bound files: none hidden (DuckDB's side makes a hidden
+/// file a missing one, so only a plan that got past it meets one); and on files a column rule
+/// names, only a reader that binds columns by name, with no parameter that renames them.
+fn check_file_privacy(
+    policy: &PrivacyPolicy,
+    scan: &ScanFacts,
+    files: &[String],
+) -> Result<(), Refused> {
+    if files.iter().any(|file| policy.hides_file(file)) {
+        return Err(Refused::Unknown("a hidden file".into()));
+    }
+    if !files.iter().any(|file| policy.has_file_column_rules(file)) {
+        return Ok(());
+    }
+    let function = scan.function.last().map(String::as_str).unwrap_or_default();
+    if !READERS_BINDING_BY_NAME
+        .iter()
+        .any(|reader| reader.eq_ignore_ascii_case(function))
+    {
+        return Err(Refused::Unknown(format!(
+            "{function} on files whose columns are hidden"
+        )));
+    }
+    match scan.named_parameters.iter().find(|parameter| {
+        !PARAMETERS_KEEPING_COLUMN_NAMES
+            .iter()
+            .any(|kept| kept.eq_ignore_ascii_case(parameter))
+    }) {
+        Some(parameter) => Err(Refused::Unknown(format!(
+            "the option {parameter} on files whose columns are hidden"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The optimized plan: under privacy rules, what execution reads must be visible.
@@ -119,6 +171,18 @@ pub(super) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<()
         return Ok(());
     };
     for scan in &facts.scans {
+        if let Some(files) = &scan.files {
+            // A column of a file is read by its name, as the plan bound it.
+            let hidden = scan.columns.iter().any(|column| match column.kind {
+                ColumnKind::Own => files
+                    .iter()
+                    .any(|file| policy.hides_file_column(file, &column.name)),
+                ColumnKind::RowId | ColumnKind::Virtual => false,
+            });
+            if hidden {
+                return Err(Refused::Unknown("a hidden column of a file".into()));
+            }
+        }
         let Some((schema, table)) = scanned_table(rules, scan)? else {
             continue;
         };
@@ -208,8 +272,13 @@ fn check_scan(rules: &PlanRules, scan: &ScanFacts, bound: &mut BoundFiles) -> Re
     };
     match (&scan.files, folder_reader, rules.folders.folders.is_empty()) {
         // A file reader of the declared folders: its list must be read, and every file on it
-        // inside them.
-        (Some(files), true, false) => return check_folder_files(rules, files, bound),
+        // inside them, and visible under the privacy rules.
+        (Some(files), true, false) => {
+            if let Some(policy) = &rules.privacy {
+                check_file_privacy(policy, scan, files)?;
+            }
+            return check_folder_files(rules, files, bound);
+        }
         (None, true, false) => {
             return Err(Refused::Unknown(format!(
                 "a file reader ({}) whose list of files the check cannot read",

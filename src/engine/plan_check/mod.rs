@@ -115,16 +115,20 @@ pub(crate) struct PlanRules {
 pub(crate) enum Refused {
     /// A reason worth telling the agent (the refusal the parent would give).
     Because(Failure),
+    /// A reason that depends only on what the agent may see, told under privacy rules too: a
+    /// declared folder's cap, past which the files a plan binds (never hidden ones, which the
+    /// folders' file system does not list) are too many or too large. It names the flag that
+    /// changes it.
+    Visible(Failure),
     /// The plan has a shape, or binds something, this check does not allow.
     Unknown(String),
 }
 
 impl Refused {
     pub(crate) fn into_error(self, privacy: bool) -> Failure {
-        if privacy {
-            return privacy_refusal();
-        }
         match self {
+            Refused::Visible(error) => error,
+            Refused::Because(_) | Refused::Unknown(_) if privacy => privacy_refusal(),
             Refused::Because(error) => error,
             Refused::Unknown(what) => Failure {
                 kind: ErrorKind::PolicyBlocked,

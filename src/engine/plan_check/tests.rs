@@ -401,6 +401,7 @@ fn anything_the_check_does_not_recognise_is_refused() {
         table: Some(vec![catalog.into(), "main".into(), "t".into()]),
         columns: vec![],
         files: (!files.is_empty()).then_some(files),
+        named_parameters: vec![],
     };
     assert!(judge(vec![], vec![scan("db", vec![])]));
     assert!(!judge(vec![], vec![scan("elsewhere", vec![])]));

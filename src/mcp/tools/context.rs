@@ -139,12 +139,23 @@ impl<'a> ToolContext<'a> {
                     body.recovery.hint = Some(self.gateway.config().missing_db_hint.clone());
                 }
             }
+            // DuckDB's own failure (a value it could not cast, a file it could not read): its
+            // message names the cause, and the way on is a changed query.
+            ErrorKind::DatabaseError => {
+                if body.recovery.hint.is_none() {
+                    body.recovery.hint = Some(
+                        "DuckDB's message says what failed: change the query where it points \
+                         (for a file: a narrower read, or the reader option it suggests) and \
+                         run it again."
+                            .into(),
+                    );
+                }
+            }
             // Left without a suggestion on purpose: `with_fuzzy_matches` fills it in.
             ErrorKind::UnknownName
             | ErrorKind::SyntaxError
             | ErrorKind::InvalidArgument
             | ErrorKind::Cancelled
-            | ErrorKind::DatabaseError
             | ErrorKind::InternalError => {}
             // The hint is the operator's fix, from the gateway: no tool call can help.
             ErrorKind::SandboxUnavailable => {}

@@ -5,15 +5,19 @@ use serde_json::{Value, json};
 use super::arguments::tool_arguments;
 use super::catalog_lookup::{find_table, outgoing_keys, table_detail};
 use super::context::ToolContext;
+use super::context::with_progress;
 use super::list_relationships::foreign_key_schema;
-use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_not_blank, relation_schema, tool};
-use crate::mcp::envelope::{Reply, Status, nullable};
+use super::name::ToolName;
+use super::tool::{
+    Answer, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema, tool,
+};
+use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::render;
 
 fn description(_time_zone: &str) -> String {
     "Use this when you are about to write SQL and need exact column names and types: \
      shows one table's columns (name, type, nullable, default, keys, foreign-key \
-     references, comments) and indexes. \
+     references, comments) and indexes, or a data file's columns (its path from list_files). \
      Use sample_rows instead when you want to see actual values. \
      Common compositions: list_tables → describe_table → query; \
      describe_table → sample_rows."
@@ -77,9 +81,15 @@ tool! {
     DescribeTable(DescribeTableArgs), "Describe a table"
 }
 
-/// The table the agent named, found as [`find_table`] finds it.
-async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, _context: &Request) -> Answer {
+/// Most columns of a file described.
+const MAX_FILE_COLUMNS: usize = 10_000;
+
+/// The table the agent named, found as [`find_table`] finds it, or the file it named.
+async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, context: &Request) -> Answer {
     check_not_blank::<DescribeTable>("table_name", &args.table_name)?;
+    if let Some(path) = as_file(server, &args.table_name) {
+        return describe_file(server, path, context).await;
+    }
     let catalog = server.catalog().await?;
     let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
     Ok(Reply::ok(
@@ -88,6 +98,95 @@ async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, _context: &Reque
         &["sample_rows", "query"],
         render::table_text(table, &outgoing_keys(&catalog, table)),
     ))
+}
+
+/// A file's columns, as DuckDB binds them (`DESCRIBE SELECT * FROM 'path'`, a query checked
+/// like any other): hidden columns of a file do not exist there either.
+async fn describe_file(server: &ToolContext<'_>, path: &str, context: &Request) -> Answer {
+    let (data, text) =
+        with_progress(file_detail(server, path, context.ct.clone()), context).await?;
+    Ok(Reply::ok(
+        Status::Success,
+        data,
+        &["sample_rows", "query"],
+        text,
+    ))
+}
+
+/// What `describe_table` and the `schema://file/{path}` resource show of a file: its columns,
+/// in the shape of a table's, and its text.
+pub(crate) async fn file_detail(
+    server: &ToolContext<'_>,
+    path: &str,
+    cancel: tokio_util::sync::CancellationToken,
+) -> Result<(Value, String), ErrorBody> {
+    let sql = format!(
+        "DESCRIBE SELECT * FROM {}",
+        crate::sql_text::quote_literal(path)
+    );
+    let result = server
+        .gateway()
+        .query(&sql, MAX_FILE_COLUMNS, cancel)
+        .await
+        .map_err(|e| {
+            server.gateway_error(
+                e,
+                Some((ToolName::DescribeTable, json!({ "table_name": path }))),
+            )
+        })?;
+    let text_at = |row: &[Value], i: usize| {
+        row.get(i)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let columns: Vec<Value> = result
+        .rows
+        .iter()
+        .map(|row| {
+            json!({
+                "name": text_at(row, 0),
+                "type": text_at(row, 1),
+                "nullable": text_at(row, 2) != "NO",
+                "default": null,
+                "primary_key": false,
+                "unique": false,
+                "references": null,
+                "comment": null,
+            })
+        })
+        .collect();
+    let folder = path.split_once('/').map_or(path, |(folder, _)| folder);
+    let format = crate::folders::format_of(path);
+    let mut text = format!(
+        "{} (a {format} file of the folder {folder}): {} columns\n",
+        render::inline(path),
+        columns.len()
+    );
+    for row in &result.rows {
+        text.push_str(&format!(
+            "  {} {}\n",
+            render::inline(&text_at(row, 0)),
+            render::inline(&text_at(row, 1))
+        ));
+    }
+    if result.truncated {
+        text.push_str(&format!(
+            "Only the first {MAX_FILE_COLUMNS} columns are shown.\n"
+        ));
+    }
+    let data = json!({
+        "schema": folder,
+        "name": path,
+        "kind": "file",
+        "description": format!("A {format} file of the declared folder {folder}; query it as FROM '{path}'."),
+        "estimated_rows": null,
+        "columns": columns,
+        "indexes": [],
+        "foreign_keys": [],
+        "referenced_by": [],
+    });
+    Ok((data, text))
 }
 
 tool_arguments! {

@@ -1,4 +1,4 @@
-//! The registry of the nine tools: each [`ToolName`] with its module, and what the server asks
+//! The registry of the ten tools: each [`ToolName`] with its module, and what the server asks
 //! of a tool by its name (what it publishes, its arguments parsed, its call, the size caps of a
 //! call's strings). Every tool answers with a [`Reply`] (`envelope.rs`).
 //!
@@ -32,6 +32,7 @@ pub(crate) mod catalog_lookup;
 pub(crate) mod context;
 pub mod describe_table;
 pub mod explain_query;
+pub mod list_files;
 pub mod list_relationships;
 pub mod list_tables;
 pub mod name;
@@ -104,6 +105,7 @@ macro_rules! registry {
 
 registry! {
     ListTables => list_tables::ListTables,
+    ListFiles => list_files::ListFiles,
     DescribeTable => describe_table::DescribeTable,
     Query => query::Query,
     Plot => plot::Plot,

@@ -7,6 +7,8 @@
 pub enum ToolName {
     /// Tables and views.
     ListTables,
+    /// Data files of the declared folders.
+    ListFiles,
     /// One table's columns and indexes.
     DescribeTable,
     /// Run SQL.
@@ -27,8 +29,9 @@ pub enum ToolName {
 
 impl ToolName {
     /// All tools, in the order `tools/list` gives them.
-    pub const ALL: [ToolName; 9] = [
+    pub const ALL: [ToolName; 10] = [
         ToolName::ListTables,
+        ToolName::ListFiles,
         ToolName::DescribeTable,
         ToolName::Query,
         ToolName::Plot,
@@ -43,6 +46,7 @@ impl ToolName {
     pub const fn as_str(self) -> &'static str {
         match self {
             ToolName::ListTables => "list_tables",
+            ToolName::ListFiles => "list_files",
             ToolName::DescribeTable => "describe_table",
             ToolName::Query => "query",
             ToolName::Plot => "plot",
@@ -69,14 +73,15 @@ mod tests {
         // Exhaustive: a new tool does not compile here until it has its place in `ALL`.
         let position = |tool: ToolName| match tool {
             ToolName::ListTables => 0,
-            ToolName::DescribeTable => 1,
-            ToolName::Query => 2,
-            ToolName::Plot => 3,
-            ToolName::SampleRows => 4,
-            ToolName::ExplainQuery => 5,
-            ToolName::SearchSchema => 6,
-            ToolName::ListRelationships => 7,
-            ToolName::ServerInfo => 8,
+            ToolName::ListFiles => 1,
+            ToolName::DescribeTable => 2,
+            ToolName::Query => 3,
+            ToolName::Plot => 4,
+            ToolName::SampleRows => 5,
+            ToolName::ExplainQuery => 6,
+            ToolName::SearchSchema => 7,
+            ToolName::ListRelationships => 8,
+            ToolName::ServerInfo => 9,
         };
         for (i, tool) in ToolName::ALL.into_iter().enumerate() {
             assert_eq!(

@@ -7,7 +7,9 @@ use super::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use super::context::{ToolContext, with_progress};
 use super::name::ToolName;
 use super::query::{rows_reply, rows_schema};
-use super::tool::{Answer, Request, SCHEMA, TABLE_NAME, check_limit, check_not_blank, tool};
+use super::tool::{
+    Answer, Request, SCHEMA, TABLE_NAME, as_file, check_limit, check_not_blank, tool,
+};
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
 use crate::sql_text::quote_identifier;
@@ -21,7 +23,7 @@ pub const MAX_LIMIT: i64 = 100;
 fn description(_time_zone: &str) -> String {
     format!(
         "Use this when you want to see what values look like before writing a query: \
-         returns the first rows of a table (limit 1–{MAX_LIMIT}, default {DEFAULT_LIMIT}), \
+         returns the first rows of a table or a data file (limit 1–{MAX_LIMIT}, default {DEFAULT_LIMIT}), \
          optionally only the named columns. \
          Use query instead when you need filters, ordering or aggregates. \
          Common compositions: describe_table → sample_rows → query."
@@ -49,6 +51,9 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
         MAX_LIMIT,
         |limit| json!({ "table_name": table_name, "limit": limit }),
     )?;
+    if let Some(path) = as_file(server, &args.table_name) {
+        return sample_file(server, path, args.columns.as_deref(), limit, context).await;
+    }
     let catalog = server.catalog().await?;
     let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
     let columns: Vec<&str> = match &args.columns {
@@ -117,6 +122,50 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
             Some((
                 ToolName::SampleRows,
                 json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
+            )),
+        )
+    })?;
+    let budget = server.gateway().config().max_reply_bytes;
+    Ok(rows_reply(result, Some(sql), limit, budget))
+}
+
+/// The first rows of a file (`SELECT … FROM 'path' LIMIT n`, a query checked like any other);
+/// the columns asked for are quoted, and a missing one is DuckDB's own error.
+async fn sample_file(
+    server: &ToolContext<'_>,
+    path: &str,
+    columns: Option<&[String]>,
+    limit: usize,
+    context: &Request,
+) -> Answer {
+    let select_list = match columns {
+        None => "*".to_owned(),
+        Some([]) => {
+            return Err(ErrorBody::new(
+                ErrorKind::InvalidArgument,
+                format!(
+                    "columns must name at least one column of {path}; leave it out for all columns."
+                ),
+            )
+            .construct("columns"));
+        }
+        Some(columns) => columns
+            .iter()
+            .map(|c| quote_identifier(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let sql = format!(
+        "SELECT {select_list} FROM {} LIMIT {limit}",
+        crate::sql_text::quote_literal(path)
+    );
+    let run = server.gateway().query(&sql, limit, context.ct.clone());
+    let result = with_progress(run, context).await.map_err(|e| {
+        server.gateway_error(
+            e,
+            Some((
+                ToolName::SampleRows,
+                json!({ "table_name": path, "limit": limit }),
             )),
         )
     })?;

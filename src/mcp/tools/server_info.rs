@@ -135,6 +135,16 @@ fn data_schema() -> Value {
                 ]
             },
             "posture_error": nullable("string"),
+            "folders": {
+                "type": "object",
+                "description": "The folders of data files the operator declared (--files), by the names SQL reads them by (never their host paths), and what one query may read of them. The kernel (landlock) lets a worker read and list beneath each, and write none.",
+                "properties": {
+                    "names": { "type": "array", "items": { "type": "string" } },
+                    "max_files_per_query": { "type": "integer" },
+                    "max_bytes_per_query": { "type": "integer" }
+                },
+                "required": ["names", "max_files_per_query", "max_bytes_per_query"]
+            },
             "session": {
                 "type": "object",
                 "description": "What this session's transport ignored or refused (none of it ends the session), and the audit log's generations.",
@@ -161,7 +171,7 @@ fn data_schema() -> Value {
                 "required": ["notifications_ignored", "replies_ignored", "duplicate_ids_refused", "audit"]
             }
         },
-        "required": ["name", "version", "database_path", "database_warning", "time_zone", "limits", "posture", "posture_error", "session"]
+        "required": ["name", "version", "database_path", "database_warning", "time_zone", "limits", "posture", "posture_error", "folders", "session"]
     })
 }
 
@@ -209,6 +219,16 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         config.time_zone,
     );
     text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
+    let folders = server.gateway().folder_rules();
+    let folder_names = folders.names();
+    if !folder_names.is_empty() {
+        text.push_str(&format!(
+            "\nFolders of data files (read-only; landlock lets workers read and list beneath each): {}; one query reads at most {} files of {} together",
+            folder_names.join(", "),
+            folders.max_files,
+            format_size(folders.max_bytes)
+        ));
+    }
     let database_warning = crate::gateway::database_file::is_single_file_mount(&config.db_path)
         .then(|| crate::gateway::database_file::single_file_mount_warning(&config.db_path));
     if let Some(warning) = &database_warning {
@@ -288,6 +308,11 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         "limits": limits,
         "posture": posture_value,
         "posture_error": posture_error,
+        "folders": {
+            "names": folder_names,
+            "max_files_per_query": folders.max_files,
+            "max_bytes_per_query": folders.max_bytes,
+        },
         "session": {
             "notifications_ignored": counts.notifications_ignored,
             "replies_ignored": counts.replies_ignored,

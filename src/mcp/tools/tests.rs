@@ -255,6 +255,7 @@ fn only_sql_and_the_search_text_are_capped_above_a_name() {
         let sql = match tool {
             ToolName::Query | ToolName::ExplainQuery | ToolName::Plot => max_sql_bytes(),
             ToolName::ListTables
+            | ToolName::ListFiles
             | ToolName::DescribeTable
             | ToolName::SampleRows
             | ToolName::SearchSchema
@@ -265,6 +266,7 @@ fn only_sql_and_the_search_text_are_capped_above_a_name() {
         let query = match tool {
             ToolName::SearchSchema => MAX_SEARCH_BYTES,
             ToolName::ListTables
+            | ToolName::ListFiles
             | ToolName::DescribeTable
             | ToolName::Query
             | ToolName::SampleRows

@@ -15,8 +15,26 @@ use crate::mcp::envelope::{ErrorBody, Reply, nullable};
 use duckgate_validate::error::ErrorKind;
 
 /// The `table_name` argument of the tools that read one table.
-pub(crate) const TABLE_NAME: Argument =
-    Argument::described("Table or view name as list_tables shows it.");
+pub(crate) const TABLE_NAME: Argument = Argument::described(
+    "Table or view name as list_tables shows it, or a data file's path as list_files shows it.",
+);
+
+/// `name` when it names a file of a declared folder (`NAME/…`, as `list_files` shows it), which
+/// the tools that read one table read as a file relation (`FROM 'exports/a.parquet'`): the
+/// query they build passes every check any query does.
+pub(crate) fn as_file<'n>(server: &ToolContext<'_>, name: &'n str) -> Option<&'n str> {
+    server
+        .gateway()
+        .folder_rules()
+        .names()
+        .iter()
+        .any(|folder| {
+            name.len() > folder.len() + 1
+                && name.starts_with(folder.as_str())
+                && name.as_bytes().get(folder.len()) == Some(&b'/')
+        })
+        .then_some(name)
+}
 
 /// The `schema` argument beside a `table_name`.
 pub(crate) const SCHEMA: Argument =
@@ -119,7 +137,7 @@ pub(crate) fn relation_properties() -> serde_json::Map<String, Value> {
     let fields = json!({
         "schema": { "type": "string" },
         "name": { "type": "string" },
-        "kind": { "type": "string", "enum": ["table", "view"] },
+        "kind": { "type": "string", "enum": ["table", "view", "file"] },
         "description": nullable("string"),
         "estimated_rows": nullable("integer")
     });

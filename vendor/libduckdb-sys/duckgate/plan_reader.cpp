@@ -409,6 +409,7 @@ private:
 			AddValueType(facts, parameter);
 		}
 		for (auto &named : get.named_parameters) {
+			facts.Add(DUCKGATE_FACT_NAMED_PARAMETER, 0, 0, named.first.GetIdentifierName());
 			AddValueType(facts, named.second);
 		}
 		for (auto &type : get.input_table_types) {

@@ -67,6 +67,9 @@ typedef enum duckgate_fact_kind {
 	 * position; label: DuckDB's name for the type (`ENUM('a', 'b')`, `STRUCT("inner" INTEGER)`). For
 	 * what a reply names a column's type, not for judging. */
 	DUCKGATE_FACT_RESULT_TYPE = 12,
+	/* The name of a named parameter a LOGICAL_GET was called with (after its
+	 * DUCKGATE_FACT_TABLE_FUNCTION). label: the name. */
+	DUCKGATE_FACT_NAMED_PARAMETER = 13,
 } duckgate_fact_kind;
 
 /* One piece of text. */
@@ -132,12 +135,34 @@ int32_t duckgate_plan_enum_name(uint32_t enumeration, uint32_t code, char **name
 /*
  * Mount the operator's declared folders on `database`'s file system (folders.cpp): a path that
  * begins with `names[i]` and a slash is read from `dirs[i]` (absolute, canonical), read-only, regular
- * files only. With `check`, also refused: a `..` component and a path that resolves outside its folder.
- * A glob matching more than `max_files` files fails. Returns 0, or -1 with a message in `*error`
- * (free it with duckdb_free).
+ * files only. With `check`, also refused: a `..` component, a path that resolves outside its folder, and a
+ * file that is one of `database_files` (the database and its WAL) under another name. A glob matching more
+ * than `max_files` files or `max_bytes` bytes together, or listing more than ten times `max_files` entries,
+ * fails. Under the operator's
+ * privacy rules, which `privacy` answers (with `database_token`) for the request being served: a hidden
+ * file is a missing one, a hidden column of a Parquet file does not exist for the binder, and the readers
+ * that cannot hide a column refuse the files a column rule names. Returns 0, or -1 with a message in
+ * `*error` (free it with duckdb_free).
  */
+/* The questions `duckgate_folder_privacy_t` answers (non-zero: yes). */
+enum duckgate_privacy_question {
+	/* The file (`NAME/…`) does not exist for queries. */
+	DUCKGATE_PRIVACY_FILE_HIDDEN = 0,
+	/* A column rule names the file. */
+	DUCKGATE_PRIVACY_FILE_HAS_COLUMN_RULES = 1,
+	/* The column of the file does not exist for queries. */
+	DUCKGATE_PRIVACY_COLUMN_HIDDEN = 2,
+};
+
+/* duckgate's answer to a question about the request's privacy rules: `file` (and, for
+ * DUCKGATE_PRIVACY_COLUMN_HIDDEN, `column`) as UTF-8 of the given sizes. */
+typedef uint32_t (*duckgate_folder_privacy_t)(uint64_t database_token, uint32_t question, const char *file,
+                                              size_t file_size, const char *column, size_t column_size);
+
 int32_t duckgate_folders_mount(duckdb_database database, const duckgate_text *names, const duckgate_text *dirs,
-                               size_t count, uint32_t check, uint64_t max_files, char **error);
+                               size_t count, const duckgate_text *database_files, size_t database_file_count,
+                               uint32_t check, uint64_t max_files, uint64_t max_bytes,
+                               duckgate_folder_privacy_t privacy, uint64_t database_token, char **error);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,7 @@ pub(super) fn number(call: Syscall) -> Option<i64> {
         Syscall::LandlockAddRule => Some(445),
         Syscall::LandlockCreateRuleset => Some(444),
         Syscall::LandlockRestrictSelf => Some(446),
+        Syscall::Lseek => Some(62),
         Syscall::Madvise => Some(233),
         Syscall::Mmap => Some(222),
         Syscall::ModifyLdt => None,

@@ -79,6 +79,7 @@ syscalls! {
     LandlockAddRule "landlock_add_rule",
     LandlockCreateRuleset "landlock_create_ruleset",
     LandlockRestrictSelf "landlock_restrict_self",
+    Lseek "lseek",
     Madvise "madvise",
     Mmap "mmap",
     ModifyLdt "modify_ldt",

@@ -53,6 +53,7 @@ pub(super) fn number(call: Syscall) -> Option<i64> {
         Syscall::LandlockAddRule => Some(445),
         Syscall::LandlockCreateRuleset => Some(444),
         Syscall::LandlockRestrictSelf => Some(446),
+        Syscall::Lseek => Some(8),
         Syscall::Madvise => Some(28),
         Syscall::Mmap => Some(9),
         Syscall::ModifyLdt => Some(154),

@@ -102,6 +102,22 @@ pub fn make_db(path: &Path, sql: &str) {
     conn.close().map_err(|(_, e)| e).unwrap();
 }
 
+/// Run `sql` on `db` the way a writer that stops without a checkpoint does, so that what it
+/// wrote stays in the database's WAL alone; the WAL's path.
+pub fn leave_a_wal(db: &Path, sql: &str) -> PathBuf {
+    let conn = duckdb::Connection::open(db).expect("open the database to write");
+    conn.execute_batch(&format!(
+        "PRAGMA disable_checkpoint_on_shutdown; SET checkpoint_threshold = '10GB'; {sql}"
+    ))
+    .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    drop(conn);
+    let mut wal = db.as_os_str().to_owned();
+    wal.push(".wal");
+    let wal = PathBuf::from(wal);
+    assert!(wal.exists(), "the writer left no WAL");
+    wal
+}
+
 /// A temp dir holding `cgm.duckdb` with [`CGM_SCHEMA`].
 pub fn cgm_db(tag: &str) -> (TempDir, PathBuf) {
     let dir = TempDir::new(tag);
@@ -247,6 +263,30 @@ pub async fn serve_pinned(db: &Path, extra: &[&str], version: ProtocolVersion) -
     McpClient::spawn_command_pinned(command, stderr, version.clone())
         .await
         .unwrap_or_else(|e| panic!("duckgate serve starts a {version} session: {e}"))
+}
+
+/// `duckgate serve --db DB --files exports=EXPORTS extra…` with the test switch's `bypass`
+/// layers off (none when empty), initialised: the server of the declared-folder tests.
+pub async fn serve_folder(db: &Path, exports: &Path, bypass: &str, extra: &[&str]) -> McpClient {
+    let mut command = tokio::process::Command::new(exe());
+    command
+        .arg("serve")
+        .arg("--db")
+        .arg(db)
+        .arg("--files")
+        .arg(format!("exports={}", exports.display()))
+        .args(extra);
+    if !bypass.is_empty() {
+        command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
+    }
+    let stderr = if std::env::var_os("DUCKGATE_TEST_LOGS").is_some() {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    };
+    McpClient::spawn_command(command, stderr)
+        .await
+        .expect("duckgate serve initialises")
 }
 
 /// Every tool's outputSchema, compiled.
