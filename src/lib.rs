@@ -38,8 +38,9 @@
 //! 5. `src/sandbox/worker.rs` confines itself (`src/sandbox/confine/`), then [`engine`] attaches
 //!    the database read-only (under privacy rules beneath a shadow catalog), walks DuckDB's own
 //!    syntax tree with the same policy, and judges every plan DuckDB prepares
-//!    (`src/engine/plan_check/`, on the facts `crates/plan-reader` reads) before the query
-//!    runs; a chart is drawn here too (`src/plot/`), inside the confined worker.
+//!    (`src/engine/plan_check/`, by the [`plan_policy`], on the facts `crates/plan-reader`
+//!    reads) before the query runs; a chart is drawn here too (`src/plot/`), inside the confined
+//!    worker.
 //! 6. One reply frame goes back; `src/mcp/envelope.rs` fits it to the agent's reply budget.
 //!
 //! # The floors, from the ground up
@@ -49,11 +50,12 @@
 //! - the ground: [`clinical`] (every clinical number), `calendar`, [`size`], [`time_zone`],
 //!   [`sql_text`], [`session`] (the transport's pure state machine), [`folders`] (the operator's
 //!   declared folders and what a query's files must meet), and the crates under
-//!   `crates/`: the validator and the one error type (`crates/duckgate-validate`), the plan
-//!   reader and the zygote's fork (`crates/plan-reader`, `crates/zygote-fork`, which hold the
-//!   `unsafe` this package forbids);
+//!   `crates/`: the validator and the one error type (`crates/duckgate-validate`), a plan's
+//!   facts as plain values (`crates/plan-facts`), the plan reader and the zygote's fork
+//!   (`crates/plan-reader`, `crates/zygote-fork`, which hold the `unsafe` this package forbids);
 //! - [`outcome`] and [`privacy`] (the operator's privacy rules), then [`protocol`] and [`audit`];
-//! - the worker's side: [`plot`], [`engine`], `src/sandbox/worker.rs` and `src/sandbox/confine/`;
+//! - the worker's side: [`plan_policy`] (what a bound plan may hold, without DuckDB), [`plot`],
+//!   [`engine`], `src/sandbox/worker.rs` and `src/sandbox/confine/`;
 //! - the parent's side: `src/sandbox/pool/`, [`gateway`], [`mcp`];
 //! - the operator's side, beside the request path: [`config_file`] (the server's settings),
 //!   [`import`] (CGM, pump and health exports into the database to serve; its parsers pure code,
@@ -105,6 +107,8 @@ pub mod mcp;
 pub mod mcp_client;
 #[cfg(feature = "engine")]
 mod partial_file;
+#[cfg(feature = "worker-protocol")]
+pub mod plan_policy;
 #[cfg(feature = "engine")]
 pub mod plot;
 #[cfg(feature = "worker-protocol")]

@@ -25,7 +25,6 @@ mod own_sql;
 mod pivot;
 mod plan_check;
 pub(crate) use pivot::PivotValues;
-mod plan_policy;
 mod plot_data;
 mod run;
 mod settings;

@@ -5,9 +5,9 @@
 //! pool and the zygote's handle, the audit log) only spawns, feeds and reads it. What both sides
 //! share lives in `src/protocol/` (the messages, the worker's command line, the database's
 //! derived names, the value encoding). So no parent-side file may import the worker's `engine`,
-//! its request loop (`sandbox::worker`) or the zygote's template (`sandbox::zygote::template`),
-//! and no worker-side file (the engine, the charts, the request loop, the confinement, the
-//! template) may import the MCP server, the gateway, the audit log, the pool or the zygote's
+//! its plan policy (`plan_policy`), its request loop (`sandbox::worker`) or the zygote's template
+//! (`sandbox::zygote::template`), and no worker-side file (the engine, the plan policy, the
+//! charts, the request loop, the confinement, the template) may import the MCP server, the gateway, the audit log, the pool or the zygote's
 //! handle: a helper both need belongs in `protocol`. Read from the code itself (its identifiers
 //! outside comments and strings), so a grouped `use`, a `super::` path or a path written inline
 //! is seen as well as a plain `use`.
@@ -27,15 +27,17 @@ const PARENT_SIDE: [&str; 6] = [
 ];
 
 /// The worker's own modules, each as the two path segments that reach it.
-const WORKER_SIDE_STEPS: [(&str, &str); 3] = [
+const WORKER_SIDE_STEPS: [(&str, &str); 4] = [
     ("sandbox", "worker"),
     ("zygote", "template"),
     ("super", "template"),
+    ("crate", "plan_policy"),
 ];
 
 /// The worker's rooms, as folders or files under the repository's root.
-const WORKER_SIDE: [&str; 5] = [
+const WORKER_SIDE: [&str; 6] = [
     "src/engine",
+    "src/plan_policy",
     "src/plot",
     "src/sandbox/worker.rs",
     "src/sandbox/confine",
@@ -187,6 +189,7 @@ fn the_layering_scan_sees_every_path_to_the_worker_and_nothing_else() {
         ("use crate::sandbox::{worker::run};", "sandbox::worker"),
         ("use crate::sandbox::zygote::template;", "zygote::template"),
         ("use super::template::run;", "super::template"),
+        ("use crate::plan_policy::PlanRules;", "crate::plan_policy"),
     ];
     for (source, path) in seen {
         assert_eq!(

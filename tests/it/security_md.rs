@@ -779,9 +779,10 @@ const CHECKED_DOCS: [&str; 2] = ["docs/ARCHITECTURE.md", "README.md"];
 
 /// The crate roots whose opening docs are the map a newcomer reads first: checked as the
 /// documents are.
-const CRATE_ROOTS: [&str; 4] = [
+const CRATE_ROOTS: [&str; 5] = [
     "src/lib.rs",
     "crates/duckgate-validate/src/lib.rs",
+    "crates/plan-facts/src/lib.rs",
     "crates/plan-reader/src/lib.rs",
     "crates/zygote-fork/src/lib.rs",
 ];

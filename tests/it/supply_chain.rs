@@ -71,6 +71,7 @@ fn every_locked_crate_comes_from_crates_io() {
         [
             "duckdb-oracle",
             "duckgate",
+            "duckgate-plan-facts",
             "duckgate-plan-reader",
             "duckgate-test-harness",
             "duckgate-test-kit",
@@ -79,7 +80,8 @@ fn every_locked_crate_comes_from_crates_io() {
             "zygote-fork"
         ],
         "only duckgate itself, its validator (crates/duckgate-validate), its fork helper \
-         (crates/zygote-fork), its plan reader (crates/plan-reader), its test harness's mark \
+         (crates/zygote-fork), its plan reader and plan facts (crates/plan-reader, \
+         crates/plan-facts), its test harness's mark \
          (tests/harness), its test kit (tests/kit) and test-only oracle \
          (devtools/duckdb-oracle) and the vendored DuckDB bindings (vendor/libduckdb-sys) may be \
          path packages"

@@ -15,8 +15,8 @@
 //!   statement must pass to reach DuckDB.
 //! - [`validate::functions`] and the table it reads (`function_policy.rs`: every function of the
 //!   bundled DuckDB, classified, and checked against DuckDB by its tests), which the worker's
-//!   check of the bound plan (`src/engine/plan_check/`) reads too: a function without a row is
-//!   refused there.
+//!   policy for bound plans (`src/plan_policy/`) reads too: a function without a row is refused
+//!   there.
 //! - [`error`]: the registry of error kinds and the one error type ([`error::Failure`]) the
 //!   worker, the gateway and the MCP tools carry, each with a message and a next step.
 //!

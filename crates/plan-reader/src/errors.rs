@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::enums::ExceptionType;
-use crate::facts::Code;
+use duckgate_plan_facts::Code;
+use duckgate_plan_facts::ExceptionType;
 
 /// One error DuckDB ended a query with, as DuckDB's `ErrorData` holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,12 +7,12 @@ use std::ptr;
 
 use duckdb::ffi as duckdb_c;
 
-use crate::enums::{
-    Enumeration, ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId,
-};
 use crate::errors::DuckdbError;
-use crate::facts::{
+use duckgate_plan_facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
+};
+use duckgate_plan_facts::{
+    Enumeration, ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId,
 };
 
 /// `duckgate_text`.

@@ -39,19 +39,20 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod call;
-mod enums;
+#[cfg(test)]
+mod enum_tests;
 mod errors;
-mod facts;
 mod ffi;
 mod pivot;
 mod registry;
 
 pub use call::call_select;
-pub use enums::{ExceptionType, ExpressionClass, LogicalOperatorType, LogicalTypeId};
-pub use errors::{DuckdbError, ErrorSubtype};
-pub use facts::{
-    Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanColumn, ScanFacts,
+// The facts' types are the DuckDB-free crate's, named here as the reader hands them over.
+pub use duckgate_plan_facts::{
+    Code, ColumnKind, Enumeration, ExceptionType, ExpressionClass, Fact, FunctionFact,
+    FunctionKind, LogicalOperatorType, LogicalTypeId, PlanFacts, ScanColumn, ScanFacts,
 };
+pub use errors::{DuckdbError, ErrorSubtype};
 pub use ffi::take_typed_error;
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{
@@ -62,8 +63,6 @@ pub use registry::{
 /// DuckDB's name for value `code` of one of the enumerations facts carry, as DuckDB's
 /// `EnumUtil` spells it; `None` when DuckDB has no such value. For tests that this crate's
 /// enumerations agree with DuckDB's.
-pub fn duckdb_enum_name(enumeration: enums::Enumeration, code: u32) -> Option<String> {
+pub fn duckdb_enum_name(enumeration: Enumeration, code: u32) -> Option<String> {
     ffi::enum_name(enumeration, code)
 }
-
-pub use enums::Enumeration;

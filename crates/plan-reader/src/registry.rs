@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use duckdb::Connection;
 
-use crate::facts::PlanFacts;
 use crate::ffi::{self, RawFact};
+use duckgate_plan_facts::PlanFacts;
 
 /// Which of a prepare's two plans a judge is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

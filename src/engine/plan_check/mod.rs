@@ -23,8 +23,8 @@
 //! execution) is judged by the same rules.
 //!
 //! The rules, each failing closed (anything this check does not recognise is refused):
-//! - every operator is allowed by `plan_policy::operator_use`, every expression class by
-//!   `plan_policy::expression_allowed`, every type by `plan_policy::type_allowed`; a code the
+//! - every operator is allowed by `plan_policy::enumerations::operator_use`, every expression
+//!   class by its `expression_allowed`, every type by its `type_allowed`; a code the
 //!   reader does not know, or a part of the plan it could not read, is refused;
 //! - a LOGICAL_GET is a scan of a table of the attached database (`seq_scan`) or an allowed
 //!   table function of `validate::function_policy`, the one table the two walks read too;
@@ -38,7 +38,7 @@
 //!   together;
 //! - under privacy rules: no scan of a hidden table in the bound plan; no hidden column read by
 //!   the optimized plan (see below); nothing lists the catalog; every refusal is the same
-//!   [`PLAN_REFUSAL`], naming nothing.
+//!   [`PLAN_REFUSAL`](crate::privacy::PLAN_REFUSAL), naming nothing.
 //!
 //! Hidden columns are judged on the optimized plan. A view stored in the database may compute
 //! some of its columns from hidden ones; the bound plan of a query over it binds every column
@@ -60,27 +60,25 @@
 //! The worker rewords "not found" errors afterwards (`Engine::private_error`), whatever they
 //! name.
 //!
-//! The parts: this file holds the judge and its state; `facts` judges each fact of a plan (its
-//! operators, expressions, types, functions and scans, and the files a scan binds); `written`
-//! what the query writes, judged before DuckDB binds it (functions evaluated while binding,
+//! The parts: this file holds the judge and its state, which DuckDB calls; the policy it applies
+//! to each plan's facts (its operators, expressions, types, functions and scans, and the files a
+//! scan binds) is `src/plan_policy/`, which needs no DuckDB and is fuzzed without it; `written`
+//! judges what the query writes, before DuckDB binds it (functions evaluated while binding,
 //! relations named like files).
 
 use std::sync::{Mutex, MutexGuard};
 
 use duckgate_plan_reader::{Judge, Phase, PlanFacts, ScanFacts, Verdict};
 
-use super::errors::{query_error, worker_error};
-use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
+use super::errors::query_error;
+use crate::plan_policy::{check_bound, check_optimized};
 use crate::protocol::Failure;
-use duckgate_validate::error::ErrorKind;
 
-mod facts;
 #[cfg(test)]
 mod tests;
 mod written;
 
-pub(crate) use facts::table_reads;
-use facts::{check_bound, check_optimized};
+pub(crate) use crate::plan_policy::{PlanRules, Refused, table_reads};
 pub(crate) use written::{
     first_file_outside, in_declared_folder, refuse_written_functions, written_name,
 };
@@ -89,64 +87,6 @@ pub(crate) use written::{
 /// what a query costs, and which columns its optimized plan reads, do not depend on the data of
 /// the tables it reads.
 pub(crate) const DATA_DEPENDENT_OPTIMIZERS: &str = "statistics_propagation";
-
-/// The privacy refusal; it names nothing and says what to do instead.
-pub(crate) fn privacy_refusal() -> Failure {
-    Failure {
-        refusal: Some(crate::protocol::WorkerRefusal::PrivacyPlan),
-        ..worker_error(ErrorKind::PolicyBlocked, PLAN_REFUSAL)
-    }
-}
-
-/// What the plan check enforces beyond the base rules, for one request.
-#[derive(Debug, Clone)]
-pub(crate) struct PlanRules {
-    /// The catalog name the database file is attached as (under privacy rules, the private one).
-    pub(crate) alias: String,
-    /// The operator's privacy rules, when there are any.
-    pub(crate) privacy: Option<PrivacyPolicy>,
-    /// The declared folders and the caps on what one query binds in them.
-    pub(crate) folders: std::sync::Arc<crate::folders::FolderRules>,
-}
-
-/// Why a plan is refused, before it becomes an error: under privacy rules every reason becomes
-/// the one [`PLAN_REFUSAL`].
-#[derive(Debug, Clone)]
-pub(crate) enum Refused {
-    /// A reason worth telling the agent (the refusal the parent would give).
-    Because(Failure),
-    /// A reason that depends only on what the agent may see, told under privacy rules too: a
-    /// declared folder's cap, past which the files a plan binds (never hidden ones, which the
-    /// folders' file system does not list) are too many or too large. It names the flag that
-    /// changes it.
-    Visible(Failure),
-    /// The plan has a shape, or binds something, this check does not allow.
-    Unknown(String),
-}
-
-impl Refused {
-    pub(crate) fn into_error(self, privacy: bool) -> Failure {
-        match self {
-            Refused::Visible(error) => error,
-            Refused::Because(_) | Refused::Unknown(_) if privacy => privacy_refusal(),
-            Refused::Because(error) => error,
-            Refused::Unknown(what) => Failure {
-                kind: ErrorKind::PolicyBlocked,
-                message: format!(
-                    "DuckDB's plan for this query uses {what}, which duckgate does not allow, so \
-                     it was not run."
-                ),
-                construct: Some(what),
-                suggestion: Some(
-                    "Query the database's tables with plain SELECTs (see list_tables).".into(),
-                ),
-                missing: None,
-                refusal: None,
-                origin: crate::protocol::MessageOrigin::Duckgate,
-            },
-        }
-    }
-}
 
 /// The judge the engine's connection is armed with (`duckgate_plan_reader::arm`).
 ///

@@ -7,8 +7,10 @@ use super::*;
 use crate::engine::CheckedQuery;
 use crate::engine::Engine;
 use crate::engine::tests::{TempDir, config, make_db};
+use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 use crate::protocol::MessageOrigin;
 use crate::protocol::database_names::wal_path;
+use duckgate_validate::error::ErrorKind;
 
 /// The plan check on its own, as a worker whose walk is switched off runs it: its own
 /// reading of DuckDB's syntax tree, then DuckDB's plans.

@@ -1,11 +1,12 @@
-//! What a plan may hold: every operator type, expression class and type of DuckDB 2.0, each
-//! decided once, with its reason. The matches are exhaustive, and the plan reader's own tests
-//! check its enumerations against the linked DuckDB value for value: a DuckDB upgrade that adds
-//! an operator, a class or a type cannot compile here until someone decides it.
+//! What a plan may hold of DuckDB's enumerations: every operator type, expression class and type
+//! of DuckDB 2.0, each decided once, with its reason. The matches are exhaustive, and the plan
+//! reader's tests check the enumerations (`crates/plan-facts`) against the linked DuckDB value
+//! for value: a DuckDB upgrade that adds an operator, a class or a type cannot compile here until
+//! someone decides it.
 //!
 //! Functions are decided by `validate::function_policy`, the one table every layer reads.
 
-use duckgate_plan_reader::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
+use duckgate_plan_facts::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
 
 /// How the plan check treats an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

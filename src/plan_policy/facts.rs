@@ -3,18 +3,18 @@
 //! or of the files a declared folders' reader bound, within the caps); optimized, under privacy
 //! rules, what execution reads.
 
-use duckgate_plan_reader::{
+use duckgate_plan_facts::{
     Code, ColumnKind, Fact, FunctionFact, FunctionKind, PlanFacts, ScanFacts,
 };
 
-use super::super::plan_policy::{self, OperatorUse};
+use super::enumerations::{self, OperatorUse};
 use super::{PlanRules, Refused};
 use crate::privacy::PrivacyPolicy;
 use duckgate_validate::validate::functions::{self, Class};
 use duckgate_validate::validate::refusals;
 
 /// The bound plan: everything the statement references.
-pub(super) fn check_bound(
+pub(crate) fn check_bound(
     rules: &PlanRules,
     facts: &PlanFacts,
     shown: &mut u32,
@@ -27,7 +27,7 @@ pub(super) fn check_bound(
             _ => false,
         };
         match fact {
-            Fact::Operator(Code::Known(operator)) => match plan_policy::operator_use(*operator) {
+            Fact::Operator(Code::Known(operator)) => match enumerations::operator_use(*operator) {
                 OperatorUse::Rows | OperatorUse::Scan => {}
                 OperatorUse::RootWrapper if at_root => {}
                 OperatorUse::RootWrapper => {
@@ -44,7 +44,7 @@ pub(super) fn check_bound(
                 }
             },
             Fact::Expression(Code::Known(class)) => {
-                plan_policy::expression_allowed(*class).map_err(|why| {
+                enumerations::expression_allowed(*class).map_err(|why| {
                     Refused::Unknown(format!(
                         "an expression of class {} ({why})",
                         class.duckdb_name()
@@ -55,7 +55,7 @@ pub(super) fn check_bound(
                 id: Code::Known(id),
                 aggregate_state: _,
             } => {
-                plan_policy::type_allowed(*id).map_err(|why| {
+                enumerations::type_allowed(*id).map_err(|why| {
                     Refused::Unknown(format!("the type {} ({why})", id.duckdb_name()))
                 })?;
             }
@@ -166,7 +166,7 @@ fn check_file_privacy(
 }
 
 /// The optimized plan: under privacy rules, what execution reads must be visible.
-pub(super) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<(), Refused> {
+pub(crate) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<(), Refused> {
     let Some(policy) = &rules.privacy else {
         return Ok(());
     };
@@ -229,6 +229,7 @@ fn scanned_table<'s>(
 /// What `scans` read from the stored tables of the catalog attached as `alias`: each column of
 /// the table's own, or only its rows (row ids and virtual columns). Scans of anything else
 /// (table functions) read no stored table.
+#[cfg(feature = "engine")]
 pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privacy::ReadColumn> {
     let mut reads = Vec::new();
     for scan in scans {
@@ -270,6 +271,14 @@ fn check_scan(rules: &PlanRules, scan: &ScanFacts, bound: &mut BoundFiles) -> Re
         ),
         _ => false,
     };
+    // DuckDB's file readers bind no stored table and its table scan binds no file: a scan
+    // holding both is a shape nobody classified, and the file branches below would judge it
+    // without its table.
+    if scan.table.is_some() && (folder_reader || scan.files.is_some()) {
+        return Err(Refused::Unknown(
+            "a scan that reads both a stored table and files".into(),
+        ));
+    }
     match (&scan.files, folder_reader, rules.folders.folders.is_empty()) {
         // A file reader of the declared folders: its list must be read, and every file on it
         // inside them, and visible under the privacy rules.
