@@ -218,6 +218,49 @@ pub(crate) fn enum_name(enumeration: Enumeration, code: u32) -> Option<String> {
     if status == 0 { name } else { None }
 }
 
+/// A C function of the reader that reads `sql` with DuckDB's parser and, when it returns 1, hands
+/// back a `duckdb_malloc`ed buffer and its size (`duckgate_pivot_parts`, `duckgate_call_select`).
+type SqlReader = unsafe extern "C" fn(
+    duckdb_c::duckdb_database,
+    *const c_char,
+    usize,
+    *mut *mut c_char,
+    *mut usize,
+) -> i32;
+
+/// What `reader` hands back for `sql`, copied out of DuckDB's allocation; `None` when it returns
+/// anything but 1.
+///
+/// # Safety
+/// `database` is an open database handle from `duckdb_open_ext` that stays open during the call.
+unsafe fn read_sql(
+    database: duckdb_c::duckdb_database,
+    sql: &str,
+    reader: SqlReader,
+) -> Option<Vec<u8>> {
+    let mut buffer: *mut c_char = ptr::null_mut();
+    let mut size: usize = 0;
+    // SAFETY: `database` is open per this function's contract; `sql` is readable for its length
+    // (the C side takes a size, not a NUL); both out pointers are valid.
+    let found = unsafe {
+        reader(
+            database,
+            sql.as_ptr().cast(),
+            sql.len(),
+            &mut buffer,
+            &mut size,
+        )
+    };
+    if found != 1 || buffer.is_null() {
+        return None;
+    }
+    // SAFETY: on 1 the C side set `buffer` to a `duckdb_malloc`ed buffer of `size` bytes.
+    let bytes = unsafe { std::slice::from_raw_parts(buffer.cast::<u8>(), size) }.to_vec();
+    // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
+    unsafe { duckdb_c::duckdb_free(buffer.cast()) };
+    Some(bytes)
+}
+
 /// The parts `duckgate_pivot_parts` writes for `sql`, each as the bytes it wrote (see
 /// `vendor/libduckdb-sys/duckgate/pivot_parts.h`); `None` when `sql` is not that shape.
 ///
@@ -227,26 +270,8 @@ pub(crate) unsafe fn pivot_parts(
     database: duckdb_c::duckdb_database,
     sql: &str,
 ) -> Option<Vec<Vec<u8>>> {
-    let mut parts: *mut c_char = ptr::null_mut();
-    let mut size: usize = 0;
-    // SAFETY: `database` is open per this function's contract; `sql` is readable for its length
-    // (the C side takes a size, not a NUL); both out pointers are valid.
-    let found = unsafe {
-        duckgate_pivot_parts(
-            database,
-            sql.as_ptr().cast(),
-            sql.len(),
-            &mut parts,
-            &mut size,
-        )
-    };
-    if found != 1 || parts.is_null() {
-        return None;
-    }
-    // SAFETY: on 1 the C side set `parts` to a `duckdb_malloc`ed buffer of `size` bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(parts.cast::<u8>(), size) }.to_vec();
-    // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
-    unsafe { duckdb_c::duckdb_free(parts.cast()) };
+    // SAFETY: this function's contract is `read_sql`'s.
+    let bytes = unsafe { read_sql(database, sql, duckgate_pivot_parts) }?;
     split_parts(&bytes)
 }
 
@@ -259,27 +284,8 @@ pub(crate) unsafe fn call_select(
     database: duckdb_c::duckdb_database,
     sql: &str,
 ) -> Option<Vec<u8>> {
-    let mut select: *mut c_char = ptr::null_mut();
-    let mut size: usize = 0;
-    // SAFETY: `database` is open per this function's contract; `sql` is readable for its length
-    // (the C side takes a size, not a NUL); both out pointers are valid.
-    let found = unsafe {
-        duckgate_call_select(
-            database,
-            sql.as_ptr().cast(),
-            sql.len(),
-            &mut select,
-            &mut size,
-        )
-    };
-    if found != 1 || select.is_null() {
-        return None;
-    }
-    // SAFETY: on 1 the C side set `select` to a `duckdb_malloc`ed buffer of `size` bytes.
-    let bytes = unsafe { std::slice::from_raw_parts(select.cast::<u8>(), size) }.to_vec();
-    // SAFETY: allocated by `duckdb_malloc`, freed once, here, after the copy above.
-    unsafe { duckdb_c::duckdb_free(select.cast()) };
-    Some(bytes)
+    // SAFETY: this function's contract is `read_sql`'s.
+    unsafe { read_sql(database, sql, duckgate_call_select) }
 }
 
 /// The parts of `duckgate_pivot_parts`' buffer: each a little-endian u64 length and its bytes.
