@@ -8,6 +8,7 @@
     reason = "a bench's report is its output: it prints the figures to stdout"
 )]
 
+use duckgate::protocol::databases::Databases;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -273,12 +274,11 @@ fn worker_checks(db: &Path, rounds: usize) {
         full_warm_up: true,
         folders: Default::default(),
     };
-    let wal = duckgate::protocol::database_names::wal_path(db);
-    let mut engine = Engine::open(&config, db, &wal).expect("engine");
-    engine.attach(db).expect("attach");
+    let mut engine = Engine::open(&config, &Databases::single(db)).expect("engine");
+    engine.attach().expect("attach");
     let serializer = duckdb::Connection::open_in_memory().expect("in-memory DuckDB");
     let rules = TreeRules {
-        database: "bench",
+        databases: &["bench"],
         restricted: false,
         folders: &[],
     };

@@ -1,6 +1,11 @@
-//! The operator's configuration file (`--config duckgate.toml`): `[privacy]` and `[audit]`.
+//! The operator's configuration file (`--config duckgate.toml`): `[databases]`, `[privacy]` and
+//! `[audit]`.
 //!
 //! ```toml
+//! [databases]                          # in this order; the first is the default
+//! cgm = "~/health/cgm.duckdb"          # unless a plain --db PATH is given
+//! pump = "~/health/pump.duckdb"        # its tables: pump.main.boluses, pump.boluses
+//!
 //! [privacy]
 //! hide_tables = ["raw_payloads"]
 //! hide_columns = ["*.serial_number", "readings.note"]
@@ -16,7 +21,8 @@
 //! generations = 10        # audit.jsonl … audit.jsonl.9; older ones go unless a running server holds them
 //! ```
 //!
-//! Flags add to what the file says: `--hide-*` patterns are appended, `--audit-*` switches on.
+//! Flags add to what the file says: `--db NAME=PATH` databases come after the file's (a plain
+//! `--db PATH` stays the default), `--hide-*` patterns are appended, `--audit-*` switches on.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,6 +36,9 @@ use crate::privacy::PrivacyPolicy;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
+    /// Databases by name, in the order written (`NAME = "PATH"`, as `--db NAME=PATH`).
+    #[serde(default, with = "ordered_table")]
+    pub databases: Vec<(String, PathBuf)>,
     /// Hidden tables and columns.
     #[serde(default)]
     pub privacy: PrivacyPolicy,
@@ -89,9 +98,64 @@ impl fmt::Display for ConfigFileError {
 
 impl std::error::Error for ConfigFileError {}
 
+/// A TOML table of `NAME = "PATH"` kept in the order it is written: which database comes first
+/// decides the default.
+mod ordered_table {
+    use std::fmt;
+    use std::path::PathBuf;
+
+    use serde::de::{MapAccess, Visitor};
+    use serde::ser::SerializeMap;
+    use serde::{Deserializer, Serializer};
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<(String, PathBuf)>, D::Error> {
+        struct InOrder;
+        impl<'de> Visitor<'de> for InOrder {
+            type Value = Vec<(String, PathBuf)>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of NAME = \"PATH\"")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut entries = Vec::new();
+                while let Some(entry) = map.next_entry::<String, PathBuf>()? {
+                    entries.push(entry);
+                }
+                Ok(entries)
+            }
+        }
+        deserializer.deserialize_map(InOrder)
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        entries: &[(String, PathBuf)],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(entries.len()))?;
+        for (name, path) in entries {
+            map.serialize_entry(name, path)?;
+        }
+        map.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn databases_keep_the_order_they_are_written_in() {
+        let file: ConfigFile = toml::from_str(
+            "[databases]\nzeta = \"/d/z.duckdb\"\nalpha = \"/d/a.duckdb\"\nmid = \"~/m.duckdb\"\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = file.databases.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(file.databases[2].1, PathBuf::from("~/m.duckdb"));
+        assert!(toml::from_str::<ConfigFile>("[databases]\nx = 5\n").is_err());
+        assert!(toml::from_str::<ConfigFile>("[database]\nx = \"/a\"\n").is_err());
+    }
 
     #[test]
     fn a_typo_in_the_privacy_section_is_an_error_not_an_empty_rule() {

@@ -74,23 +74,46 @@ pub fn parse_declaration(text: &str) -> Result<(String, PathBuf), String> {
     Ok((name.to_owned(), PathBuf::from(dir)))
 }
 
+/// A database a folder may not hold: its name (for the message), its file and its
+/// write-ahead log, as the server declared them.
+#[derive(Debug, Clone, Copy)]
+pub struct DatabaseFiles<'a> {
+    /// The database's name.
+    pub name: &'a str,
+    /// Its file.
+    pub file: &'a Path,
+    /// Its write-ahead log (which may not exist yet).
+    pub wal: &'a Path,
+}
+
 /// Check the declared folders at start-up and resolve them: each name a plain identifier
 /// (letters, digits, `_`, not starting with a digit; unique, case-insensitively), each directory
 /// an existing directory (made absolute with its symbolic links resolved) whose path DuckDB's
-/// glob reads literally (no `*`, `?`, `[`, `{`), containing neither the database file, its WAL,
-/// nor the workers' temporary root, and not inside that root. A folder holding the database
-/// would let SQL read its raw bytes, hidden tables and columns included, and closing a
-/// descriptor of the file would drop the worker's lock on it.
+/// glob reads literally (no `*`, `?`, `[`, `{`), containing neither any declared database's file
+/// nor its WAL (`databases`), nor the workers' temporary root, and not inside that root. A
+/// folder holding a database would let SQL read its raw bytes, hidden tables and columns
+/// included, and closing a descriptor of the file would drop the worker's lock on it.
 pub fn validate(
     declared: &[(String, PathBuf)],
-    db_path: &Path,
+    databases: &[DatabaseFiles<'_>],
     temp_root: Option<&Path>,
 ) -> Result<Vec<DeclaredFolder>, String> {
     let mut folders: Vec<DeclaredFolder> = Vec::new();
-    let db = resolved(db_path);
-    let mut wal_name = db_path.as_os_str().to_owned();
-    wal_name.push(".wal");
-    let wal = resolved(Path::new(&wal_name));
+    let database_files: Vec<(PathBuf, String)> = databases
+        .iter()
+        .flat_map(|database| {
+            [
+                (
+                    resolved(database.file),
+                    format!("the database file of {}", database.name),
+                ),
+                (
+                    resolved(database.wal),
+                    format!("the WAL of the database {}", database.name),
+                ),
+            ]
+        })
+        .collect();
     let temp = temp_root.map(resolved);
     for (name, dir) in declared {
         check_name(name)?;
@@ -121,7 +144,7 @@ pub fn validate(
                 dir.display()
             ));
         }
-        for (file, what) in [(&db, "the database file"), (&wal, "the database's WAL")] {
+        for (file, what) in &database_files {
             if file.starts_with(&canonical) {
                 return Err(format!(
                     "--files {name}={}: the folder holds {what}; SQL could then read the \
@@ -363,31 +386,61 @@ mod tests {
     }
 
     #[test]
-    fn names_are_identifiers_and_folders_may_not_hold_the_database() {
+    fn names_are_identifiers_and_folders_may_not_hold_any_database() {
         let root = std::env::temp_dir().join(format!("duckgate-folders-{}", std::process::id()));
         let data = root.join("exports");
+        let pump_dir = root.join("pump");
         std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(&pump_dir).unwrap();
         let db = root.join("cgm.duckdb");
         std::fs::write(&db, b"").unwrap();
-        let ok = validate(&[("exports".into(), data.clone())], &db, None).unwrap();
+        let pump = pump_dir.join("pump.duckdb");
+        std::fs::write(&pump, b"").unwrap();
+        let (db_wal, pump_wal) = (
+            root.join("cgm.duckdb.wal"),
+            pump_dir.join("pump.duckdb.wal"),
+        );
+        let cgm_files = DatabaseFiles {
+            name: "cgm",
+            file: &db,
+            wal: &db_wal,
+        };
+        let one = [cgm_files];
+        let two = [
+            cgm_files,
+            DatabaseFiles {
+                name: "pump",
+                file: &pump,
+                wal: &pump_wal,
+            },
+        ];
+        let ok = validate(&[("exports".into(), data.clone())], &two, None).unwrap();
         assert_eq!(ok[0].dir, std::fs::canonicalize(&data).unwrap());
         for bad in ["", "1x", "a-b", "a/b", "a.b"] {
             assert!(
-                validate(&[(bad.into(), data.clone())], &db, None).is_err(),
+                validate(&[(bad.into(), data.clone())], &one, None).is_err(),
                 "{bad}"
             );
         }
-        let holds_db = validate(&[("all".into(), root.clone())], &db, None).unwrap_err();
-        assert!(holds_db.contains("the database file"), "{holds_db}");
+        let holds_db = validate(&[("all".into(), root.clone())], &one, None).unwrap_err();
+        assert!(holds_db.contains("the database file of cgm"), "{holds_db}");
+        // The second database's folder is refused as the default's is: its raw bytes would
+        // show its hidden columns.
+        let holds_pump = validate(&[("pumps".into(), pump_dir.clone())], &two, None).unwrap_err();
+        assert!(
+            holds_pump.contains("the database file of pump"),
+            "{holds_pump}"
+        );
+        assert!(validate(&[("pumps".into(), pump_dir.clone())], &one, None).is_ok());
         let twice = validate(
             &[("x".into(), data.clone()), ("X".into(), data.clone())],
-            &db,
+            &one,
             None,
         );
         assert!(twice.is_err());
-        let temp = validate(&[("x".into(), data.clone())], &db, Some(&data)).unwrap_err();
+        let temp = validate(&[("x".into(), data.clone())], &one, Some(&data)).unwrap_err();
         assert!(temp.contains("temporary"), "{temp}");
-        assert!(validate(&[("x".into(), root.join("missing"))], &db, None).is_err());
+        assert!(validate(&[("x".into(), root.join("missing"))], &one, None).is_err());
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -162,40 +162,50 @@ impl Gateway {
         self.inner.bypass.names()
     }
 
-    /// Why the database cannot be used now, as the kernel answers for its path: missing (the
+    /// Why a database cannot be used now, as the kernel answers for its path: missing (the
     /// operator's hint), or not readable by this process (the folder or file that stops it);
-    /// `None` when it can be read.
+    /// `None` when every one can be read. The reply names the database, never its path: no
+    /// reply carries a host path (the operator's stderr has it, `database_lines`).
     fn database_unavailable(&self) -> Option<Failure> {
-        match database_file::examine(&self.inner.config.db_path) {
-            database_file::DatabaseFile::Readable => None,
-            database_file::DatabaseFile::Missing => Some(self.database_not_found()),
-            database_file::DatabaseFile::Unreadable(why) => Some(Failure {
-                kind: ErrorKind::DatabaseError,
-                message: why.to_string(),
-                construct: None,
-                suggestion: Some(why.next_step()),
-                missing: None,
-                refusal: None,
-                origin: MessageOrigin::Duckgate,
-            }),
-        }
+        self.inner.config.databases.iter().find_map(|database| {
+            match database_file::examine(&database.path) {
+                database_file::DatabaseFile::Readable => None,
+                database_file::DatabaseFile::Missing => Some(self.database_not_found(database)),
+                database_file::DatabaseFile::Unreadable(why) => Some(Failure {
+                    kind: ErrorKind::DatabaseError,
+                    message: why.for_agent(&database.name),
+                    construct: None,
+                    suggestion: Some(why.next_step()),
+                    missing: None,
+                    refusal: None,
+                    origin: MessageOrigin::Duckgate,
+                }),
+            }
+        })
     }
 
-    fn database_not_found(&self) -> Failure {
-        let path = &self.inner.config.db_path;
+    fn database_not_found(&self, database: &crate::protocol::databases::Database) -> Failure {
+        let which = if self.inner.config.databases.len() > 1 {
+            format!("The database \"{}\" has no file yet", database.name)
+        } else {
+            "The database file does not exist yet".to_owned()
+        };
         Failure {
             kind: ErrorKind::DatabaseNotFound,
-            message: format!(
-                "No database file at {}. {}",
-                path.display(),
-                self.inner.config.missing_db_hint
-            ),
+            message: format!("{which}. {}", self.inner.config.missing_db_hint),
             construct: None,
             suggestion: Some(self.inner.config.missing_db_hint.clone()),
             missing: None,
             refusal: None,
             origin: MessageOrigin::Duckgate,
         }
+    }
+
+    /// Attach every database once through a confined worker, as a query would, and read their
+    /// catalog (kept for the first call): what the start-up check runs. The failure of an
+    /// attach carries the database's name in `construct`.
+    pub async fn attach_check(&self) -> Result<(), Failure> {
+        self.catalogs().await.map(drop)
     }
 
     /// Validate `sql` against the current catalog (skipped only under the test bypass).
@@ -372,8 +382,10 @@ impl Gateway {
             .await
         {
             Ok(Response::Error(e)) => {
+                // The file went between the check above and the worker's attach: the kernel's
+                // answer now, with the operator's hint.
                 if e.kind == ErrorKind::DatabaseNotFound {
-                    return Err(self.database_not_found());
+                    return Err(self.database_unavailable().unwrap_or(e));
                 }
                 Err(e)
             }

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::database_names::wal_path;
+use crate::protocol::databases::wal_path;
 
 /// Run `write` on `<path>.partial` (removed first), then rename that file to `path`;
 /// `move_failed` turns a failed rename into the caller's error. On any failure the partial

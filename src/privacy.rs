@@ -1,10 +1,14 @@
 //! Privacy rules: tables and columns the operator hides from agents.
 //!
 //! Patterns are case-insensitive globs (`*` any run, slashes and dots included; `?` one
-//! character). A table pattern matches `name` or `schema.name`; a column pattern matches
-//! `table.column` or `schema.table.column`. A hidden object does not exist for the agent: the
-//! gateway removes it from the catalog every tool and the validator see, so naming it is an
-//! unknown name like any other.
+//! character). A table pattern matches `name`, `schema.name`, `database.name` or
+//! `database.schema.name`; a column pattern matches `table.column`, `schema.table.column`,
+//! `database.table.column` or `database.schema.table.column`. A pattern without a database's
+//! name applies to every database the server serves (`crate::protocol::databases`): a rule never
+//! hides less because a second database was added, and `pump.raw` hides the table `raw` of the
+//! database `pump` as well as of a schema `pump` (a pattern that could mean either hides both).
+//! A hidden object does not exist for the agent: the gateway removes it from the catalog every
+//! tool and the validator see, so naming it is an unknown name like any other.
 //!
 //! A pattern holding a `/` names files of the declared folders, as the agent names them
 //! (`exports/2026/readings.parquet`), and nothing else; one without names tables and nothing
@@ -79,10 +83,11 @@ pub const UNKNOWN_NAME: &str = "A name in the query does not exist in this datab
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrivacyPolicy {
-    /// Table patterns (`name`, `schema.name`, globs).
+    /// Table patterns (`name`, `schema.name`, `database.name`, `database.schema.name`, globs).
     #[serde(default)]
     pub hide_tables: Vec<String>,
-    /// Column patterns (`table.column`, `schema.table.column`, globs such as `*.serial_number`).
+    /// Column patterns (`table.column`, `schema.table.column`, `database.table.column`,
+    /// `database.schema.table.column`, globs such as `*.serial_number`).
     #[serde(default)]
     pub hide_columns: Vec<String>,
 }
@@ -93,13 +98,18 @@ impl PrivacyPolicy {
         self.hide_tables.is_empty() && self.hide_columns.is_empty()
     }
 
-    /// Whether the table `schema.name` is hidden.
-    pub fn hides_table(&self, schema: &str, name: &str) -> bool {
-        let qualified = format!("{schema}.{name}");
+    /// Whether the table `database.schema.name` is hidden.
+    pub fn hides_table(&self, database: &str, schema: &str, name: &str) -> bool {
+        let forms = [
+            name.to_owned(),
+            format!("{schema}.{name}"),
+            format!("{database}.{name}"),
+            format!("{database}.{schema}.{name}"),
+        ];
         self.hide_tables
             .iter()
             .filter(|p| !names_files(p))
-            .any(|p| glob_matches(p, name) || glob_matches(p, &qualified))
+            .any(|p| forms.iter().any(|form| glob_matches(p, form)))
     }
 
     /// Whether any rule names files of the declared folders.
@@ -146,13 +156,12 @@ impl PrivacyPolicy {
     /// computed from hidden data (`length(serial_number)`), to a fixed point.
     pub fn hidden_columns(
         &self,
-        schema: &str,
-        table: &str,
+        (database, schema, table): (&str, &str, &str),
         columns: &[(&str, Option<&[String]>)],
     ) -> Vec<String> {
         let mut hidden: Vec<String> = columns
             .iter()
-            .filter(|(name, _)| self.hides_column(schema, table, name))
+            .filter(|(name, _)| self.hides_column((database, schema, table), name))
             .map(|(name, _)| (*name).to_owned())
             .collect();
         loop {
@@ -177,17 +186,26 @@ impl PrivacyPolicy {
         }
     }
 
-    /// Whether the column `schema.table.column` is hidden (a column of a hidden table is too).
-    pub fn hides_column(&self, schema: &str, table: &str, column: &str) -> bool {
-        if self.hides_table(schema, table) {
+    /// Whether the column `database.schema.table.column` is hidden (a column of a hidden table
+    /// is too).
+    pub fn hides_column(
+        &self,
+        (database, schema, table): (&str, &str, &str),
+        column: &str,
+    ) -> bool {
+        if self.hides_table(database, schema, table) {
             return true;
         }
-        let short = format!("{table}.{column}");
-        let long = format!("{schema}.{table}.{column}");
+        let forms = [
+            format!("{table}.{column}"),
+            format!("{schema}.{table}.{column}"),
+            format!("{database}.{table}.{column}"),
+            format!("{database}.{schema}.{table}.{column}"),
+        ];
         self.hide_columns
             .iter()
             .filter(|p| !names_files(p))
-            .any(|p| glob_matches(p, &short) || glob_matches(p, &long))
+            .any(|p| forms.iter().any(|form| glob_matches(p, form)))
     }
 }
 
@@ -206,6 +224,8 @@ fn file_glob_matches(pattern: &str, file: &str) -> bool {
 /// `engine::lineage`): a column, or the table's rows alone (`count(*)` reads only row ids).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ReadColumn {
+    /// The table's database, by its declared name (a view may read another database's table).
+    pub database: String,
     /// The table's schema (a nested schema's path joined by dots).
     pub schema: String,
     /// The table.
@@ -236,13 +256,14 @@ impl ViewColumnReads {
 
 impl PrivacyPolicy {
     /// Whether a view's column is hidden, given what DuckDB's plan of it reads (`None`: it
-    /// could not be read, so it may read anything) and `hidden_of(schema, table)`, the hidden
-    /// columns of each stored table ([`PrivacyPolicy::hidden_columns`], generated ones
-    /// included). A view column computed from hidden data, or filtered by it, is hidden data.
+    /// could not be read, so it may read anything) and `hidden_of(database, schema, table)`,
+    /// the hidden columns of each stored table ([`PrivacyPolicy::hidden_columns`], generated
+    /// ones included). A view column computed from hidden data, or filtered by it, is hidden
+    /// data.
     pub fn view_column_hidden<'h>(
         &self,
         reads: Option<&[ReadColumn]>,
-        hidden_of: impl Fn(&str, &str) -> Option<&'h [String]>,
+        hidden_of: impl Fn(&str, &str, &str) -> Option<&'h [String]>,
     ) -> bool {
         if self.is_empty() {
             return false;
@@ -251,14 +272,19 @@ impl PrivacyPolicy {
             return true;
         };
         reads.iter().any(|read| {
-            if self.hides_table(&read.schema, &read.table) {
+            let table = (
+                read.database.as_str(),
+                read.schema.as_str(),
+                read.table.as_str(),
+            );
+            if self.hides_table(table.0, table.1, table.2) {
                 return true;
             }
             let Some(column) = &read.column else {
                 return false;
             };
-            self.hides_column(&read.schema, &read.table, column)
-                || hidden_of(&read.schema, &read.table)
+            self.hides_column(table, column)
+                || hidden_of(table.0, table.1, table.2)
                     .is_some_and(|hidden| hidden.iter().any(|h| h.eq_ignore_ascii_case(column)))
         })
     }
@@ -311,13 +337,13 @@ mod tests {
             hide_tables: vec!["raw_payloads".into(), "audit.*".into()],
             hide_columns: vec!["*.serial_number".into(), "readings.note".into()],
         };
-        assert!(policy.hides_table("main", "RAW_PAYLOADS"));
-        assert!(policy.hides_table("audit", "anything"));
-        assert!(!policy.hides_table("main", "readings"));
-        assert!(policy.hides_column("main", "devices", "serial_number"));
-        assert!(policy.hides_column("main", "readings", "note"));
-        assert!(policy.hides_column("main", "raw_payloads", "id"));
-        assert!(!policy.hides_column("main", "readings", "glucose"));
+        assert!(policy.hides_table("cgm", "main", "RAW_PAYLOADS"));
+        assert!(policy.hides_table("cgm", "audit", "anything"));
+        assert!(!policy.hides_table("cgm", "main", "readings"));
+        assert!(policy.hides_column(("cgm", "main", "devices"), "serial_number"));
+        assert!(policy.hides_column(("cgm", "main", "readings"), "note"));
+        assert!(policy.hides_column(("cgm", "main", "raw_payloads"), "id"));
+        assert!(!policy.hides_column(("cgm", "main", "readings"), "glucose"));
         assert!(PrivacyPolicy::default().is_empty());
     }
 
@@ -335,8 +361,8 @@ mod tests {
         assert!(policy.hides_file("EXPORTS/private/deep/b.csv"));
         // A table pattern names no file, and a file pattern no table.
         assert!(!policy.hides_file("exports/secret.parquet"));
-        assert!(policy.hides_table("main", "secret_notes"));
-        assert!(!policy.hides_table("exports", "private/a.parquet"));
+        assert!(policy.hides_table("cgm", "main", "secret_notes"));
+        assert!(!policy.hides_table("cgm", "exports", "private/a.parquet"));
         assert!(policy.has_file_column_rules("exports/2026/a.parquet"));
         assert!(!policy.has_file_column_rules("exports/a.csv"));
         assert!(policy.hides_file_column("exports/2026/a.parquet", "Patient_Name"));
@@ -344,7 +370,35 @@ mod tests {
         assert!(!policy.hides_file_column("exports/2026/a.parquet", "glucose"));
         assert!(!policy.hides_file_column("exports/a.parquet.x", "serial_number"));
         assert!(policy.hides_file_column("exports/private/a.parquet", "glucose"));
-        assert!(!policy.hides_column("main", "exports/2026/a", "patient_name"));
+        assert!(!policy.hides_column(("cgm", "main", "exports/2026/a"), "patient_name"));
         assert!(!PrivacyPolicy::default().names_files());
+    }
+
+    #[test]
+    fn a_database_prefix_narrows_a_rule_to_that_database_and_no_prefix_means_every_database() {
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["pump.raw_events".into(), "pump.main.uploads".into()],
+            hide_columns: vec![
+                "pump.boluses.note".into(),
+                "pump.main.devices.serial".into(),
+                "readings.note".into(),
+            ],
+        };
+        // With the database's name: that database only, in its name's every form.
+        assert!(policy.hides_table("pump", "main", "raw_events"));
+        assert!(policy.hides_table("PUMP", "other", "raw_events"));
+        assert!(!policy.hides_table("cgm", "main", "raw_events"));
+        assert!(policy.hides_table("pump", "main", "uploads"));
+        assert!(!policy.hides_table("cgm", "main", "uploads"));
+        assert!(!policy.hides_table("pump", "other", "uploads"));
+        assert!(policy.hides_column(("pump", "main", "boluses"), "note"));
+        assert!(!policy.hides_column(("cgm", "main", "boluses"), "note"));
+        assert!(policy.hides_column(("pump", "main", "devices"), "serial"));
+        assert!(!policy.hides_column(("cgm", "main", "devices"), "serial"));
+        // A two-part table pattern that could be a schema hides that schema's table too.
+        assert!(policy.hides_table("cgm", "pump", "raw_events"));
+        // Without one: every database.
+        assert!(policy.hides_column(("cgm", "main", "readings"), "note"));
+        assert!(policy.hides_column(("pump", "main", "readings"), "note"));
     }
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand};
 use duckgate::gateway::DEFAULT_MISSING_DB_HINT;
+use duckgate::protocol::databases::Declaration;
 use duckgate::protocol::worker_args::WorkerArgs;
 use duckgate::size::size_arg;
 
@@ -85,9 +86,10 @@ pub(crate) enum Command {
     },
     /// Say whether SQL would be accepted, without running it.
     Check {
-        /// Resolve table names against this database's catalog (read through a confined worker).
-        #[arg(long, value_parser = user_path)]
-        db: Option<PathBuf>,
+        /// Resolve table names against this database's catalog (read through a confined
+        /// worker); repeatable as for serve (`NAME=PATH`), the first the default.
+        #[arg(long, value_name = "[NAME=]PATH", value_parser = database_arg)]
+        db: Vec<Declaration>,
         /// The SQL, or `-` to read it from stdin.
         sql: String,
     },
@@ -145,13 +147,16 @@ pub(crate) enum Command {
     Worker(WorkerArgs),
 }
 
-/// The database and the limits every command that runs SQL shares.
+/// The databases and the limits every command that runs SQL shares.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DbArgs {
-    /// The DuckDB database file (required; opened read-only, only inside confined workers). A
-    /// leading `~/` is this user's home directory.
-    #[arg(long, value_parser = user_path)]
-    pub(crate) db: Option<PathBuf>,
+    /// A DuckDB database file (required; opened read-only, only inside confined workers). A
+    /// leading `~/` is this user's home directory. Repeatable as NAME=PATH for more databases:
+    /// SQL names their tables NAME.main.table (or NAME.table); the first --db is the default,
+    /// whose tables need no prefix, and a plain PATH is named after its file. Also
+    /// `[databases]` in --config.
+    #[arg(long, value_name = "[NAME=]PATH", value_parser = database_arg)]
+    pub(crate) db: Vec<Declaration>,
     /// Seconds a call may run before its worker is killed.
     #[arg(long, default_value_t = duckgate::gateway::DEFAULT_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub(crate) timeout: u64,
@@ -203,7 +208,7 @@ pub(crate) struct DbArgs {
     pub(crate) missing_db_hint: String,
     /// A folder of data files (Parquet, CSV, JSON) the agent may read, as NAME=DIR: it writes
     /// `NAME/readings.csv` or `read_parquet('NAME/2026/*.parquet')`. Read-only; repeatable; also
-    /// `[files]` in --config. The folder may not hold the database file.
+    /// `[files]` in --config. The folder may not hold any database file (`--db`).
     #[arg(long = "files", value_name = "NAME=DIR", value_parser = folder_arg)]
     pub(crate) files: Vec<String>,
     /// The most files one query may read in the declared folders.
@@ -228,7 +233,8 @@ pub(crate) struct ServeArgs {
     /// A TOML file of table descriptions (`table = "text"`) that supply or override DuckDB comments.
     #[arg(long, value_parser = user_path)]
     pub(crate) descriptions: Option<PathBuf>,
-    /// A TOML file with `[privacy]` (hide_tables, hide_columns) and `[audit]` (log, redact_sql, required).
+    /// A TOML file with `[databases]` (NAME = "PATH"), `[privacy]` (hide_tables, hide_columns) and
+    /// `[audit]` (log, redact_sql, required).
     #[arg(long, value_parser = user_path)]
     pub(crate) config: Option<PathBuf>,
     /// Append one JSON line per tool call to this file (created with mode 0600).
@@ -248,10 +254,12 @@ pub(crate) struct ServeArgs {
     /// except those holding records of a running server's session, which are never removed.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) audit_generations: Option<u32>,
-    /// Hide a table from agents (`name`, `schema.name`, globs); repeatable.
+    /// Hide a table from agents (`name`, `schema.name`, `database.name`, globs); repeatable. Without
+    /// a database's name it is hidden in every database.
     #[arg(long)]
     pub(crate) hide_table: Vec<String>,
-    /// Hide a column from agents (`table.column`, globs such as `*.serial_number`); repeatable.
+    /// Hide a column from agents (`table.column`, `database.table.column`, globs such as
+    /// `*.serial_number`); repeatable.
     #[arg(long)]
     pub(crate) hide_column: Vec<String>,
     /// Let queries spill to disk even while tables or columns are hidden. The trade-off:
@@ -271,6 +279,16 @@ fn folder_arg(text: &str) -> Result<String, String> {
 
 // The value parsers below return `String` on purpose: clap shows the text as the flag's error,
 // and nothing else reads it.
+
+/// `--db [NAME=]PATH`, its PATH as a person writes it (a leading `~/` expanded).
+fn database_arg(text: &str) -> Result<Declaration, String> {
+    let declaration = Declaration::parse(text)?;
+    let path = user_path(&declaration.path.to_string_lossy())?;
+    Ok(Declaration {
+        path,
+        ..declaration
+    })
+}
 
 /// A path flag as a person writes it: a leading `~` or `~/` is `$HOME`, as a shell would expand
 /// it. MCP clients start duckgate without a shell, so `~/health/cgm.duckdb` in a client's config

@@ -12,11 +12,18 @@ use super::start::{
 use super::stop::stop_signal;
 
 pub(super) async fn serve(args: ServeArgs) -> ExitCode {
-    let mut config = match gateway_config(&args.db, "serve") {
+    let file = match &args.config {
+        Some(path) => match duckgate::config_file::ConfigFile::load(path) {
+            Ok(file) => file,
+            Err(e) => return usage_error(&UsageError::Config(e)),
+        },
+        None => Default::default(),
+    };
+    let mut config = match gateway_config(&args.db, &file.databases, "serve") {
         Ok(c) => c,
         Err(e) => return usage_error(&e),
     };
-    if let Err(e) = privacy_and_audit(&args, &mut config) {
+    if let Err(e) = privacy_and_audit(&args, file, &mut config) {
         return usage_error(&e);
     }
     let descriptions = match &args.descriptions {
@@ -29,7 +36,7 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
     let options = duckgate::mcp::ServeOptions { descriptions };
     let (gateway, refused) = match start_gateway(config.clone(), true).await {
         Ok(g) => {
-            for line in database_lines(&g.config().db_path) {
+            for line in database_lines(&g.config().databases) {
                 eprintln!("{line}");
             }
             (g, false)
@@ -43,7 +50,7 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
         Err(StartFailure::Exit(code)) => return code,
     };
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
-        eprintln!("{}", terminal_notice(&gateway.config().db_path));
+        eprintln!("{}", terminal_notice(&gateway.config().databases));
     }
     // A signal ends the session where it is: dropping it cancels rmcp's service and every call
     // in flight (their workers are killed as their handles drop).
@@ -66,12 +73,13 @@ pub(super) async fn serve(args: ServeArgs) -> ExitCode {
     }
 }
 
-/// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration.
-fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(), UsageError> {
-    let mut file = match &args.config {
-        Some(path) => duckgate::config_file::ConfigFile::load(path).map_err(UsageError::Config)?,
-        None => Default::default(),
-    };
+/// `--config` and the `--hide-*`/`--audit-*` flags into the gateway's configuration (the
+/// file's `[databases]` went into `gateway_config`).
+fn privacy_and_audit(
+    args: &ServeArgs,
+    mut file: duckgate::config_file::ConfigFile,
+    config: &mut GatewayConfig,
+) -> Result<(), UsageError> {
     file.privacy
         .hide_tables
         .extend(args.hide_table.iter().cloned());
@@ -115,18 +123,30 @@ fn privacy_and_audit(args: &ServeArgs, config: &mut GatewayConfig) -> Result<(),
 
 /// What `serve` says when a person runs it in a terminal: it waits for an MCP client's JSON-RPC
 /// on stdin, so typing gets nowhere.
-fn terminal_notice(db: &std::path::Path) -> String {
+fn terminal_notice(databases: &duckgate::protocol::databases::Databases) -> String {
     let exe = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "duckgate".into());
-    let db = std::path::absolute(db).unwrap_or_else(|_| db.to_path_buf());
+    // Every database as `--db` flags that declare the same names: the default by its path
+    // when its file names it so, the others as NAME=PATH.
+    let db = databases
+        .iter()
+        .enumerate()
+        .map(|(at, d)| {
+            if at == 0 && duckgate::protocol::databases::name_of_file(&d.path) == d.name {
+                d.path.display().to_string()
+            } else {
+                format!("{}={}", d.name, d.path.display())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" --db ");
     format!(
         "duckgate serve is an MCP server: it reads JSON-RPC from an MCP client on stdin and \
          answers on stdout, so it waits here without a prompt (Ctrl-D or Ctrl-C ends it).\n\
          Connect a client instead, e.g. Claude Code:\n  \
          claude mcp add -s user duckgate -- {exe} serve --db {db}\n\
          or Claude Desktop (see the README). To try queries by hand: {exe} query --db {db} \
-         \"SELECT 1\"; for a guided session: {exe} demo",
-        db = db.display()
+         \"SELECT 1\"; for a guided session: {exe} demo"
     )
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use duckgate::audit::AuditError;
 use duckgate::config_file::ConfigFileError;
 use duckgate::gateway::{Gateway, GatewayConfig};
+use duckgate::protocol::databases::{Databases, Declaration};
 use duckgate::sandbox::preflight;
 use duckgate_validate::error::ErrorKind;
 
@@ -24,13 +25,9 @@ pub(super) enum UsageError {
         /// `serve`, `query`, `check against`, …
         purpose: &'static str,
     },
-    /// `--db` has no absolute form.
-    ResolveDb {
-        /// The path given.
-        db: PathBuf,
-        /// Why.
-        error: std::io::Error,
-    },
+    /// The databases declared cannot be served together (a name DuckDB keeps, a name or a
+    /// file twice, a path that cannot be resolved).
+    Databases(String),
     /// The SQL was to come from stdin, which could not be read.
     ReadSql(std::io::Error),
     /// `--config` could not be used.
@@ -54,9 +51,7 @@ impl std::fmt::Display for UsageError {
                 f,
                 "--db PATH is required: the DuckDB database file to {purpose}"
             ),
-            UsageError::ResolveDb { db, error } => {
-                write!(f, "cannot resolve --db {}: {error}", db.display())
-            }
+            UsageError::Databases(message) => f.write_str(message),
             UsageError::ReadSql(error) => write!(f, "cannot read SQL from stdin: {error}"),
             UsageError::Config(error) => error.fmt(f),
             UsageError::Audit(error) => error.fmt(f),
@@ -80,18 +75,42 @@ pub(super) fn usage_error(message: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The gateway's configuration from the shared flags; `purpose` completes "--db PATH is
-/// required: the DuckDB database file to …" (`serve`, `query`).
+/// The databases of the command line and the config file's `[databases]`, the default first:
+/// a plain `--db PATH` if there is one, else the file's first, else the first `--db`.
+pub(super) fn declared_databases(
+    flags: &[Declaration],
+    file: &[(String, PathBuf)],
+) -> Result<Databases, UsageError> {
+    let (plain, named): (Vec<&Declaration>, Vec<&Declaration>) =
+        flags.iter().partition(|d| d.name.is_none());
+    let mut declarations: Vec<Declaration> = plain.into_iter().cloned().collect();
+    for (name, path) in file {
+        let path =
+            super::args::user_path(&path.to_string_lossy()).map_err(UsageError::Databases)?;
+        declarations.push(Declaration {
+            name: Some(name.clone()),
+            path,
+        });
+    }
+    declarations.extend(named.into_iter().cloned());
+    Databases::new(&declarations).map_err(UsageError::Databases)
+}
+
+/// The gateway's configuration from the shared flags and the config file's databases;
+/// `purpose` completes "--db PATH is required: the DuckDB database file to …" (`serve`,
+/// `query`).
 pub(super) fn gateway_config(
     args: &DbArgs,
+    file_databases: &[(String, PathBuf)],
     purpose: &'static str,
 ) -> Result<GatewayConfig, UsageError> {
-    let Some(db) = args.db.clone() else {
+    if args.db.is_empty() && file_databases.is_empty() {
         return Err(UsageError::MissingDb { purpose });
-    };
-    let db = std::path::absolute(&db).map_err(|error| UsageError::ResolveDb { db, error })?;
+    }
+    let databases = declared_databases(&args.db, file_databases)?;
+    other_databases_present(&databases).map_err(UsageError::Databases)?;
     Ok(GatewayConfig {
-        db_path: db,
+        databases,
         timeout: Duration::from_secs(args.timeout),
         queue_timeout: Duration::from_secs(args.queue_timeout),
         memory_budget: args.memory_budget,
@@ -160,6 +179,11 @@ pub(super) async fn start_gateway(
     let allow_unconfined = config.allow_unconfined;
     match Gateway::start(config).await {
         Ok(gateway) => {
+            if let Err(message) = other_databases_attach(&gateway).await {
+                eprintln!("duckgate: {message}");
+                gateway.shutdown().await;
+                return Err(StartFailure::Exit(ExitCode::from(1)));
+            }
             if let Ok(posture) = gateway.confinement() {
                 let summary = duckgate::sandbox::confine::properties::summary(&posture.properties);
                 if serving {
@@ -193,13 +217,15 @@ pub(super) async fn start_gateway(
     }
 }
 
-/// The start-up lines about the database: one for a server whose database does not exist yet
-/// (it starts anyway, and its calls answer `database_not_found` with the operator's hint until
-/// the file is there), or cannot be read by this process (the folder or file that stops it),
-/// and one for a database mounted as a single file (its write-ahead log is not visible).
-pub(super) fn database_lines(db: &std::path::Path) -> Vec<String> {
+/// The start-up lines about the default database: one for a server whose database does not
+/// exist yet (it starts anyway, and its calls answer `database_not_found` with the operator's
+/// hint until the file is there), or cannot be read by this process (the folder or file that
+/// stops it); and, for every database, one when it is mounted as a single file (its
+/// write-ahead log is not visible).
+pub(super) fn database_lines(databases: &Databases) -> Vec<String> {
     use duckgate::gateway::database_file::{self, DatabaseFile};
     let mut lines = Vec::new();
+    let db = &databases.default_database().path;
     match database_file::examine(db) {
         DatabaseFile::Readable => {}
         DatabaseFile::Missing => lines.push(format!(
@@ -212,13 +238,78 @@ pub(super) fn database_lines(db: &std::path::Path) -> Vec<String> {
             why.next_step()
         )),
     }
-    if database_file::is_single_file_mount(db) {
-        lines.push(format!(
-            "duckgate: warning: {}",
-            database_file::single_file_mount_warning(db)
-        ));
+    for database in databases {
+        if database_file::is_single_file_mount(&database.path) {
+            lines.push(format!(
+                "duckgate: warning: {}",
+                database_file::single_file_mount_warning(&database.path)
+            ));
+        }
     }
     lines
+}
+
+/// Every database beyond the default must be there and readable when the server starts: a
+/// second database is declared to be served with the first, and a typo in its path must not
+/// wait for the agent's first query to surface. (The default may come later, as before: its
+/// calls answer `database_not_found` with the operator's hint until it exists.) Files that
+/// exist are then attached once by a confined worker ([`attach_check`]).
+pub(super) fn other_databases_present(databases: &Databases) -> Result<(), String> {
+    use duckgate::gateway::database_file::{self, DatabaseFile};
+    for database in databases.iter().skip(1) {
+        match database_file::examine(&database.path) {
+            DatabaseFile::Readable => {}
+            DatabaseFile::Missing => {
+                return Err(format!(
+                    "the database {:?} (--db {}={}) does not exist: check the path, or create it \
+                     first (duckgate import --out {} EXPORT.csv)",
+                    database.name,
+                    database.name,
+                    database.path.display(),
+                    database.path.display()
+                ));
+            }
+            DatabaseFile::Unreadable(why) => {
+                return Err(format!(
+                    "the database {:?}: {why} {}",
+                    database.name,
+                    why.next_step()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// With more than one database, attach them all once through a confined worker before
+/// serving, as every query will: a database beyond the default that is locked by a writer, or
+/// is not a DuckDB file, ends the start with its reason rather than failing every call. The
+/// default's own trouble is answered per call, as with one database (it may be created or
+/// released later). The catalog read is kept for the first call.
+async fn other_databases_attach(gateway: &Gateway) -> Result<(), String> {
+    let databases = &gateway.config().databases;
+    if databases.len() < 2 || gateway.refusal().is_err() {
+        return Ok(());
+    }
+    let Err(failure) = gateway.attach_check().await else {
+        return Ok(());
+    };
+    let Some(database) = failure
+        .construct
+        .as_deref()
+        .and_then(|name| databases.iter().skip(1).find(|d| d.name == name))
+    else {
+        return Ok(());
+    };
+    Err(format!(
+        "the database {:?} (--db {}={}) cannot be attached ({}): {} Every query attaches all \
+         databases, so none could run; fix it, or leave it out of --db.",
+        database.name,
+        database.name,
+        database.path.display(),
+        failure.kind,
+        failure.message
+    ))
 }
 
 /// `start_gateway` for the commands that run once: a refusal exits 1.
@@ -237,7 +328,7 @@ pub(super) async fn one_call(
     purpose: &'static str,
     sql: String,
 ) -> Result<(Gateway, String), ExitCode> {
-    let config = gateway_config(args, purpose).map_err(|e| usage_error(&e))?;
+    let config = gateway_config(args, &[], purpose).map_err(|e| usage_error(&e))?;
     let sql = read_sql(sql).map_err(|e| usage_error(&e))?;
     let gateway = start_once(config).await?;
     Ok((gateway, sql))

@@ -1,6 +1,7 @@
-//! A request's attach: the database read-only under its name (or, under privacy rules, a
-//! private one beneath the shadow catalog), the settings that must hold before any query, the
-//! configuration locked; and the ways out: the file lock released, or a detach.
+//! A request's attach: every database read-only under its name (or, under privacy rules, each
+//! under a private one beneath its shadow catalog), the default selected, the settings that must
+//! hold before any query, the configuration locked; and the ways out: the file locks released,
+//! or a detach.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -9,32 +10,35 @@ use super::errors::{attach_error, not_found, worker_error};
 use super::{Engine, path_text, plan_check, shadow, sql_identifier, sql_string, statement};
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
-use crate::protocol::database_names::database_alias;
+use crate::protocol::databases::{Database, Databases};
 use duckgate_validate::error::ErrorKind;
 use duckgate_validate::validate::tree::{TreeFacts, TreeRules};
 
 use super::statement::CheckedQuery;
 
+/// One database as a request attached it (the plan policy's, which needs no DuckDB).
+pub(crate) use crate::plan_policy::Attached;
+
 impl Engine {
-    /// Attach the database read-only, make it the default, and lock the configuration.
-    pub fn attach(&mut self, db_path: &Path) -> Result<(), Failure> {
-        self.attach_checking(db_path, None).map(drop)
+    /// Attach every database read-only, make the first the default, and lock the configuration.
+    pub fn attach(&mut self) -> Result<(), Failure> {
+        self.attach_checking(None).map(drop)
     }
 
     /// [`Engine::attach`], while DuckDB's parser checks `sql` (see [`Engine::check_statement`])
     /// on the checker thread; the checked statement when `sql` was given. An attach error is
     /// reported first (it is the operator's to fix whatever the query), then the check's.
-    pub fn attach_checking(
-        &mut self,
-        db_path: &Path,
-        sql: Option<&str>,
-    ) -> Result<Option<CheckedQuery>, Failure> {
-        let rules = self.tree_rules();
+    pub fn attach_checking(&mut self, sql: Option<&str>) -> Result<Option<CheckedQuery>, Failure> {
         let pending_check = match sql {
-            Some(sql) => Some(self.checker()?.submit(sql, &rules)?),
+            Some(sql) => {
+                let names = self.database_names();
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                let rules = self.tree_rules(&names);
+                Some(self.checker()?.submit(sql, &rules)?)
+            }
             None => None,
         };
-        let attached = self.attach_now(db_path);
+        let attached = self.attach_now();
         let checked = match pending_check {
             Some(pending) => self.checker()?.collect(pending).map(Some),
             None => Ok(None),
@@ -60,23 +64,24 @@ impl Engine {
         )
     }
 
-    /// The walk's last step, once the database is attached: a relation it found named like a
-    /// file must be a table or view of the database, or binding would read the file. The walk
-    /// itself runs beside the attach and cannot see the catalog; with the plan check switched
+    /// The walk's last step, once the databases are attached: a relation it found named like a
+    /// file must be a table or view of a database, or binding would read the file. The walk
+    /// itself runs beside the attach and cannot see the catalogs; with the plan check switched
     /// off this is what refuses such a name. Unattached, nothing can be one: refused.
     pub(super) fn refuse_files_named(&self, facts: &TreeFacts) -> Result<(), Failure> {
-        let outside = match self.alias.as_deref() {
-            Some(alias) => plan_check::first_file_outside(
-                &self.conn,
-                alias,
-                &self.folder_names,
-                &facts.file_like,
-            )?,
-            None => facts
+        let outside = if self.attached.is_empty() {
+            facts
                 .file_like
                 .iter()
                 .find(|name| !plan_check::in_declared_folder(&self.folder_names, name))
-                .map(plan_check::written_name),
+                .map(plan_check::written_name)
+        } else {
+            plan_check::first_file_outside(
+                &self.conn,
+                &self.attached,
+                &self.folder_names,
+                &facts.file_like,
+            )?
         };
         match outside {
             Some(written) => {
@@ -86,44 +91,79 @@ impl Engine {
         }
     }
 
-    fn attach_now(&mut self, db_path: &Path) -> Result<(), Failure> {
-        self.ensure_lock_held()?;
-        let started = Instant::now();
-        let text = path_text(db_path)?;
+    /// The databases this worker serves, or an error when it was never made a worker.
+    fn served(&self) -> Result<Databases, Failure> {
+        self.databases.clone().ok_or_else(|| {
+            worker_error(
+                ErrorKind::InternalError,
+                "This DuckDB instance serves no database (it is a template's).",
+            )
+        })
+    }
+
+    /// Each database's declared name, the default first (empty before `into_worker`).
+    pub(super) fn database_names(&self) -> Vec<String> {
+        self.databases
+            .as_ref()
+            .map(Databases::names)
+            .unwrap_or_default()
+    }
+
+    /// Attach one database read-only as `catalog`; its file is recorded the moment the attach
+    /// succeeds, so that [`Engine::release_file_lock`] lets go of every lock taken, even when a
+    /// later database's attach fails.
+    fn attach_one(&mut self, database: &Database, catalog: String) -> Result<(), Failure> {
+        let text = path_text(&database.path)?;
         match std::fs::metadata(&text) {
             Ok(meta) if meta.is_dir() => {
                 return Err(worker_error(
                     ErrorKind::DatabaseError,
-                    format!("The database path {text} is a directory, not a DuckDB file."),
+                    format!(
+                        "The database {} is a directory, not a DuckDB file.",
+                        database.name
+                    ),
                 ));
             }
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(not_found(Path::new(&text)));
+                return Err(not_found(&database.name));
             }
             // Anything else (e.g. denied) is DuckDB's to report below.
             Err(_) => {}
         }
-        let alias = database_alias(db_path);
-        // Under privacy rules the file goes under a private name and the binder sees only the
-        // shadow catalog under the public one (`shadow`).
-        let mut shadow = match &self.privacy {
-            Some(_) => Some(shadow::Shadow {
-                private: shadow::private_alias()?,
-                public: alias.clone(),
-                view_reads: Default::default(),
-            }),
-            None => None,
-        };
-        let attached_as = shadow.as_ref().map_or(&alias, |s| &s.private).clone();
         let attach = format!(
             "ATTACH {} AS {} (READ_ONLY)",
             sql_string(&text),
-            sql_identifier(&attached_as)
+            sql_identifier(&catalog)
         );
         self.conn
             .execute_batch(&attach)
-            .map_err(|e| attach_error(&e, Path::new(&text)))?;
+            .map_err(|e| attach_error(&e, &database.name, Path::new(&text)))?;
+        self.attached.push(Attached {
+            name: database.name.clone(),
+            catalog,
+            file: PathBuf::from(text),
+        });
+        Ok(())
+    }
+
+    fn attach_now(&mut self) -> Result<(), Failure> {
+        self.ensure_lock_held()?;
+        let started = Instant::now();
+        let databases = self.served()?;
+        // Under privacy rules each file goes under a private name and the binder sees only the
+        // shadow catalogs under the public ones (`shadow`).
+        for database in &databases {
+            let catalog = match &self.privacy {
+                Some(_) => shadow::private_alias()?,
+                None => database.name.clone(),
+            };
+            self.attach_one(database, catalog)?;
+        }
+        let mut shadow = self.privacy.as_ref().map(|_| shadow::Shadow {
+            catalogs: self.attached.clone(),
+            view_reads: Default::default(),
+        });
         self.reseed_random()?;
         // The settings that must hold before any query: global, so the checker's connection
         // sets them while this one selects the database; the query runs only once both are
@@ -146,16 +186,16 @@ impl Engine {
                 })?;
         }
         if self.harden {
-            // `allowed_paths` lets SQL *write* the database and its WAL too (measured:
+            // `allowed_paths` lets SQL *write* the databases and their WALs too (measured:
             // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
             // them to it anyway. Once attached, DuckDB reads through handles it already holds,
             // so without spilling the local file system can go entirely (DuckDB refuses to
             // re-enable it). Spilling needs it: DuckDB's temporary files go through the same
             // file system (measured: with it disabled, a spilling DISTINCT fails with
             // "File system LocalFileSystem has been disabled by configuration"). Then writes to
-            // the database are denied by landlock (read-only grant) and by both SQL checks.
+            // the databases are denied by landlock (read-only grants) and by both SQL checks.
             // The parent gives a worker no spilling under privacy rules unless the operator
-            // opted in (`gateway::config::spills`), so there SQL can never open the file by path.
+            // opted in (`gateway::config::spills`), so there SQL can never open a file by path.
             if !self.spills {
                 hardening.push_str(" SET disabled_filesystems = 'LocalFileSystem';");
             }
@@ -168,15 +208,16 @@ impl Engine {
         } else {
             Some(self.checker()?.submit_configure(hardening)?)
         };
+        let default = databases.default_database().name.clone();
         let selected = match (&mut shadow, &self.privacy) {
             (Some(shadow), Some(policy)) => shadow.build(&self.conn, &self.judge, policy),
             _ => self
                 .conn
-                .execute_batch(&format!("USE {};", sql_identifier(&alias)))
+                .execute_batch(&format!("USE {};", sql_identifier(&default)))
                 .map_err(|e| {
                     worker_error(
                         ErrorKind::InternalError,
-                        format!("Could not select the database: {e}"),
+                        format!("Could not select the default database: {e}"),
                     )
                 }),
         };
@@ -184,9 +225,7 @@ impl Engine {
             self.checker()?.collect_configured(pending)?;
         }
         selected?;
-        self.alias = Some(attached_as);
         self.shadow = shadow;
-        self.attached_file = Some(PathBuf::from(text));
         self.pending_attach_ms = started.elapsed().as_secs_f64() * 1e3;
         Ok(())
     }
@@ -214,10 +253,11 @@ impl Engine {
         })
     }
 
-    /// What the walk of DuckDB's syntax tree needs to know about this request.
-    pub(super) fn tree_rules(&self) -> TreeRules<'_> {
+    /// What the walk of DuckDB's syntax tree needs to know about this request; `names` are
+    /// [`Engine::database_names`].
+    pub(super) fn tree_rules<'n>(&'n self, names: &'n [&'n str]) -> TreeRules<'n> {
         TreeRules {
-            database: &self.database,
+            databases: names,
             restricted: self.privacy.is_some(),
             folders: &self.folder_names,
         }
@@ -239,27 +279,27 @@ impl Engine {
     }
 
     /// Judge every statement prepared from now on by DuckDB's plan for it (`plan_check`): only
-    /// the attached database's tables, allowed table functions, functions, types and operators,
+    /// the attached databases' tables, allowed table functions, functions, types and operators,
     /// and, under privacy rules, no hidden table, no hidden column and no catalog listing (kind
     /// `policy_blocked`). First, what must be refused before DuckDB binds anything: a relation
-    /// of `query` named like a file that is no relation of the database (binding would read the
+    /// of `query` named like a file that is no relation of a database (binding would read the
     /// file); a function the binder would evaluate while binding was refused by whichever check
     /// made `query`. Call after the attach; the judgement itself happens in every
     /// [`Engine::prepare_checked`].
     pub fn start_plan_check(&mut self, query: &CheckedQuery) -> Result<(), Failure> {
         self.ensure_lock_held()?;
-        let alias = self.alias.clone().ok_or_else(|| {
-            worker_error(
+        if self.attached.is_empty() {
+            return Err(worker_error(
                 ErrorKind::InternalError,
                 "start_plan_check() called before attach()",
-            )
-        })?;
+            ));
+        }
         let started = Instant::now();
         let privacy = self.privacy.is_some();
         let facts = query.facts();
         if let Some(written) = plan_check::first_file_outside(
             &self.conn,
-            &alias,
+            &self.attached,
             &self.folder_names,
             &facts.file_like,
         )? {
@@ -267,7 +307,7 @@ impl Engine {
             return Err(plan_check::Refused::Because(refused.into()).into_error(privacy));
         }
         self.judge.serve(plan_check::PlanRules {
-            alias,
+            catalogs: self.attached.clone(),
             privacy: self.privacy.clone(),
             folders: self.folders.clone(),
         });
@@ -288,35 +328,39 @@ impl Engine {
         self.ensure_plan_judged()
     }
 
-    /// The catalog name the database is attached as, once attached.
+    /// The catalog the default database is attached as, once attached (under privacy rules, its
+    /// private name).
     pub fn alias(&self) -> Option<&str> {
-        self.alias.as_deref()
+        self.attached
+            .first()
+            .map(|attached| attached.catalog.as_str())
     }
 
-    /// Release the database's file lock before the reply leaves the worker, so that once the
-    /// parent has a reply the user's pipeline may open the file for writing, without paying for
-    /// a detach on the way out.
+    /// Release every database's file lock before the reply leaves the worker, so that once the
+    /// parent has a reply the user's pipeline may open any of the files for writing, without
+    /// paying for a detach on the way out.
     ///
     /// DuckDB holds a POSIX (`fcntl`) read lock on an attached file, and POSIX ends all of a
     /// process's locks on a file when the process closes *any* descriptor of it: opening the
     /// file and closing it again releases the lock in microseconds, where `DETACH` takes
     /// 0.5–1 ms on the critical path (it frees the attached catalog and cached blocks; `cargo
-    /// bench --bench worker_latency`). Without its lock the attached database must not be read
-    /// again, so every later query, catalog read or attach on this engine is refused: the worker
-    /// answers and exits. If the file cannot be opened (removed meanwhile), this detaches.
+    /// bench --bench worker_latency`). Without their locks the attached databases must not be
+    /// read again, so every later query, catalog read or attach on this engine is refused: the
+    /// worker answers and exits. If a file cannot be opened (removed meanwhile), this detaches.
     pub fn release_file_lock(&mut self) -> Result<(), Failure> {
-        let Some(file) = self.attached_file.take() else {
+        if self.attached.is_empty() || self.lock_released {
             return Ok(());
-        };
-        self.lock_released = true;
-        match std::fs::File::open(&file) {
-            // Dropping the descriptor closes it, which is what releases the lock.
-            Ok(descriptor) => {
-                drop(descriptor);
-                Ok(())
-            }
-            Err(_) => self.detach(),
         }
+        self.lock_released = true;
+        let mut all_released = true;
+        for attached in &self.attached {
+            match std::fs::File::open(&attached.file) {
+                // Dropping the descriptor closes it, which is what releases the lock.
+                Ok(descriptor) => drop(descriptor),
+                Err(_) => all_released = false,
+            }
+        }
+        if all_released { Ok(()) } else { self.detach() }
     }
 
     /// Refuse to touch the database once [`Engine::release_file_lock`] gave up its lock.
@@ -330,20 +374,28 @@ impl Engine {
         Ok(())
     }
 
-    /// Detach the database, which also releases its file lock.
+    /// Detach every database, which also releases their file locks.
     pub fn detach(&mut self) -> Result<(), Failure> {
-        self.attached_file = None;
-        let Some(alias) = self.alias.take() else {
+        let attached = std::mem::take(&mut self.attached);
+        if attached.is_empty() {
             return Ok(());
-        };
-        let mut detach = format!("USE memory; DETACH {};", sql_identifier(&alias));
+        }
+        let mut detach = String::from("USE memory;");
+        for attached in &attached {
+            detach.push_str(&format!(" DETACH {};", sql_identifier(&attached.catalog)));
+        }
         if let Some(shadow) = self.shadow.take() {
-            detach.push_str(&format!(" DETACH {};", sql_identifier(&shadow.public)));
+            for catalog in &shadow.catalogs {
+                detach.push_str(&format!(
+                    " DETACH IF EXISTS {};",
+                    sql_identifier(&catalog.name)
+                ));
+            }
         }
         self.conn.execute_batch(&detach).map_err(|e| {
             worker_error(
                 ErrorKind::InternalError,
-                format!("Could not detach the database: {e}"),
+                format!("Could not detach the databases: {e}"),
             )
         })
     }

@@ -17,13 +17,30 @@ use crate::protocol::{
 use duckgate_validate::error::ErrorKind;
 
 impl Engine {
-    /// Tables, views, columns, constraints and indexes of the attached database.
+    /// Tables, views, columns, constraints and indexes of every attached database, the
+    /// default's first, each named by its database's declared name.
     pub fn catalog(&mut self) -> Result<CatalogSnapshot, Failure> {
         self.ensure_lock_held()?;
-        let alias = self.alias.clone().ok_or_else(|| {
-            worker_error(ErrorKind::InternalError, "catalog() called before attach()")
-        })?;
-        let mut snapshot = snapshot(&self.conn, &alias)?;
+        if self.attached.is_empty() {
+            return Err(worker_error(
+                ErrorKind::InternalError,
+                "catalog() called before attach()",
+            ));
+        }
+        let mut snapshot = CatalogSnapshot {
+            databases: self.attached.iter().map(|a| a.name.clone()).collect(),
+            ..CatalogSnapshot::default()
+        };
+        for attached in &self.attached {
+            let one = self::snapshot(&self.conn, &attached.catalog, &attached.name)?;
+            snapshot.tables.extend(one.tables);
+            snapshot.foreign_keys.extend(one.foreign_keys);
+            for name in one.table_macros {
+                if !snapshot.table_macros.contains(&name) {
+                    snapshot.table_macros.push(name);
+                }
+            }
+        }
         // Under privacy rules, what each view column reads, as the shadow traced it; a view
         // the shadow did not trace (a nested schema's) may read anything.
         if let Some(shadow) = &self.shadow {
@@ -33,6 +50,7 @@ impl Engine {
                 }
                 for column in &mut table.columns {
                     let key = (
+                        table.database.clone(),
                         table.schema.clone(),
                         table.name.clone(),
                         column.name.clone(),
@@ -72,10 +90,16 @@ fn rows_for<T>(
     rows.collect::<duckdb::Result<Vec<T>>>().map_err(err)
 }
 
-/// Read tables, views, columns, constraints and indexes of the database attached as `alias`.
-pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot, Failure> {
+/// Read tables, views, columns, constraints and indexes of the database attached as `alias`,
+/// whose declared name is `database`.
+pub(crate) fn snapshot(
+    conn: &Connection,
+    alias: &str,
+    database: &str,
+) -> Result<CatalogSnapshot, Failure> {
     let relation = |kind: RelationKind, row: &duckdb::Row<'_>, estimated_rows| {
         Ok(TableInfo {
+            database: database.to_owned(),
             schema: row.get(0)?,
             name: row.get(1)?,
             kind,
@@ -175,6 +199,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
         .filter(|c| c.kind == "FOREIGN KEY")
         .filter_map(|c| {
             Some(ForeignKey {
+                database: database.to_owned(),
                 table: c.table.clone(),
                 columns: c.columns.clone(),
                 referenced_table: c.referenced_table.clone()?,
@@ -192,6 +217,7 @@ pub(crate) fn snapshot(conn: &Connection, alias: &str) -> Result<CatalogSnapshot
     )?;
 
     Ok(CatalogSnapshot {
+        databases: vec![database.to_owned()],
         tables,
         foreign_keys,
         table_macros,

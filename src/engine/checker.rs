@@ -32,8 +32,8 @@ enum Job {
     /// DuckDB's statement check of one SQL text and the walk of its syntax tree.
     Check {
         sql: String,
-        /// The catalog name the database is attached as.
-        database: String,
+        /// The catalog names the databases are attached as, the default first.
+        databases: Vec<String>,
         /// A privacy rule hides names.
         restricted: bool,
         /// The declared folders' names.
@@ -98,12 +98,13 @@ impl Checker {
                     let sent = match job {
                         Job::Check {
                             sql,
-                            database,
+                            databases,
                             restricted,
                             folders,
                         } => {
+                            let names: Vec<&str> = databases.iter().map(String::as_str).collect();
                             let rules = TreeRules {
-                                database: &database,
+                                databases: &names,
                                 restricted,
                                 folders: &folders,
                             };
@@ -155,7 +156,7 @@ impl Checker {
     /// serve.
     pub(super) fn warm_up(&self, settings: Option<String>) -> Result<(), Failure> {
         let rules = TreeRules {
-            database: "",
+            databases: &[],
             restricted: false,
             folders: &[],
         };
@@ -174,7 +175,7 @@ impl Checker {
         self.jobs
             .send(Job::Check {
                 sql: sql.to_owned(),
-                database: rules.database.to_owned(),
+                databases: rules.databases.iter().map(|d| (*d).to_owned()).collect(),
                 restricted: rules.restricted,
                 folders: rules.folders.to_vec(),
             })

@@ -394,10 +394,21 @@ impl MemoryFacts {
     }
 }
 
-/// Map an error from `ATTACH` of the database file.
-pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
-    let message = duckdb_message(err);
-    let shown = db_path.display();
+/// Map an error from `ATTACH` of the database `name`'s file. The message names the database by
+/// its declared name, never by its path: it reaches the agent, and a host path shows the
+/// user's home and name. DuckDB's own words are passed on only with the path taken out. The
+/// failure's `construct` is the database's name, which the server's start-up check reads to
+/// tell which database could not be attached.
+pub(crate) fn attach_error(err: &duckdb::Error, name: &str, db_path: &Path) -> Failure {
+    Failure {
+        construct: Some(name.to_owned()),
+        ..attach_failure(err, name, db_path)
+    }
+}
+
+fn attach_failure(err: &duckdb::Error, name: &str, db_path: &Path) -> Failure {
+    let message = without_path(&duckdb_message(err), db_path, name);
+    let shown = format!("\"{name}\"");
     let typed = typed_error(err);
     let io_errno = typed.as_ref().and_then(|typed| match typed.exception_type {
         Code::Known(ExceptionType::Io) => typed.errno().map(Errno::from_raw),
@@ -416,7 +427,7 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
                 ),
             );
         }
-        Some(Errno::ENOENT) => return not_found(db_path),
+        Some(Errno::ENOENT) => return not_found(name),
         _ => {}
     }
     // Message-only: DuckDB reports a file that is not a database as a plain `IO` error with no
@@ -426,7 +437,10 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
     if lower.contains("not a valid duckdb database") || lower.contains("not a duckdb") {
         return worker_error(
             ErrorKind::DatabaseError,
-            format!("The file {shown} is not a DuckDB database. DuckDB said: {message}"),
+            format!(
+                "The file of the database {shown} is not a DuckDB database. DuckDB said: \
+                 {message}"
+            ),
         );
     }
     let kind = match typed.as_ref().map(classify) {
@@ -455,12 +469,26 @@ pub(crate) fn attach_error(err: &duckdb::Error, db_path: &Path) -> Failure {
     )
 }
 
-/// The database file is missing; the parent appends the operator's hint.
-pub(crate) fn not_found(db_path: &Path) -> Failure {
-    worker_error(
-        ErrorKind::DatabaseNotFound,
-        format!("Database file not found: looked for {}.", db_path.display()),
-    )
+/// The database `name`'s file is missing; the parent words it with the operator's hint.
+pub(crate) fn not_found(name: &str) -> Failure {
+    Failure {
+        construct: Some(name.to_owned()),
+        ..worker_error(
+            ErrorKind::DatabaseNotFound,
+            format!("The file of the database \"{name}\" is not there."),
+        )
+    }
+}
+
+/// `message` with every mention of `path` (and of its folder) replaced by the database's name.
+fn without_path(message: &str, path: &Path, name: &str) -> String {
+    let mut text = message.replace(&*path.to_string_lossy(), &format!("<database {name}>"));
+    if let Some(folder) = path.parent().map(|p| p.to_string_lossy().into_owned())
+        && folder.len() > 1
+    {
+        text = text.replace(&folder, "<folder>");
+    }
+    text
 }
 
 #[cfg(test)]

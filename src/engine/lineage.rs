@@ -24,19 +24,20 @@
 
 use duckdb::Connection;
 
+use super::attach::Attached;
 use super::convert::ColumnType;
 use super::own_sql::{Cache, OwnSql};
 use super::plan_check::{PlanJudge, table_reads};
 use super::statement::{Sql, prepare_sql};
 use crate::privacy::ReadColumn;
 
-/// What DuckDB's plans of `select` read from the catalog `alias`: (bound, optimized, whether
-/// the first result column's type carries names); `None` when DuckDB did not prepare it or did
-/// not show its bound plan.
+/// What DuckDB's plans of `select` read from the attached `catalogs` (a view may read another
+/// database's tables): (bound, optimized, whether the first result column's type carries
+/// names); `None` when DuckDB did not prepare it or did not show its bound plan.
 fn traced_reads(
     conn: &Connection,
     judge: &PlanJudge,
-    alias: &str,
+    catalogs: &[Attached],
     select: &OwnSql,
 ) -> Option<(Vec<ReadColumn>, Option<Vec<ReadColumn>>, bool)> {
     let (prepared, traced) = judge.trace_scans(|| {
@@ -50,23 +51,29 @@ fn traced_reads(
     if bound_plans == 0 {
         return None;
     }
-    let optimized = (optimized_plans > 0).then(|| table_reads(alias, &traced.optimized));
-    Some((table_reads(alias, &traced.bound), optimized, carries_names))
+    let optimized = (optimized_plans > 0).then(|| table_reads(catalogs, &traced.optimized));
+    Some((
+        table_reads(catalogs, &traced.bound),
+        optimized,
+        carries_names,
+    ))
 }
 
-/// For each of `columns` of the view `schema.view` of the catalog `alias`, what it reads (see
-/// the module documentation); `None`: unknown, so it may read anything. `hidden` says whether
-/// reads include hidden data; it decides whether the columns must be traced one by one.
+/// For each of `columns` of the view `schema.view` of the catalog `alias` (one of `catalogs`),
+/// what it reads (see the module documentation); `None`: unknown, so it may read anything.
+/// `hidden` says whether reads include hidden data; it decides whether the columns must be
+/// traced one by one.
 pub(super) fn view_column_reads(
     conn: &Connection,
     judge: &PlanJudge,
+    catalogs: &[Attached],
     alias: &str,
     (schema, view): (&str, &str),
     columns: &[&str],
     hidden: impl Fn(&[ReadColumn]) -> bool,
 ) -> Vec<Option<Vec<ReadColumn>>> {
     let all = OwnSql::select_from_view(alias, schema, view, None);
-    if let Some((bound, _, _)) = traced_reads(conn, judge, alias, &all)
+    if let Some((bound, _, _)) = traced_reads(conn, judge, catalogs, &all)
         && !hidden(&bound)
     {
         return columns.iter().map(|_| Some(bound.clone())).collect();
@@ -75,7 +82,7 @@ pub(super) fn view_column_reads(
         .iter()
         .map(|column| {
             let select = OwnSql::select_from_view(alias, schema, view, Some(column));
-            let (bound, optimized, carries_names) = traced_reads(conn, judge, alias, &select)?;
+            let (bound, optimized, carries_names) = traced_reads(conn, judge, catalogs, &select)?;
             Some(match optimized {
                 Some(mut reads) if carries_names => {
                     reads.extend(bound);

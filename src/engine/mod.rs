@@ -1,14 +1,15 @@
 //! The only code that touches DuckDB: hardened open, attach, statement check, run, catalog.
 //!
 //! A worker creates one [`Engine`] before any request: an in-memory DuckDB instance with
-//! extensions locked down, external access off except for the database file and its WAL (and,
+//! extensions locked down, external access off except for each database file and its WAL (and,
 //! when the parent gives it one, its own spill directory, capped by `max_temp_directory_size`),
-//! and a warm-up query. When the request arrives it [`Engine::attach`]es the database
-//! read-only and locks the configuration, so an idle worker holds no lock on the file. Without
-//! spilling it also switches DuckDB's local file system off (the attached file keeps being read
-//! through its open handle), so the query cannot open any file; with spilling DuckDB needs that
-//! file system for its temporary files, and what SQL could name is held by the two SQL checks
-//! and by landlock, which grants the database read-only and writes only in the spill directory.
+//! and a warm-up query. When the request arrives it [`Engine::attach`]es every database
+//! read-only under its name (`crate::protocol::databases`) and locks the configuration, so an idle worker
+//! holds no lock on any file. Without spilling it also switches DuckDB's local file system off
+//! (the attached files keep being read through their open handles), so the query cannot open
+//! any file; with spilling DuckDB needs that file system for its temporary files, and what SQL
+//! could name is held by the two SQL checks and by landlock, which grants each database
+//! read-only and writes only in the spill directory.
 //!
 //! This file holds the hardened open; the request's attach is in `attach.rs`, running its
 //! statement in `run.rs`, the catalog in `catalog.rs` and the settings read back for the posture
@@ -42,7 +43,7 @@ use duckgate_plan_reader::ArmedConnection;
 
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
-use crate::protocol::database_names::database_alias;
+use crate::protocol::databases::Databases;
 use duckgate_validate::error::ErrorKind;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
@@ -111,10 +112,8 @@ pub struct Engine {
     spills: bool,
     /// The memory and spill limits, for the message of a query that reaches them.
     memory: errors::MemoryFacts,
-    /// The catalog name of the attached database, once attached.
-    alias: Option<String>,
-    /// The attached database file, for [`Engine::release_file_lock`].
-    attached_file: Option<PathBuf>,
+    /// The databases as this request attached them, the default first (empty until then).
+    attached: Vec<attach::Attached>,
     /// The file lock was released without a detach: DuckDB must not read the file again.
     lock_released: bool,
     /// Time spent attaching, counted into the next query's duration.
@@ -122,10 +121,12 @@ pub struct Engine {
     /// The operator's privacy rules for this request, when there are any (see
     /// [`Engine::enforce_privacy`]).
     privacy: Option<PrivacyPolicy>,
-    /// The catalog name the database is attached as ([`database_alias`]).
-    database: String,
-    /// Under privacy rules, the private name the file is attached as and the shadow catalog
-    /// under the public one (`shadow`).
+    /// The databases this worker serves, the default first, set when it becomes a worker
+    /// ([`Template::into_worker`]): each is attached under its name (under privacy rules, under
+    /// a private one, its name then the shadow catalog's).
+    databases: Option<Databases>,
+    /// Under privacy rules, the private names the files are attached as and the shadow
+    /// catalogs under the public ones (`shadow`).
     shadow: Option<shadow::Shadow>,
     /// A spare forked from the template that has not warmed up in its own process yet
     /// ([`Engine::warm_up_while_idle`]).
@@ -145,7 +146,7 @@ impl std::fmt::Debug for Engine {
         f.debug_struct("Engine")
             .field("harden", &self.harden)
             .field("spills", &self.spills)
-            .field("alias", &self.alias)
+            .field("attached", &self.attached)
             .field("privacy", &self.privacy.is_some())
             .finish_non_exhaustive()
     }
@@ -166,23 +167,22 @@ fn kernel_random<const N: usize>() -> Result<[u8; N], Failure> {
 }
 
 /// The path as text DuckDB and our `allowed_paths` agree on: absolute (without resolving
-/// symlinks, which is a pure string operation) and UTF-8.
+/// symlinks, which is a pure string operation) and UTF-8. The server refuses a database path
+/// that is not UTF-8 at start-up (`databases::Databases::new`); the error names no path, since
+/// it reaches the agent.
 fn path_text(path: &Path) -> Result<String, Failure> {
-    let absolute: PathBuf = std::path::absolute(path).map_err(|e| {
+    let unusable = |why: &str| {
         worker_error(
             ErrorKind::InvalidArgument,
-            format!("Bad database path {}: {e}", path.display()),
+            format!("A database or temporary path given to this worker {why}."),
         )
-    })?;
-    absolute.to_str().map(str::to_owned).ok_or_else(|| {
-        worker_error(
-            ErrorKind::InvalidArgument,
-            format!(
-                "The database path {} is not valid UTF-8.",
-                absolute.display()
-            ),
-        )
-    })
+    };
+    let absolute: PathBuf =
+        std::path::absolute(path).map_err(|_| unusable("cannot be made absolute"))?;
+    absolute
+        .to_str()
+        .map(str::to_owned)
+        .ok_or_else(|| unusable("is not valid UTF-8"))
 }
 
 /// A warm DuckDB instance that runs no thread but its caller's: what the zygote's template
@@ -203,13 +203,12 @@ impl std::fmt::Debug for Template {
 impl Template {
     /// Make this instance a worker's, in the process that will answer the request (a forked
     /// child, after it has confined itself): its own temporary directory, its DuckDB threads,
-    /// external access off but for the database and its WAL, then the checker thread. Each
+    /// external access off but for each database and its WAL, then the checker thread. Each
     /// setting is in force before the worker reports ready.
     pub fn into_worker(
         self,
         spill: Option<&Spill>,
-        db_path: &Path,
-        wal_path: &Path,
+        databases: &Databases,
     ) -> Result<Engine, Failure> {
         let Template {
             mut engine,
@@ -244,10 +243,15 @@ impl Template {
                     folders.join(", ")
                 ));
             }
+            // Every database and its WAL, each as the attach names it (`path_text`).
+            let mut allowed = Vec::with_capacity(databases.len() * 2);
+            for database in databases {
+                allowed.push(sql_string(&path_text(&database.path)?));
+                allowed.push(sql_string(&path_text(&database.wal())?));
+            }
             settings.push_str(&format!(
-                " SET allowed_paths = [{}, {}]; SET enable_external_access = false;",
-                sql_string(&path_text(db_path)?),
-                sql_string(&path_text(wal_path)?)
+                " SET allowed_paths = [{}]; SET enable_external_access = false;",
+                allowed.join(", ")
             ));
         }
         engine.conn.execute_batch(&settings).map_err(|e| {
@@ -258,7 +262,7 @@ impl Template {
         })?;
         engine.spills = spill.is_some();
         engine.memory.max_temp_bytes = spill.map(|s| s.max_bytes);
-        engine.database = database_alias(db_path);
+        engine.databases = Some(databases.clone());
         engine.checker = Some(checker::Checker::start(&engine.conn, engine.token)?);
         // A forked copy warms up only while it waits (`Engine::warm_up_while_idle`): every
         // step of the warm-up is a copy-on-write fault or a first use that the request would
@@ -275,8 +279,8 @@ impl Engine {
     /// Create the hardened in-memory instance and warm it up: [`Engine::template`], then
     /// [`Template::into_worker`] at once (a spawned worker; the zygote's children do the second
     /// step after the fork).
-    pub fn open(cfg: &EngineConfig, db_path: &Path, wal_path: &Path) -> Result<Engine, Failure> {
-        Engine::template(cfg)?.into_worker(cfg.spill.as_ref(), db_path, wal_path)
+    pub fn open(cfg: &EngineConfig, databases: &Databases) -> Result<Engine, Failure> {
+        Engine::template(cfg)?.into_worker(cfg.spill.as_ref(), databases)
     }
 
     /// Create the in-memory instance, warm, and single-threaded: DuckDB runs no thread of its
@@ -383,12 +387,11 @@ impl Engine {
                 cap_bytes: cfg.memory_cap_bytes,
                 max_temp_bytes: None,
             },
-            alias: None,
-            attached_file: None,
+            attached: Vec::new(),
             lock_released: false,
             pending_attach_ms: 0.0,
             privacy: None,
-            database: String::new(),
+            databases: None,
             shadow: None,
             cold_copy: false,
             full_warm_up: cfg.full_warm_up,

@@ -23,11 +23,13 @@ use duckgate_validate::validate::{functions, refusals};
 impl Engine {
     /// DuckDB's own parser must see exactly one statement of a read-only type, and the worker's
     /// walk of its syntax tree (`validate::tree`) must pass it; then a relation it names like a
-    /// file must be one of the attached database's. The checked statement, which is what
+    /// file must be one of an attached database's. The checked statement, which is what
     /// [`Engine::prepare_checked`] takes.
     pub fn check_statement(&self, sql: &str) -> Result<CheckedQuery, Failure> {
         let checker = self.checker()?;
-        let pending = checker.submit(sql, &self.tree_rules())?;
+        let names = self.database_names();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let pending = checker.submit(sql, &self.tree_rules(&names))?;
         let query = checker.collect(pending)?;
         self.refuse_files_named(query.facts())?;
         Ok(query)

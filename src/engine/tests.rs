@@ -7,13 +7,14 @@ mod catalog;
 mod conversion;
 mod errors;
 
+use crate::protocol::databases::Databases;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 use serde_json::json;
 
 use super::*;
-use crate::protocol::database_names::wal_path;
+use crate::protocol::databases::wal_path;
 use duckgate_validate::error::messages;
 
 /// A directory removed when dropped (no extra dependency for one helper).
@@ -67,8 +68,8 @@ pub(crate) fn config(memory_limit: &str) -> EngineConfig {
 }
 
 fn attached(db: &Path, memory_limit: &str) -> Engine {
-    let mut engine = Engine::open(&config(memory_limit), db, &wal_path(db)).unwrap();
-    engine.attach(db).unwrap();
+    let mut engine = Engine::open(&config(memory_limit), &Databases::single(db)).unwrap();
+    engine.attach().unwrap();
     engine
 }
 
@@ -235,8 +236,8 @@ fn a_database_locked_by_another_process_is_database_locked() {
         seen.join("\n")
     );
 
-    let mut engine = Engine::open(&config("256MB"), &db, &wal_path(&db)).unwrap();
-    let err = engine.attach(&db).unwrap_err();
+    let mut engine = Engine::open(&config("256MB"), &Databases::single(&db)).unwrap();
+    let err = engine.attach().unwrap_err();
     assert_eq!(err.kind, ErrorKind::DatabaseLocked, "{}", err.message);
     eprintln!("locked message: {}", err.message);
 
@@ -346,7 +347,7 @@ fn explain_returns_duckdbs_json_plan() {
 fn settings_before_attach_show_external_access_off_and_the_file_system_on() {
     let dir = TempDir::new("settings-open");
     let db = small_db(&dir);
-    let engine = Engine::open(&config("256MB"), &db, &wal_path(&db)).unwrap();
+    let engine = Engine::open(&config("256MB"), &Databases::single(&db)).unwrap();
     let settings: std::collections::HashMap<String, String> =
         engine.settings_readback().into_iter().collect();
     assert_eq!(settings["enable_external_access"], "false");
@@ -412,9 +413,9 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
 /// `sql` through a fresh worker's path: DuckDB's statement check beside the attach, the plan
 /// check, then the query.
 fn checked_run(db: &Path, sql: &str) -> Result<crate::protocol::QueryResult, Failure> {
-    let mut engine = Engine::open(&config("256MB"), db, &wal_path(db)).unwrap();
+    let mut engine = Engine::open(&config("256MB"), &Databases::single(db)).unwrap();
     let query = engine
-        .attach_checking(db, Some(sql))?
+        .attach_checking(Some(sql))?
         .expect("a checked statement for the SQL given");
     engine.check_plan(&query)?;
     engine.run_query(&query, 100, 1 << 20)
@@ -512,8 +513,8 @@ fn the_warm_up_database_is_detached_before_any_request() {
             folders: Default::default(),
             ..config("1GB")
         };
-        let mut engine = Engine::open(&cfg, &db, &wal_path(&db)).unwrap();
-        engine.attach(&db).unwrap();
+        let mut engine = Engine::open(&cfg, &Databases::single(&db)).unwrap();
+        engine.attach().unwrap();
         let listed = engine
             .run_query(
                 &CheckedQuery::with_checks_off(
@@ -609,7 +610,7 @@ fn releasing_the_file_lock_ends_duckdbs_lock_and_refuses_further_reads() {
             )
             .unwrap_err(),
         engine.catalog().unwrap_err(),
-        engine.attach(&db).unwrap_err(),
+        engine.attach().unwrap_err(),
     ] {
         assert_eq!(err.kind, ErrorKind::InternalError, "{}", err.message);
         assert!(err.message.contains("released its lock"), "{}", err.message);

@@ -1,6 +1,6 @@
-//! The catalog as the parent keeps it: read through a worker, cached until the database file
-//! changes, and stripped of everything the privacy rules hide before any tool, resource or the
-//! validator sees it.
+//! The catalog as the parent keeps it: every database's, read through a worker, cached until a
+//! database file changes, and stripped of everything the privacy rules hide before any tool,
+//! resource or the validator sees it.
 
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
@@ -10,11 +10,11 @@ use tokio_util::sync::CancellationToken;
 use super::{Failure, Gateway, unexpected};
 use crate::privacy::PrivacyPolicy;
 use crate::privacy::ViewColumnReads;
-use crate::protocol::database_names::wal_path;
-use crate::protocol::{CatalogSnapshot, ColumnReference, RelationKind, Request, Response};
+use crate::protocol::databases::{Databases, wal_path};
+use crate::protocol::{CatalogSnapshot, RelationKind, Request, Response};
 use duckgate_validate::validate;
 
-/// The database file's identity: the cached catalog is good while it is unchanged.
+/// One database file's identity: the cached catalog is good while every one is unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct DbStamp {
     ino: u64,
@@ -37,10 +37,10 @@ fn stamp(path: &std::path::Path) -> Option<DbStamp> {
     })
 }
 
-/// The catalog as of one [`DbStamp`], in both forms.
+/// The catalog as of one [`DbStamp`] per database, in both forms.
 #[derive(Debug)]
 pub(super) struct CachedCatalog {
-    stamp: DbStamp,
+    stamp: Vec<DbStamp>,
     snapshot: Arc<CatalogSnapshot>,
     for_validator: Arc<validate::Catalog>,
 }
@@ -49,7 +49,8 @@ pub(super) struct CachedCatalog {
 const MAX_CATALOG_REPLY_BYTES: usize = 32 * 1024 * 1024;
 
 impl Gateway {
-    /// The catalog, cached until the database file changes (size, mtime or inode).
+    /// The catalog of every database, cached until a database file changes (size, mtime or
+    /// inode).
     pub async fn catalog(&self) -> Result<Arc<CatalogSnapshot>, Failure> {
         Ok(self.catalogs().await?.0)
     }
@@ -57,10 +58,16 @@ impl Gateway {
     pub(super) async fn catalogs(
         &self,
     ) -> Result<(Arc<CatalogSnapshot>, Arc<validate::Catalog>), Failure> {
-        let Some(now) = stamp(&self.inner.config.db_path) else {
+        let databases = &self.inner.config.databases;
+        let now: Option<Vec<DbStamp>> = databases.iter().map(|d| stamp(&d.path)).collect();
+        let Some(now) = now else {
+            let missing = databases
+                .iter()
+                .find(|d| stamp(&d.path).is_none())
+                .unwrap_or(databases.default_database());
             return Err(self
                 .database_unavailable()
-                .unwrap_or_else(|| self.database_not_found()));
+                .unwrap_or_else(|| self.database_not_found(missing)));
         };
         let mut cache = self.inner.catalog.lock().await;
         if let Some(c) = cache.as_ref().filter(|c| c.stamp == now) {
@@ -79,11 +86,8 @@ impl Gateway {
             return Err(unexpected(&response));
         };
         let (snapshot, _) = without_hidden(snapshot, &self.inner.config.privacy);
-        let mut for_validator = validator_catalog(&snapshot);
+        let mut for_validator = validator_catalog(&snapshot, databases);
         for_validator.restricted = !self.inner.config.privacy.is_empty();
-        // The name workers attach the database under: `alias.schema.table` resolves to it.
-        for_validator.database =
-            crate::protocol::database_names::database_alias(&self.inner.config.db_path);
         for_validator.folders = self
             .inner
             .config
@@ -102,32 +106,46 @@ impl Gateway {
     }
 }
 
-/// The validator's view of the catalog: names only. The snapshot does not say what the database
-/// is attached as: the caller sets `database` (see `Gateway::catalogs`).
-pub fn validator_catalog(snapshot: &CatalogSnapshot) -> validate::Catalog {
+/// The validator's view of the catalog: names only, each relation with its database's catalog
+/// name (`databases`: what workers attach each database as, the default first).
+pub fn validator_catalog(snapshot: &CatalogSnapshot, databases: &Databases) -> validate::Catalog {
+    let default = databases.default_database().name.clone();
     validate::Catalog {
         relations: snapshot
             .tables
             .iter()
             .map(|t| validate::CatalogRelation {
+                database: t.database.clone(),
                 schema: t.schema.clone(),
                 name: t.name.clone(),
                 columns: t.columns.iter().map(|c| c.name.clone()).collect(),
             })
             .collect(),
         restricted: false,
-        database: String::new(),
+        other_databases: databases.iter().skip(1).map(|d| d.name.clone()).collect(),
+        database: default,
         table_macros: Some(snapshot.table_macros.clone()),
         folders: Vec::new(),
     }
 }
 
-/// Hidden columns of the tables that stay visible, by `(schema, table)`.
-type HiddenColumns = std::collections::HashMap<(String, String), Vec<String>>;
+/// Hidden columns of the tables that stay visible, by `(database, schema, table)`.
+type HiddenColumns = std::collections::HashMap<(String, String, String), Vec<String>>;
+
+/// A relation's key in [`HiddenColumns`]-like maps: lower case, as names are compared.
+fn key(database: &str, schema: &str, table: &str) -> (String, String, String) {
+    (
+        database.to_lowercase(),
+        schema.to_lowercase(),
+        table.to_lowercase(),
+    )
+}
 
 /// `snapshot` as the agent may see it: hidden tables gone, hidden columns gone, and every
 /// foreign key, column reference and index that names something hidden gone with them. Also
 /// returns the hidden columns of each visible table, for the validator to refuse expansions.
+/// Every decision is taken per database: a rule with a database's name applies to that
+/// database only, one without to every database (`crate::privacy`).
 pub fn without_hidden(
     mut snapshot: CatalogSnapshot,
     policy: &PrivacyPolicy,
@@ -141,35 +159,40 @@ pub fn without_hidden(
         forget_default_reads(&mut snapshot);
         return (snapshot, hidden);
     }
-    let hidden_tables: Vec<String> = snapshot
+    // Hidden tables by (database, name).
+    let hidden_tables: Vec<(String, String)> = snapshot
         .tables
         .iter()
-        .filter(|t| policy.hides_table(&t.schema, &t.name))
-        .map(|t| t.name.to_lowercase())
+        .filter(|t| policy.hides_table(&t.database, &t.schema, &t.name))
+        .map(|t| (t.database.to_lowercase(), t.name.to_lowercase()))
         .collect();
     snapshot
         .tables
-        .retain(|t| !policy.hides_table(&t.schema, &t.name));
-    // Foreign keys and `references` name tables without their schema; a name that is hidden in
-    // any schema is treated as hidden (conservative).
-    let table_hidden = |name: &str| hidden_tables.contains(&name.to_lowercase());
-    let column_hidden = |table: &str, column: &str| {
-        table_hidden(table)
+        .retain(|t| !policy.hides_table(&t.database, &t.schema, &t.name));
+    // Foreign keys and `references` name tables without their schema, within one database; a
+    // name that is hidden in any schema of that database is treated as hidden (conservative).
+    let table_hidden = |database: &str, name: &str| {
+        hidden_tables.contains(&(database.to_lowercase(), name.to_lowercase()))
+    };
+    let column_hidden = |database: &str, table: &str, column: &str| {
+        table_hidden(database, table)
             || snapshot.tables.iter().any(|t| {
-                t.name.eq_ignore_ascii_case(table)
-                    && policy.hides_column(&t.schema, &t.name, column)
+                t.database.eq_ignore_ascii_case(database)
+                    && t.name.eq_ignore_ascii_case(table)
+                    && policy.hides_column((&t.database, &t.schema, &t.name), column)
             })
     };
-    let reference_hidden = |target: &ColumnReference| column_hidden(&target.table, &target.column);
     let foreign_keys: Vec<_> = snapshot
         .foreign_keys
         .iter()
         .filter(|fk| {
-            !fk.columns.iter().any(|c| column_hidden(&fk.table, c))
+            !fk.columns
+                .iter()
+                .any(|c| column_hidden(&fk.database, &fk.table, c))
                 && !fk
                     .referenced_columns
                     .iter()
-                    .any(|c| column_hidden(&fk.referenced_table, c))
+                    .any(|c| column_hidden(&fk.database, &fk.referenced_table, c))
         })
         .cloned()
         .collect();
@@ -177,11 +200,10 @@ pub fn without_hidden(
     for table in &snapshot.tables {
         for column in &table.columns {
             if let Some(target) = &column.references
-                && reference_hidden(target)
+                && column_hidden(&table.database, &target.table, &target.column)
             {
                 dangling_references.push((
-                    table.schema.clone(),
-                    table.name.clone(),
+                    key(&table.database, &table.schema, &table.name),
                     column.name.clone(),
                 ));
             }
@@ -199,24 +221,28 @@ pub fn without_hidden(
                 .iter()
                 .map(|c| (c.name.as_str(), c.default_reads.as_deref()))
                 .collect();
-            let hidden = policy.hidden_columns(&t.schema, &t.name, &columns);
-            ((t.schema.to_lowercase(), t.name.to_lowercase()), hidden)
+            let hidden = policy.hidden_columns((&t.database, &t.schema, &t.name), &columns);
+            (key(&t.database, &t.schema, &t.name), hidden)
         })
         .collect();
-    let hidden_of = |schema: &str, table: &str| {
+    let hidden_of = |database: &str, schema: &str, table: &str| {
         table_hidden_columns
-            .get(&(schema.to_lowercase(), table.to_lowercase()))
+            .get(&key(database, schema, table))
             .map(Vec::as_slice)
     };
     let mut emptied = Vec::new();
     for table in &mut snapshot.tables {
-        let (schema, name) = (table.schema.clone(), table.name.clone());
+        let (database, schema, name) = (
+            table.database.clone(),
+            table.schema.clone(),
+            table.name.clone(),
+        );
         let columns: Vec<(&str, Option<&[String]>)> = table
             .columns
             .iter()
             .map(|c| (c.name.as_str(), c.default_reads.as_deref()))
             .collect();
-        let mut hidden_here = policy.hidden_columns(&schema, &name, &columns);
+        let mut hidden_here = policy.hidden_columns((&database, &schema, &name), &columns);
         if table.kind == RelationKind::View {
             for column in &table.columns {
                 let reads = column.view_reads.as_ref().and_then(ViewColumnReads::reads);
@@ -233,20 +259,21 @@ pub fn without_hidden(
         table.columns.retain(|c| !hidden_here.contains(&c.name));
         // A relation whose every column is hidden does not exist, as in the worker's shadow.
         if table.columns.is_empty() {
-            emptied.push((schema.clone(), name.clone()));
+            emptied.push(key(&database, &schema, &name));
         }
         // An index definition names its columns; drop any that names a hidden one.
         table.indexes.retain(|index| {
             let sql = index.sql.as_deref().unwrap_or("").to_lowercase();
             !hidden_here.iter().any(|c| sql.contains(&c.to_lowercase()))
         });
-        hidden.insert((schema, name), hidden_here);
+        hidden.insert((database, schema, name), hidden_here);
     }
     for table in &mut snapshot.tables {
+        let here = key(&table.database, &table.schema, &table.name);
         for column in &mut table.columns {
             if dangling_references
                 .iter()
-                .any(|(s, t, c)| *s == table.schema && *t == table.name && *c == column.name)
+                .any(|(relation, c)| *relation == here && *c == column.name)
             {
                 column.references = None;
             }
@@ -254,7 +281,7 @@ pub fn without_hidden(
     }
     snapshot
         .tables
-        .retain(|t| !emptied.contains(&(t.schema.clone(), t.name.clone())));
+        .retain(|t| !emptied.contains(&key(&t.database, &t.schema, &t.name)));
     snapshot.foreign_keys = foreign_keys;
     forget_default_reads(&mut snapshot);
     (snapshot, hidden)
@@ -275,7 +302,7 @@ fn forget_default_reads(snapshot: &mut CatalogSnapshot) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{ColumnInfo, RelationKind, TableInfo};
+    use crate::protocol::{ColumnInfo, ColumnReference, RelationKind, TableInfo};
 
     fn column(name: &str, references: Option<ColumnReference>) -> ColumnInfo {
         ColumnInfo {
@@ -294,6 +321,7 @@ mod tests {
 
     fn table(name: &str, columns: Vec<ColumnInfo>) -> TableInfo {
         TableInfo {
+            database: "health".into(),
             schema: "main".into(),
             name: name.into(),
             kind: RelationKind::Table,
@@ -315,6 +343,7 @@ mod tests {
     /// b → devices.model, c → "devices.serial".no)`, as the parent reads it from a worker's reply.
     fn catalog_through_the_wire() -> CatalogSnapshot {
         let sent = CatalogSnapshot {
+            databases: vec!["health".into(), "pump".into()],
             tables: vec![
                 table(
                     "devices",
@@ -396,6 +425,7 @@ mod tests {
         let mut constant = column("source", None);
         constant.default = Some("'pump'".into());
         let sent = CatalogSnapshot {
+            databases: vec!["health".into(), "pump".into()],
             tables: vec![table(
                 "devices",
                 vec![
@@ -422,7 +452,11 @@ mod tests {
             .collect();
         assert_eq!(names, ["id", "source"]);
         assert_eq!(
-            hidden.get(&("main".to_string(), "devices".to_string())),
+            hidden.get(&(
+                "health".to_string(),
+                "main".to_string(),
+                "devices".to_string()
+            )),
             Some(&vec![
                 "serial_number".to_string(),
                 "serial_length".to_string()
@@ -448,6 +482,7 @@ mod tests {
     fn a_view_column_that_reads_hidden_data_is_hidden_and_its_neighbours_stay() {
         use crate::privacy::{ReadColumn, ViewColumnReads};
         let read = |table: &str, column: Option<&str>| ReadColumn {
+            database: "health".into(),
             schema: "main".into(),
             table: table.into(),
             column: column.map(str::to_owned),
@@ -463,6 +498,7 @@ mod tests {
         let mut generated = column("serial_length", None);
         generated.default_reads = Some(vec!["serial_number".into()]);
         let sent = CatalogSnapshot {
+            databases: vec!["health".into(), "pump".into()],
             tables: vec![
                 table(
                     "devices",
@@ -518,5 +554,67 @@ mod tests {
         let (all, _) = without_hidden(wire, &PrivacyPolicy::default());
         assert_eq!(all.tables.len(), 3);
         assert!(!serde_json::to_string(&all).unwrap().contains("view_reads"));
+    }
+
+    /// Two databases with tables of one name: a rule with a database's name hides its table
+    /// and columns there only, a rule without one in both; keys and references follow.
+    #[test]
+    fn a_rule_with_a_database_name_hides_in_that_database_only() {
+        let in_pump = |mut t: TableInfo| {
+            t.database = "pump".into();
+            t
+        };
+        let sent = CatalogSnapshot {
+            databases: vec!["health".into(), "pump".into()],
+            tables: vec![
+                table("devices", vec![column("id", None), column("serial", None)]),
+                table("uploads", vec![column("id", None)]),
+                in_pump(table(
+                    "devices",
+                    vec![column("id", None), column("serial", None)],
+                )),
+                in_pump(table("uploads", vec![column("id", None)])),
+                in_pump(table(
+                    "boluses",
+                    vec![
+                        column("units", None),
+                        column("device", reference("devices", "serial")),
+                    ],
+                )),
+            ],
+            foreign_keys: vec![],
+            table_macros: vec![],
+        };
+        let policy = PrivacyPolicy {
+            hide_tables: vec!["pump.uploads".into()],
+            hide_columns: vec!["pump.devices.serial".into()],
+        };
+        let (visible, _) = without_hidden(sent, &policy);
+        let shown: Vec<(String, String, Vec<String>)> = visible
+            .tables
+            .iter()
+            .map(|t| {
+                let columns = t.columns.iter().map(|c| c.name.clone()).collect();
+                (t.database.clone(), t.name.clone(), columns)
+            })
+            .collect();
+        let relation = |database: &str, name: &str, columns: &[&str]| {
+            (
+                database.to_owned(),
+                name.to_owned(),
+                columns.iter().map(|c| (*c).to_owned()).collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(
+            shown,
+            [
+                relation("health", "devices", &["id", "serial"]),
+                relation("health", "uploads", &["id"]),
+                relation("pump", "devices", &["id"]),
+                relation("pump", "boluses", &["units", "device"]),
+            ]
+        );
+        // The pump's reference to its own hidden column goes with it.
+        assert_eq!(visible.tables[3].columns[1].references, None);
     }
 }

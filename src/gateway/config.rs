@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::Failure;
 use crate::audit::AuditLog;
 use crate::privacy::PrivacyPolicy;
+use crate::protocol::databases::Databases;
 use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::sandbox::budget::{self, BudgetRequest, WorkerMemory};
 use crate::sandbox::bypass::Bypass;
@@ -19,8 +20,8 @@ use duckgate_validate::error::ErrorKind;
 /// What the operator configured on the command line.
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
-    /// The DuckDB database file.
-    pub db_path: PathBuf,
+    /// The DuckDB database files, each under its name, the default first (`crate::protocol::databases`).
+    pub databases: Databases,
     /// Per-call deadline, counted from when the request is handed to a worker.
     pub timeout: Duration,
     /// How long a call waits for a worker slot before it is answered `busy` (the wait does not
@@ -96,10 +97,15 @@ pub const DEFAULT_THREADS: u32 = 2;
 pub const DEFAULT_MAX_CONCURRENT: usize = 4;
 
 impl GatewayConfig {
-    /// Defaults for everything but the database path.
+    /// Defaults for everything but the database: one file, named by its file name.
     pub fn new(db_path: PathBuf) -> GatewayConfig {
+        GatewayConfig::serving(Databases::single(&db_path))
+    }
+
+    /// Defaults for everything but the databases.
+    pub fn serving(databases: Databases) -> GatewayConfig {
         GatewayConfig {
-            db_path,
+            databases,
             timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             queue_timeout: Duration::from_secs(DEFAULT_QUEUE_TIMEOUT_SECS),
             memory_budget: None,
@@ -128,10 +134,10 @@ impl GatewayConfig {
 
 /// Whether workers may spill to disk. Not under privacy rules unless the operator opted in:
 /// a worker that spills keeps DuckDB's local file system enabled, and `allowed_paths` always
-/// holds the attached database file (DuckDB adds it on ATTACH), so only the SQL checks would
-/// stand between SQL and the file's raw bytes, hidden tables and columns included. Without
-/// spilling the worker disables that file system after the attach (`engine::attach`), and
-/// DuckDB then reads the file only through the handles it already holds.
+/// holds every attached database file (DuckDB adds each on ATTACH), so only the SQL checks
+/// would stand between SQL and the files' raw bytes, hidden tables and columns included.
+/// Without spilling the worker disables that file system after the attach (`engine::attach`),
+/// and DuckDB then reads the files only through the handles it already holds.
 pub(crate) fn spills(config: &GatewayConfig) -> bool {
     config.max_temp_bytes != 0 && (config.privacy.is_empty() || config.spill_with_privacy_rules)
 }
@@ -212,9 +218,20 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Failu
             Failure::new(ErrorKind::InvalidArgument, e.to_string())
         })?))
     };
+    let wals: Vec<PathBuf> = config.databases.iter().map(|d| d.wal()).collect();
+    let database_files: Vec<crate::folders::DatabaseFiles<'_>> = config
+        .databases
+        .iter()
+        .zip(&wals)
+        .map(|(database, wal)| crate::folders::DatabaseFiles {
+            name: &database.name,
+            file: &database.path,
+            wal,
+        })
+        .collect();
     let folders = crate::folders::validate(
         &config.files,
-        &config.db_path,
+        &database_files,
         temp_root.as_ref().map(|root| root.root()),
     )
     .map_err(|e| Failure::new(ErrorKind::InvalidArgument, e))?;
@@ -222,7 +239,7 @@ pub fn worker_spec(config: &GatewayConfig) -> Result<(WorkerSpec, Bypass), Failu
     let spec = WorkerSpec {
         exe,
         worker: WorkerArgs {
-            db: config.db_path.clone(),
+            db: config.databases.iter().cloned().collect(),
             memory_limit_bytes: memory.duckdb_limit_bytes,
             memory_cap_bytes: memory.cap_bytes,
             threads: config.threads.max(1),

@@ -73,6 +73,22 @@ impl fmt::Display for Unreadable {
 }
 
 impl Unreadable {
+    /// What an agent is told: which database, and whether the file or a folder above it stops
+    /// this process, without the path (no reply carries a host path: it shows the user's home
+    /// and name). The operator's stderr line has the path ([`fmt::Display`]).
+    pub fn for_agent(&self, name: &str) -> String {
+        let what = if self.is_the_file {
+            "its file"
+        } else {
+            "a folder above its file"
+        };
+        format!(
+            "duckgate cannot read the database \"{name}\": {what} is not open to this process \
+             (uid {}, gid {}): {}.",
+            self.uid, self.gid, self.error
+        )
+    }
+
     /// What the operator can do about it.
     pub fn next_step(&self) -> String {
         format!(
@@ -167,7 +183,18 @@ fn unescape_octal(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The warning for a single-file mount: stderr at start and `server_info`.
+/// The warning `server_info` gives an agent for the database `name` mounted as a single file:
+/// the operator's [`single_file_mount_warning`] without the path.
+pub fn single_file_mount_notice(name: &str) -> String {
+    format!(
+        "the database \"{name}\" is mounted as a single file: DuckDB's write-ahead log, where a \
+         writer keeps changes until its next checkpoint, is not visible through such a mount, \
+         and a writer that replaces the file is not seen either, so answers may come from stale \
+         data. The operator can mount the folder that holds it instead."
+    )
+}
+
+/// The warning for a single-file mount: the operator's stderr at start.
 pub fn single_file_mount_warning(db: &Path) -> String {
     format!(
         "the database {} is mounted as a single file: DuckDB's write-ahead log {}.wal, where a \

@@ -14,7 +14,7 @@ use super::{
     FileImport, FileOutcome, FileStatus, ImportReport, Mode, Options, Source, generic, store,
 };
 use crate::partial_file::write_beside_then_move;
-use crate::protocol::database_names::wal_path;
+use crate::protocol::databases::wal_path;
 
 /// Import `files` into the database at `out`, as `options.mode` says. The output's missing
 /// parent folders are created (0700: the data is health data). Each file's outcome is in the

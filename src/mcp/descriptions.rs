@@ -7,7 +7,8 @@ use std::path::Path;
 /// What only the MCP layer needs from the operator.
 #[derive(Debug, Clone, Default)]
 pub struct ServeOptions {
-    /// Table descriptions from `--descriptions FILE.toml`, keyed by `table` or `schema.table`;
+    /// Table descriptions from `--descriptions FILE.toml`, keyed by `table`, `schema.table` (the
+    /// default database's) or `database.schema.table`;
     /// they override DuckDB's `COMMENT ON` text.
     pub descriptions: HashMap<String, String>,
 }

@@ -230,39 +230,61 @@ pub fn last_part(written: &str) -> &str {
         .trim_matches('"')
 }
 
-/// Table names close to `wanted` (or to its last dotted part).
+/// How SQL names `table` in a suggestion: its name for the default database's (as before),
+/// `database.schema.name` for another database's, so a suggestion is a name that resolves.
+fn written_table(catalog: &CatalogSnapshot, table: &crate::protocol::TableInfo) -> String {
+    if catalog.in_default_database(table) {
+        table.name.clone()
+    } else {
+        format!("{}.{}.{}", table.database, table.schema, table.name)
+    }
+}
+
+/// Tables close to `wanted` (or to its last dotted part), of every database, as SQL names them
+/// ([`written_table`]). Names are compared bare: `boluses` finds `pump.main.boluses`.
 fn table_matches(wanted: &str, catalog: &CatalogSnapshot, max: usize) -> Vec<String> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
     let names = || catalog.tables.iter().map(|t| t.name.as_str());
-    let mut matches = closest(wanted, names(), max);
+    let mut bare = closest(wanted, names(), max);
     if last_part != wanted {
         for table in closest(last_part, names(), max) {
-            if !matches.contains(&table) {
-                matches.push(table);
+            if !bare.contains(&table) {
+                bare.push(table);
             }
         }
     }
+    let mut matches = Vec::new();
+    for name in bare {
+        for table in catalog.tables.iter().filter(|t| t.name == name) {
+            let written = written_table(catalog, table);
+            if !matches.contains(&written) {
+                matches.push(written);
+            }
+        }
+    }
+    matches.truncate(max);
     matches
 }
 
 /// Columns close to the last dotted part of `wanted`, each with its table.
 fn column_matches(wanted: &str, catalog: &CatalogSnapshot) -> Vec<CatalogMatch> {
     let last_part = wanted.rsplit('.').next().unwrap_or(wanted);
-    let column_names: Vec<(&str, &str)> = catalog
+    let column_names: Vec<(String, &str)> = catalog
         .tables
         .iter()
         .flat_map(|table| {
+            let written = written_table(catalog, table);
             table
                 .columns
                 .iter()
-                .map(|column| (table.name.as_str(), column.name.as_str()))
+                .map(move |column| (written.clone(), column.name.as_str()))
         })
         .take(MAX_CANDIDATES)
         .collect();
     // Each bare column name's tables, in catalog order.
     let mut by_bare: HashMap<&str, Vec<&str>> = HashMap::new();
     for (table, bare) in &column_names {
-        by_bare.entry(bare).or_default().push(table);
+        by_bare.entry(bare).or_default().push(table.as_str());
     }
     let mut matches = Vec::new();
     let mut seen = HashSet::new();
@@ -371,7 +393,9 @@ mod tests {
     /// One table, `cgm_readings (glucose_mg_dl, ts)`.
     fn readings_catalog() -> CatalogSnapshot {
         CatalogSnapshot {
+            databases: vec!["health".into()],
             tables: vec![TableInfo {
+                database: "health".into(),
                 schema: "main".into(),
                 name: "cgm_readings".into(),
                 kind: crate::protocol::RelationKind::Table,
@@ -411,6 +435,31 @@ mod tests {
             catalog_matches("cgm_readings.glucose", &catalog, Looking::ForColumn, 5),
             vec!["cgm_readings.glucose_mg_dl", "cgm_readings"]
         );
+    }
+
+    #[test]
+    fn suggestions_span_every_database_and_name_another_databases_table_as_sql_must() {
+        let mut catalog = readings_catalog();
+        catalog.databases.push("pump".into());
+        catalog.tables.push(TableInfo {
+            database: "pump".into(),
+            name: "boluses".into(),
+            columns: vec![column("units")],
+            ..catalog.tables[0].clone()
+        });
+        let written = |wanted, looking| -> Vec<String> {
+            catalog_matches(wanted, &catalog, looking, 5)
+                .iter()
+                .map(CatalogMatch::written)
+                .collect()
+        };
+        assert_eq!(written("bolus", Looking::ForTable), ["pump.main.boluses"]);
+        assert_eq!(
+            written("unit", Looking::ForColumn),
+            ["pump.main.boluses.units"]
+        );
+        // The default database's are named as before.
+        assert_eq!(written("cgm_reading", Looking::ForTable), ["cgm_readings"]);
     }
 
     #[test]

@@ -252,17 +252,65 @@ pub fn rows_returned(count: usize, truncated: bool) -> String {
     }
 }
 
-/// One line per table: `schema.name (kind, ~rows rows, N columns) — description`.
-pub fn tables_text(tables: &[TableInfo]) -> String {
+/// The databases a server serves, by name, the default first and marked so:
+/// `cgm (default), pump`.
+pub fn databases_text(databases: &crate::protocol::databases::Databases) -> String {
+    databases
+        .iter()
+        .enumerate()
+        .map(|(at, database)| {
+            if at == 0 && databases.len() > 1 {
+                format!("{} (default)", inline(&database.name))
+            } else {
+                inline(&database.name).into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A relation's name as SQL writes it: `schema.name` for the default database's, and
+/// `database.schema.name` for another's.
+pub fn relation_name(table: &TableInfo, default_database: &str) -> String {
+    if table.database.is_empty() || table.database.eq_ignore_ascii_case(default_database) {
+        format!("{}.{}", inline(&table.schema), inline(&table.name))
+    } else {
+        format!(
+            "{}.{}.{}",
+            inline(&table.database),
+            inline(&table.schema),
+            inline(&table.name)
+        )
+    }
+}
+
+/// One line per table: `schema.name (kind, ~rows rows, N columns) — description`, another
+/// database's as `database.schema.name`; with several `databases` (the default first), a line
+/// that names them first.
+pub fn tables_text(tables: &[TableInfo], databases: &[String]) -> String {
     if tables.is_empty() {
         return "No tables or views found.".to_string();
     }
-    let mut out = format!("{} tables and views:\n", tables.len());
+    let default = databases.first().map_or("", String::as_str);
+    let mut out = String::new();
+    if let [default, others @ ..] = databases
+        && !others.is_empty()
+    {
+        out.push_str(&format!(
+            "Databases: {} (default: its tables need no prefix), {}.\n",
+            inline(default),
+            others
+                .iter()
+                .map(|d| inline(d))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    out.push_str(&format!("{} tables and views:\n", tables.len()));
     for table in tables {
         out.push_str(&format!(
-            "- {}.{} ({}",
-            inline(&table.schema),
-            inline(&table.name),
+            "- {} ({}",
+            relation_name(table, default),
             table.kind.as_str()
         ));
         if let Some(rows) = table.estimated_rows {
@@ -306,14 +354,10 @@ fn column_line(column: &ColumnInfo) -> String {
     line
 }
 
-/// A table's columns, indexes and foreign keys.
-pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
-    let mut out = format!(
-        "{}.{} ({}",
-        inline(&table.schema),
-        inline(&table.name),
-        table.kind.as_str()
-    );
+/// A table's columns, indexes and foreign keys; `default` is the default database's name
+/// (another database's table is named with its database).
+pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey], default: &str) -> String {
+    let mut out = format!("{} ({}", relation_name(table, default), table.kind.as_str());
     if let Some(rows) = table.estimated_rows {
         out.push_str(&format!(", ~{rows} rows"));
     }
@@ -336,14 +380,15 @@ pub fn table_text(table: &TableInfo, foreign_keys: &[&ForeignKey]) -> String {
     if !foreign_keys.is_empty() {
         out.push_str("Foreign keys:\n");
         for key in foreign_keys {
-            out.push_str(&format!("- {}\n", foreign_key_text(key)));
+            out.push_str(&format!("- {}\n", foreign_key_text(key, default)));
         }
     }
     out.trim_end().to_string()
 }
 
-/// `table(a, b) → other(x, y)`.
-pub fn foreign_key_text(key: &ForeignKey) -> String {
+/// `table(a, b) → other(x, y)`; another database's than `default` as
+/// `pump: table(a, b) → other(x, y)`.
+pub fn foreign_key_text(key: &ForeignKey, default: &str) -> String {
     let names = |names: &[String]| {
         names
             .iter()
@@ -351,8 +396,13 @@ pub fn foreign_key_text(key: &ForeignKey) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let database = if key.database.is_empty() || key.database.eq_ignore_ascii_case(default) {
+        String::new()
+    } else {
+        format!("{}: ", inline(&key.database))
+    };
     format!(
-        "{}({}) → {}({})",
+        "{database}{}({}) → {}({})",
         inline(&key.table),
         names(&key.columns),
         inline(&key.referenced_table),

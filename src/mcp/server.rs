@@ -218,7 +218,7 @@ impl DuckgateServer {
             ));
         };
         let name = percent_decode(encoded);
-        match find_table(&catalog, &name, None).await {
+        match find_table(&catalog, &name, None, None).await {
             Ok(table) => Ok(table_detail(&catalog, table).to_string()),
             Err(error) => Err(McpError::resource_not_found(
                 error.message,

@@ -183,17 +183,24 @@ pub(crate) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<()
                 return Err(Refused::Unknown("a hidden column of a file".into()));
             }
         }
-        let Some((schema, table)) = scanned_table(rules, scan)? else {
+        let Some(ScannedTable {
+            database,
+            schema,
+            table,
+        }) = scanned_table(rules, scan)?
+        else {
             continue;
         };
-        let refused = || Refused::Unknown(format!("a scan of {schema}.{table}"));
-        if policy.hides_table(&schema, table) {
+        let refused = || Refused::Unknown(format!("a scan of {database}.{schema}.{table}"));
+        if policy.hides_table(database, &schema, table) {
             return Err(refused());
         }
         for column in &scan.columns {
             match column.kind {
                 ColumnKind::RowId | ColumnKind::Virtual => {}
-                ColumnKind::Own if policy.hides_column(&schema, table, &column.name) => {
+                ColumnKind::Own
+                    if policy.hides_column((database, &schema, table), &column.name) =>
+                {
                     return Err(refused());
                 }
                 ColumnKind::Own => {}
@@ -203,12 +210,21 @@ pub(crate) fn check_optimized(rules: &PlanRules, facts: &PlanFacts) -> Result<()
     Ok(())
 }
 
-/// The schema (its path joined by dots) and name of the stored table `scan` reads, if it reads
-/// one; a table of any catalog but the attached database's is refused as unknown.
+/// A stored table a scan reads, by the names the privacy rules know it by.
+struct ScannedTable<'s> {
+    /// Its database's declared name (never the private catalog's).
+    database: &'s str,
+    /// Its schema, a nested schema's path joined by dots.
+    schema: String,
+    table: &'s str,
+}
+
+/// The stored table `scan` reads, if it reads one; a table of any catalog but an attached
+/// database's is refused as unknown.
 fn scanned_table<'s>(
-    rules: &PlanRules,
+    rules: &'s PlanRules,
     scan: &'s ScanFacts,
-) -> Result<Option<(String, &'s str)>, Refused> {
+) -> Result<Option<ScannedTable<'s>>, Refused> {
     let Some(path) = &scan.table else {
         return Ok(None);
     };
@@ -218,19 +234,30 @@ fn scanned_table<'s>(
     let (catalog, schema_path) = qualification
         .split_first()
         .ok_or_else(|| Refused::Unknown("a table scan without its catalog".into()))?;
-    if !catalog.eq_ignore_ascii_case(&rules.alias) {
+    let Some(attached) = rules
+        .catalogs
+        .iter()
+        .find(|attached| catalog.eq_ignore_ascii_case(&attached.catalog))
+    else {
         return Err(Refused::Because(
             refusals::unknown_relation(&path.join(".")).into(),
         ));
-    }
-    Ok(Some((schema_path.join("."), table.as_str())))
+    };
+    Ok(Some(ScannedTable {
+        database: &attached.name,
+        schema: schema_path.join("."),
+        table: table.as_str(),
+    }))
 }
 
-/// What `scans` read from the stored tables of the catalog attached as `alias`: each column of
-/// the table's own, or only its rows (row ids and virtual columns). Scans of anything else
-/// (table functions) read no stored table.
+/// What `scans` read from the stored tables of the attached `catalogs`: each column of the
+/// table's own, or only its rows (row ids and virtual columns), by the database's declared
+/// name. Scans of anything else (table functions, catalogs not attached) read no stored table.
 #[cfg(feature = "engine")]
-pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privacy::ReadColumn> {
+pub(crate) fn table_reads(
+    catalogs: &[super::Attached],
+    scans: &[ScanFacts],
+) -> Vec<crate::privacy::ReadColumn> {
     let mut reads = Vec::new();
     for scan in scans {
         let Some(path) = &scan.table else {
@@ -239,11 +266,15 @@ pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privac
         let [catalog, schema_path @ .., table] = path.as_slice() else {
             continue;
         };
-        if !catalog.eq_ignore_ascii_case(alias) {
+        let Some(attached) = catalogs
+            .iter()
+            .find(|attached| catalog.eq_ignore_ascii_case(&attached.catalog))
+        else {
             continue;
-        }
+        };
         let schema = schema_path.join(".");
         let read = |column: Option<&str>| crate::privacy::ReadColumn {
+            database: attached.name.clone(),
             schema: schema.clone(),
             table: table.clone(),
             column: column.map(str::to_owned),
@@ -256,7 +287,14 @@ pub(crate) fn table_reads(alias: &str, scans: &[ScanFacts]) -> Vec<crate::privac
             }
         }
     }
-    reads.sort_by(|a, b| (&a.schema, &a.table, &a.column).cmp(&(&b.schema, &b.table, &b.column)));
+    reads.sort_by(|a, b| {
+        (&a.database, &a.schema, &a.table, &a.column).cmp(&(
+            &b.database,
+            &b.schema,
+            &b.table,
+            &b.column,
+        ))
+    });
     reads.dedup();
     reads
 }
@@ -308,10 +346,17 @@ fn check_scan(rules: &PlanRules, scan: &ScanFacts, bound: &mut BoundFiles) -> Re
     let seq_scan = matches!(scan.function.as_slice(), [.., name] if name == "seq_scan");
     match (seq_scan, scanned_table(rules, scan)?) {
         (true, None) => Err(Refused::Unknown("a table scan without its table".into())),
-        (_, Some((schema, table))) => match &rules.privacy {
-            Some(policy) if policy.hides_table(&schema, table) => {
-                Err(Refused::Unknown(format!("a scan of {schema}.{table}")))
-            }
+        (
+            _,
+            Some(ScannedTable {
+                database,
+                schema,
+                table,
+            }),
+        ) => match &rules.privacy {
+            Some(policy) if policy.hides_table(database, &schema, table) => Err(Refused::Unknown(
+                format!("a scan of {database}.{schema}.{table}"),
+            )),
             _ => Ok(()),
         },
         (false, None) => Ok(()),

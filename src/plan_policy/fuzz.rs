@@ -11,10 +11,11 @@
 //! - what the policy must always refuse is refused wherever it stands in the plan: a code it does
 //!   not know, a part the reader could not read, a function with no row in the function policy
 //!   or a denied one, an operator that writes, a scan that binds a file or calls a folders'
-//!   reader where no folder is declared, a scan of another catalog's table;
+//!   reader where no folder is declared, a scan of a table of a catalog no database is attached
+//!   as (two are: the default, and a second under a private name);
 //! - where a folder is declared (a real one, made once on disk: [`disk`]), a file a reader bound
 //!   that is not a regular file inside it once links are resolved (a symbolic link out, `..`, an
-//!   absolute path, a directory, a missing file, a hard link to the database file), a file bound
+//!   absolute path, a directory, a missing file, a hard link to either database file), a file bound
 //!   by anything but a folders' reader, a folders' reader whose files the reader could not read,
 //!   and files past the count or byte cap are refused;
 //! - under privacy rules, a scan of a hidden table is refused in either phase, a hidden column
@@ -37,12 +38,21 @@ use duckgate_plan_facts::{
     LogicalTypeId, PlanFacts, ScanColumn, ScanFacts,
 };
 
-use super::{PlanRules, Refused, check_bound, check_optimized};
+use super::{Attached, PlanRules, Refused, check_bound, check_optimized};
 use crate::folders::{DeclaredFolder, FolderRules};
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 
-/// The catalog the database is attached as in every judged plan.
+/// The catalog the default database is attached as in every judged plan (its declared name
+/// too).
 const ALIAS: &str = "health";
+
+/// The second database's declared name, which the privacy rules know it by.
+const SECOND: &str = "pump";
+
+/// The catalog the second database is attached as: a private name drawn for the request, as
+/// under privacy rules, so that a scan must be mapped back to [`SECOND`] before the rules are
+/// asked. A scan of the catalog `pump` itself reads nothing attached.
+const SECOND_ALIAS: &str = "pump_7f3a";
 
 /// Function names the policy treats in every way: allowed scalars, aggregates and table
 /// functions, denied ones, catalog listings, statement counters, a folders' reader, names with
@@ -78,10 +88,10 @@ const COLUMNS: [&str; 5] = [
     "id",
     "patient_name",
 ];
-const CATALOGS: [&str; 4] = [ALIAS, "HEALTH", "system", "other"];
+const CATALOGS: [&str; 6] = [ALIAS, "HEALTH", "system", "other", SECOND_ALIAS, SECOND];
 /// Files as a reader may have bound them: the first three inside the declared folder, the
 /// others each refused for a reason of its own.
-const FILES: [&str; 11] = [
+const FILES: [&str; 12] = [
     "exports/a.csv",
     "exports/b.parquet",
     "exports/secret.csv",
@@ -93,6 +103,7 @@ const FILES: [&str; 11] = [
     "/etc/passwd",
     "x.parquet",
     "exports",
+    "exports/pump.duckdb",
 ];
 
 /// The files of [`FILES`] that are regular files inside the folder, with their sizes.
@@ -123,25 +134,28 @@ const PARQUET_READERS: [&str; 2] = ["read_parquet", "parquet_scan"];
 /// The folders' readers among [`FUNCTIONS`].
 const FOLDER_READERS: [&str; 4] = ["read_csv", "glob", "read_parquet", "parquet_scan"];
 
-/// The privacy rules of the judged requests: a hidden table, a hidden column, globs, a hidden
-/// file and a hidden column of the folder's Parquet files.
+/// The privacy rules of the judged requests: a hidden table, a hidden column, globs, a table
+/// and a column hidden in the second database only, a hidden file and a hidden column of the
+/// folder's Parquet files.
 fn privacy() -> PrivacyPolicy {
     PrivacyPolicy {
         hide_tables: vec![
             "secrets".into(),
             "private.*".into(),
+            "pump.devices".into(),
             "exports/secret*.csv".into(),
         ],
         hide_columns: vec![
             "readings.secret_note".into(),
             "*.serial_number".into(),
+            "pump.*.id".into(),
             "exports/**/*.parquet.patient_name".into(),
         ],
     }
 }
 
-/// The declared folder of the judged requests, made once on disk beside a database file: the
-/// files of [`INSIDE`], a symbolic link out of the folder, a hard link to the database file, a
+/// The declared folder of the judged requests, made once on disk beside two database files: the
+/// files of [`INSIDE`], a symbolic link out of the folder, a hard link to each database file, a
 /// subfolder, and a file outside. Its rules hold the caps [`MAX_FILES`] and [`MAX_BYTES`].
 fn disk() -> &'static FolderRules {
     static DISK: OnceLock<FolderRules> = OnceLock::new();
@@ -149,6 +163,7 @@ fn disk() -> &'static FolderRules {
         let base = std::env::temp_dir().join(format!("duckgate-plan-facts-{}", std::process::id()));
         let exports = base.join("exports");
         let database = base.join("health.duckdb");
+        let second = base.join("pump.duckdb");
         // A run before this one (same pid after a reboot) may have left it.
         let _ = std::fs::remove_dir_all(&base);
         std::fs::create_dir_all(exports.join("sub")).unwrap();
@@ -158,8 +173,10 @@ fn disk() -> &'static FolderRules {
         }
         std::fs::write(base.join("outside.csv"), b"secret,1\n").unwrap();
         std::fs::write(&database, b"DUCK").unwrap();
+        std::fs::write(&second, b"DUCK").unwrap();
         std::os::unix::fs::symlink("../outside.csv", exports.join("out.csv")).unwrap();
         std::fs::hard_link(&database, exports.join("health.duckdb")).unwrap();
+        std::fs::hard_link(&second, exports.join("pump.duckdb")).unwrap();
         FolderRules {
             folders: vec![DeclaredFolder {
                 name: "exports".into(),
@@ -167,7 +184,7 @@ fn disk() -> &'static FolderRules {
             }],
             max_files: MAX_FILES,
             max_bytes: MAX_BYTES,
-            database_files: vec![database],
+            database_files: vec![database, second],
         }
     })
 }
@@ -317,7 +334,18 @@ impl Choices<'_> {
 
 fn rules(privacy: Option<PrivacyPolicy>, folders: bool) -> PlanRules {
     PlanRules {
-        alias: ALIAS.into(),
+        catalogs: vec![
+            Attached {
+                name: ALIAS.into(),
+                catalog: ALIAS.into(),
+                file: "health.duckdb".into(),
+            },
+            Attached {
+                name: SECOND.into(),
+                catalog: SECOND_ALIAS.into(),
+                file: "pump.duckdb".into(),
+            },
+        ],
         privacy,
         folders: Arc::new(if folders {
             disk().clone()
@@ -396,6 +424,18 @@ fn check_invariants_with(plan: &PlanFacts, folders: bool) {
             private_bound.is_err() || private_optimized.is_err(),
             "{what} allowed under privacy rules: {plan:?}"
         );
+    }
+}
+
+/// The declared name of the database attached as `catalog`, if one is (DuckDB compares catalog
+/// names without regard to case).
+fn database_of(catalog: &str) -> Option<&'static str> {
+    if catalog.eq_ignore_ascii_case(ALIAS) {
+        Some(ALIAS)
+    } else if catalog.eq_ignore_ascii_case(SECOND_ALIAS) {
+        Some(SECOND)
+    } else {
+        None
     }
 }
 
@@ -493,7 +533,7 @@ fn always_refused(plan: &PlanFacts, folders: bool) -> Option<String> {
             (None, false, _) => {}
         }
         if let Some([catalog, _, _, ..]) = scan.table.as_deref()
-            && !catalog.eq_ignore_ascii_case(ALIAS)
+            && database_of(catalog).is_none()
         {
             return Some(format!("a scan of {catalog}'s table"));
         }
@@ -556,17 +596,19 @@ fn refused_under_privacy(plan: &PlanFacts, folders: bool) -> Option<String> {
         let Some([catalog, schema @ .., table]) = scan.table.as_deref() else {
             continue;
         };
-        if !catalog.eq_ignore_ascii_case(ALIAS) || schema.is_empty() {
+        let Some(database) = database_of(catalog).filter(|_| !schema.is_empty()) else {
             continue;
-        }
+        };
         let schema = schema.join(".");
-        if policy.hides_table(&schema, table) {
-            return Some(format!("a scan of the hidden {schema}.{table}"));
+        if policy.hides_table(database, &schema, table) {
+            return Some(format!("a scan of the hidden {database}.{schema}.{table}"));
         }
         for column in &scan.columns {
-            if column.kind == ColumnKind::Own && policy.hides_column(&schema, table, &column.name) {
+            if column.kind == ColumnKind::Own
+                && policy.hides_column((database, &schema, table), &column.name)
+            {
                 return Some(format!(
-                    "the hidden column {schema}.{table}.{}",
+                    "the hidden column {database}.{schema}.{table}.{}",
                     column.name
                 ));
             }

@@ -8,12 +8,13 @@
 //!
 //! - `enumerations`: each operator type, expression class and type of DuckDB 2.0, decided once;
 //! - `facts`: each fact of a bound plan against those decisions and the function policy
-//!   (`validate::function_policy`), each scan (the attached database's tables, allowed table
+//!   (`validate::function_policy`), each scan (the attached databases' tables, allowed table
 //!   functions, the files a declared folders' reader bound, within the caps), and under the
 //!   operator's privacy rules what the optimized plan reads;
 //! - here: the rules of one request ([`PlanRules`]) and why a plan is refused ([`Refused`]),
 //!   which under privacy rules becomes the one [`PLAN_REFUSAL`], naming nothing.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::folders::FolderRules;
@@ -38,11 +39,26 @@ fn privacy_refusal() -> Failure {
     }
 }
 
+/// One database as a request attached it: plain names (and the file), so the policy needs no
+/// DuckDB to map a scan's catalog back to the database the rules know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Attached {
+    /// Its declared name: what SQL and every reply call it.
+    pub(crate) name: String,
+    /// The catalog the file is attached as: its name, or under privacy rules a private one
+    /// drawn for this request (the engine's `shadow::private_alias`).
+    pub(crate) catalog: String,
+    /// The file, whose lock the engine releases before it replies.
+    pub(crate) file: PathBuf,
+}
+
 /// What the plan check enforces beyond the base rules, for one request.
 #[derive(Debug, Clone)]
 pub(crate) struct PlanRules {
-    /// The catalog name the database file is attached as (under privacy rules, the private one).
-    pub(crate) alias: String,
+    /// The databases as attached: the catalogs a table scan may read (under privacy rules the
+    /// private ones), each with the name the privacy rules know it by. A scan of any other
+    /// catalog is refused.
+    pub(crate) catalogs: Vec<Attached>,
     /// The operator's privacy rules, when there are any.
     pub(crate) privacy: Option<PrivacyPolicy>,
     /// The declared folders and the caps on what one query binds in them.

@@ -1,22 +1,43 @@
-//! The catalog a worker reads from the attached database and the tools and resources show: its
+//! The catalog a worker reads from the attached databases and the tools and resources show: its
 //! tables and views, their columns, indexes and foreign keys.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// The whole schema, as the tools and resources publish it.
+/// The whole schema of every database, as the tools and resources publish it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CatalogSnapshot {
+    /// The databases' names, the default first (`crate::protocol::databases`): a relation of the
+    /// default is named without its database in SQL, another's with it.
+    #[serde(default)]
+    pub databases: Vec<String>,
     /// Tables and views.
     pub tables: Vec<TableInfo>,
-    /// Foreign keys across the database.
+    /// Foreign keys, each within one database.
     pub foreign_keys: Vec<ForeignKey>,
-    /// The table macros stored in the database, by name (the validator refuses any other table
-    /// function that is not built in). Under privacy rules none: the worker's shadow catalog
-    /// has no copy of them.
+    /// The table macros stored in the databases, by name (the validator refuses any other table
+    /// function that is not built in). Under privacy rules none: the worker's shadow catalogs
+    /// have no copy of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub table_macros: Vec<String>,
+}
+
+impl CatalogSnapshot {
+    /// The default database's name (empty when the snapshot does not say, as in a hand-built
+    /// one: then every relation counts as the default's).
+    pub fn default_database(&self) -> &str {
+        self.databases.first().map_or("", String::as_str)
+    }
+
+    /// Whether `table` belongs to the default database, whose relations SQL names without the
+    /// database's name.
+    pub fn in_default_database(&self, table: &TableInfo) -> bool {
+        let default = self.default_database();
+        default.is_empty()
+            || table.database.is_empty()
+            || table.database.eq_ignore_ascii_case(default)
+    }
 }
 
 /// Whether a relation is a table or a view.
@@ -42,6 +63,10 @@ impl RelationKind {
 /// One table or view.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableInfo {
+    /// The database it belongs to, by its declared name (`crate::protocol::databases`): the
+    /// default database's tables are named without it in SQL, another's with it
+    /// (`pump.main.boluses`).
+    pub database: String,
     /// Schema name.
     pub schema: String,
     /// Table name.
@@ -126,6 +151,8 @@ pub struct IndexInfo {
 /// One foreign key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForeignKey {
+    /// The database both tables belong to (DuckDB's keys never cross databases).
+    pub database: String,
     /// Referencing table.
     pub table: String,
     /// Referencing columns.

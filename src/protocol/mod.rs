@@ -9,7 +9,8 @@
 //! - [`catalog`]: the catalog a worker reads and the tools show;
 //! - [`posture`]: what confinement a worker reports it has;
 //! - [`worker_args`]: the worker's command line, which the parent writes and the worker reads;
-//! - [`database_names`]: the names both derive from the database's path (its WAL, its alias);
+//! - [`databases`]: the databases served, each a name and a file, as the parent decides them
+//!   once and the worker attaches them (and a file's WAL);
 //! - [`encoding`]: how values travel as JSON, and what JSON weighs.
 
 use std::fmt;
@@ -23,7 +24,7 @@ pub use duckgate_validate::error::{
 };
 
 pub mod catalog;
-pub mod database_names;
+pub mod databases;
 pub mod encoding;
 pub mod posture;
 #[cfg(feature = "engine")]

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use super::databases::{Database, Databases};
+
 /// Why a worker process is started, which decides how much it does before its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkerStart {
@@ -25,9 +27,10 @@ pub enum WorkerStart {
 /// and the worker reads (clap, in `main.rs`).
 #[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
 pub struct WorkerArgs {
-    /// The database file.
-    #[arg(long)]
-    pub db: PathBuf,
+    /// Each database as the server decided it at start-up (`protocol::databases`),
+    /// `NAME=PATH`, the default first; repeatable.
+    #[arg(long = "db", required = true, value_parser = Database::parse_named)]
+    pub db: Vec<Database>,
     /// DuckDB `memory_limit`, in bytes: past it DuckDB spills to `temp_dir`.
     #[arg(long)]
     pub memory_limit_bytes: u64,
@@ -78,7 +81,8 @@ pub struct WorkerArgs {
 }
 
 impl WorkerArgs {
-    /// The declared folders and their caps, from `--files` (which the server wrote): what both sides judge files by.
+    /// The declared folders and their caps, from `--files` (which the server wrote), and every
+    /// database's file and WAL, which no folder serves: what both sides judge files by.
     pub fn folder_rules(&self) -> crate::folders::FolderRules {
         crate::folders::FolderRules {
             folders: self
@@ -89,7 +93,13 @@ impl WorkerArgs {
                 .collect(),
             max_files: self.files_max_count,
             max_bytes: self.files_max_bytes,
-            database_files: vec![self.db.clone(), super::database_names::wal_path(&self.db)],
+            // Every declared database, not only the default: each is attached in every worker,
+            // and each one's raw bytes would carry its hidden tables and columns.
+            database_files: self
+                .db
+                .iter()
+                .flat_map(|database| [database.path.clone(), database.wal()])
+                .collect(),
         }
     }
 
@@ -101,11 +111,11 @@ impl WorkerArgs {
             WorkerStart::ConfineOnly => "confine-only",
             WorkerStart::Template => "template",
         };
-        let mut argv: Vec<std::ffi::OsString> = vec![
-            "__worker".into(),
-            "--db".into(),
-            self.db.clone().into_os_string(),
-        ];
+        let mut argv: Vec<std::ffi::OsString> = vec!["__worker".into()];
+        for database in &self.db {
+            argv.push("--db".into());
+            argv.push(database.to_arg());
+        }
         for (flag, value) in [
             ("--memory-limit-bytes", self.memory_limit_bytes.to_string()),
             ("--memory-cap-bytes", self.memory_cap_bytes.to_string()),
@@ -142,5 +152,10 @@ impl WorkerArgs {
             argv.push(value.to_string().into());
         }
         argv
+    }
+
+    /// The databases, as the server decided them (its command line holds at least one).
+    pub fn databases(&self) -> Result<Databases, String> {
+        Databases::from_worker_args(self.db.clone())
     }
 }

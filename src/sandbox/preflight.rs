@@ -37,10 +37,8 @@ pub fn confine_only(args: &WorkerArgs) -> i32 {
     let bypass = Bypass::from_env().unwrap_or_default();
     let mut plan = args.confine_plan(&bypass);
     // The two differences from a worker (see the module documentation): a missing database is
-    // not granted, and every gap is reported for the parent to decide.
-    if !args.db.exists() {
-        plan.db_path = None;
-    }
+    // not granted (`confine_plan` grants only files that exist), and every gap is reported for
+    // the parent to decide.
     plan.allow_unconfined = true;
     let (response, code) = match confine(&plan) {
         Ok(mut posture) => {

@@ -20,11 +20,10 @@
 use std::io::{self, Write};
 
 use crate::engine::{CheckedQuery, Engine, EngineConfig, PivotValues, Spill};
-use crate::protocol::database_names::wal_path;
 use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
-use crate::sandbox::confine::{ConfinePlan, Role, confine};
+use crate::sandbox::confine::{ConfinePlan, GrantedDatabase, Role, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
 #[cfg(feature = "test-bypass")]
 use crate::sandbox::probe;
@@ -57,19 +56,27 @@ pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
 const MAX_OPEN_FILES: u64 = 256;
 
 impl WorkerArgs {
-    /// How this worker confines itself: read-only on the database and its WAL (each only if it
-    /// exists now), read-write on its own temporary directory, the resource limits, and the test
-    /// bypass's landlock ABI cap.
+    /// How this worker confines itself: read-only on each database and its WAL (each only if
+    /// it exists now), read-write on its own temporary directory, the resource limits, and the
+    /// test bypass's landlock ABI cap.
     ///
     /// A database that does not exist yet is not granted (landlock can only grant an existing
     /// file): the worker still confines and starts, and a request that needs the database is
     /// answered `database_not_found`. This is the one place that rule lives; the start-up
     /// preflight ([`super::preflight::confine_only`]) confines with this same plan.
     pub fn confine_plan(&self, bypass: &Bypass) -> ConfinePlan {
-        let wal = wal_path(&self.db);
         ConfinePlan {
-            db_path: self.db.exists().then(|| self.db.clone()),
-            wal_path: wal.exists().then_some(wal),
+            databases: self
+                .db
+                .iter()
+                .map(|database| {
+                    let wal = database.wal();
+                    GrantedDatabase {
+                        file: database.path.exists().then(|| database.path.clone()),
+                        wal: wal.exists().then_some(wal),
+                    }
+                })
+                .collect(),
             temp_dir: self.temp_dir.clone(),
             folders: self
                 .folder_rules()
@@ -154,10 +161,10 @@ pub fn run(args: WorkerArgs) -> i32 {
 
 fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), Failure> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
-    let wal = wal_path(&args.db);
+    let databases = args.databases().map_err(internal)?;
     let posture: Posture = confine(&args.confine_plan(&bypass))
         .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
-    let engine = Engine::open(&args.engine_config(&bypass), &args.db, &wal)?;
+    let engine = Engine::open(&args.engine_config(&bypass), &databases)?;
     serve_ready(engine, posture, args, &bypass, out)
 }
 
@@ -182,8 +189,8 @@ pub(crate) fn serve_ready(
         .map_err(|e| internal(format!("worker could not read its request: {e}")))?;
 
     // An error is answered like any reply: after the lock is released.
-    let response =
-        answer(&mut engine, request, args, bypass, posture).unwrap_or_else(Response::Error);
+    let response = answer(&mut engine, request, args.parent_pid, bypass, posture)
+        .unwrap_or_else(Response::Error);
     // Release the database's file lock before answering, so "the call has returned" means
     // "the server holds no lock" (a failure here is logged; exiting releases it anyway).
     // DuckDB's teardown (the detach's work) happens after the reply, off the caller's clock.
@@ -204,7 +211,8 @@ pub(crate) fn serve_ready(
 fn answer(
     engine: &mut Engine,
     request: Request,
-    args: &WorkerArgs,
+    // The pid a probe reports as its parent's (test builds only).
+    #[cfg_attr(not(feature = "test-bypass"), allow(unused_variables))] parent_pid: i32,
     bypass: &Bypass,
     mut posture: Posture,
 ) -> Result<Response, Failure> {
@@ -215,7 +223,7 @@ fn answer(
             max_bytes,
             privacy,
         } => {
-            let rows = checked_attach(engine, &sql, &privacy, args, bypass)
+            let rows = checked_attach(engine, &sql, &privacy, bypass)
                 .and_then(|query| engine.run_query(&query, limit, max_bytes))
                 .map_err(|e| engine.private_error(e))?;
             Response::Rows(engine.private_result(rows))
@@ -225,7 +233,7 @@ fn answer(
             chart,
             privacy,
         } => {
-            let data = checked_attach(engine, &sql, &privacy, args, bypass)
+            let data = checked_attach(engine, &sql, &privacy, bypass)
                 .and_then(|query| {
                     engine.plot_data(&query, chart.kind, chart.x.as_deref(), chart.y.as_deref())
                 })
@@ -234,21 +242,21 @@ fn answer(
             Response::Chart(draw(&data, &chart).map_err(|e| engine.private_error(e))?)
         }
         Request::Explain { sql, privacy } => {
-            let plan = checked_attach(engine, &sql, &privacy, args, bypass)
+            let plan = checked_attach(engine, &sql, &privacy, bypass)
                 .and_then(|query| engine.explain(&query))
                 .map_err(|e| engine.private_error(e))?;
             Response::Plan(plan)
         }
         Request::Catalog { privacy } => {
             engine.enforce_privacy(&privacy);
-            engine.attach(&args.db)?;
+            engine.attach()?;
             Response::Catalog(engine.catalog()?)
         }
         Request::Posture => {
             // Report the settings as a query would meet them: after the read-only attach and
             // the configuration lock, not as they were while the worker waited. A database
             // that does not exist yet leaves them out: the sandbox posture stands without it.
-            match engine.attach(&args.db) {
+            match engine.attach() {
                 Ok(()) => posture.duckdb_settings = engine.settings_readback(),
                 Err(e) if e.kind == ErrorKind::DatabaseNotFound => {}
                 Err(e) => return Err(e),
@@ -264,7 +272,7 @@ fn answer(
                 ));
             }
             // Step 2 of confinement checked this is the kernel's getppid().
-            Response::Probe(probe::run(&probe_request, args.parent_pid))
+            Response::Probe(probe::run(&probe_request, parent_pid))
         }
     })
 }
@@ -305,17 +313,16 @@ fn checked_attach(
     engine: &mut Engine,
     sql: &str,
     privacy: &crate::privacy::PrivacyPolicy,
-    args: &WorkerArgs,
     bypass: &Bypass,
 ) -> Result<CheckedQuery, Failure> {
     if !bypass.is_off(Layer::WorkerPrivacy) {
         engine.enforce_privacy(privacy);
     }
-    if let Some(statement) = pivot_with_values(engine, sql, args, bypass)? {
+    if let Some(statement) = pivot_with_values(engine, sql, bypass)? {
         return Ok(statement);
     }
     let walk = (!bypass.is_off(Layer::WorkerWalk)).then_some(sql);
-    let walked = engine.attach_checking(&args.db, walk)?;
+    let walked = engine.attach_checking(walk)?;
     let plan_check = !bypass.is_off(Layer::PlanCheck);
     let query = checked_as_the_bypass_allows(engine, walked, sql, plan_check)?;
     if plan_check {
@@ -364,7 +371,6 @@ fn checks_off(_sql: &str) -> Result<CheckedQuery, Failure> {
 fn pivot_with_values(
     engine: &mut Engine,
     sql: &str,
-    args: &WorkerArgs,
     bypass: &Bypass,
 ) -> Result<Option<CheckedQuery>, Failure> {
     let Some(pivot) = engine.pivot_from_data(sql) else {
@@ -384,7 +390,7 @@ fn pivot_with_values(
         }
         Ok(query)
     };
-    engine.attach(&args.db)?;
+    engine.attach()?;
     let mut values = Vec::new();
     for index in 0..pivot.value_query_count() {
         let query = engine.pivot_value_query(&pivot, index, &values)?;
@@ -399,9 +405,7 @@ fn pivot_with_values(
                 match engine.pivot_values(&as_text)? {
                     PivotValues::Found(found) => found,
                     PivotValues::NotText => {
-                        return Err(internal(
-                            "a PIVOT's values cast to VARCHAR are not VARCHAR".into(),
-                        ));
+                        return Err(internal("a PIVOT's values cast to VARCHAR are not VARCHAR"));
                     }
                 }
             }
@@ -412,6 +416,6 @@ fn pivot_with_values(
     check(engine, &statement).map(Some)
 }
 
-fn internal(message: String) -> Failure {
+fn internal(message: impl Into<String>) -> Failure {
     Failure::new(ErrorKind::InternalError, message)
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::support::{duckgate_cli, run_cli, stderr_of, stdout_of};
-use duckgate::protocol::database_names::wal_path;
+use duckgate::protocol::databases::wal_path;
 
 fn db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("duckgate-cli-{name}-{}", std::process::id()));

@@ -5,13 +5,14 @@
 //! `harden: true` each one must fail; the positive controls run the same statements with
 //! `harden: false` and see them succeed, which proves it is the hardening that denies.
 use crate::support::{TempDir, make_db};
+use duckgate::protocol::databases::Databases;
 
 use duckgate::engine::CheckedQuery;
 
 use std::path::{Path, PathBuf};
 
 use duckgate::engine::{Engine, EngineConfig};
-use duckgate::protocol::database_names::wal_path;
+use duckgate::protocol::databases::wal_path;
 use duckgate::protocol::{Failure, QueryResult};
 use duckgate_validate::error::ErrorKind;
 
@@ -57,8 +58,8 @@ fn engine(scene: &Scene, harden: bool) -> Engine {
         full_warm_up: true,
         folders: Default::default(),
     };
-    let mut engine = Engine::open(&cfg, &scene.db, &wal_path(&scene.db)).unwrap();
-    engine.attach(&scene.db).unwrap();
+    let mut engine = Engine::open(&cfg, &Databases::single(&scene.db)).unwrap();
+    engine.attach().unwrap();
     engine
 }
 
@@ -326,9 +327,9 @@ fn timings_of_open_attach_and_first_query() {
     };
     for _ in 0..3 {
         let t0 = std::time::Instant::now();
-        let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
+        let mut engine = Engine::open(&cfg, &Databases::single(&s.db)).unwrap();
         let t1 = std::time::Instant::now();
-        engine.attach(&s.db).unwrap();
+        engine.attach().unwrap();
         let t2 = std::time::Instant::now();
         let query = engine
             .check_statement("SELECT avg(glucose) FROM readings")
@@ -372,8 +373,8 @@ fn with_spilling_on_the_hardening_still_denies_files_outside_its_temporary_direc
             full_warm_up: true,
             folders: Default::default(),
         };
-        let mut engine = Engine::open(&cfg, &s.db, &wal_path(&s.db)).unwrap();
-        engine.attach(&s.db).unwrap();
+        let mut engine = Engine::open(&cfg, &Databases::single(&s.db)).unwrap();
+        engine.attach().unwrap();
         engine.run_query(&CheckedQuery::with_checks_off(sql), 100, 1 << 20)
     };
     let outside = s.dir.path().join("outside.csv");

@@ -20,6 +20,8 @@ mod bypass_reach;
 mod cli;
 mod conformance;
 mod container_route;
+mod databases;
+mod databases_and_folders;
 mod engine_hardening;
 mod everyday_corpus;
 mod folders;

@@ -204,7 +204,7 @@ async fn every_tool_answers_and_validates_against_its_output_schema() {
     schemas.check("list_relationships", &result);
     assert_eq!(
         envelope_of(&result)["data"]["foreign_keys"],
-        json!([{ "table": "events", "columns": ["reading_id"], "referenced_table": "cgm_readings", "referenced_columns": ["id"] }])
+        json!([{ "database": "cgm", "table": "events", "columns": ["reading_id"], "referenced_table": "cgm_readings", "referenced_columns": ["id"] }])
     );
     assert!(text_of(&result).contains("events(reading_id) → cgm_readings(id)"));
 
@@ -213,7 +213,17 @@ async fn every_tool_answers_and_validates_against_its_output_schema() {
     assert_eq!(status(&result), "success", "{}", envelope_of(&result));
     let data = &envelope_of(&result)["data"];
     assert_eq!(data["name"], "duckgate");
-    assert_eq!(data["database_path"], db.display().to_string());
+    // The database by its name, never by its host path (it shows the user's home and name).
+    assert_eq!(
+        data["databases"],
+        json!([{ "name": "cgm", "default": true, "granted": ["file"] }])
+    );
+    let whole = serde_json::to_string(&result).unwrap();
+    let folder = db.parent().unwrap().display().to_string();
+    assert!(
+        !whole.contains(&folder),
+        "server_info shows a host path: {whole}"
+    );
     assert_eq!(data["limits"]["query_max_rows"], 10000);
     assert_eq!(data["limits"]["timeout_seconds"], 30.0);
     assert_eq!(data["posture"]["landlock"], "fully_enforced", "{data}");

@@ -159,7 +159,10 @@ impl Worker {
     fn spawn_on(kernel: Kernel, db: &Path, bypass: &str, temp_dir: Option<&Path>) -> Worker {
         // The worker's command line as the pool writes it (its one owner: `WorkerArgs`).
         let args = WorkerArgs {
-            db: db.to_path_buf(),
+            db: duckgate::protocol::databases::Databases::single(db)
+                .iter()
+                .cloned()
+                .collect(),
             memory_limit_bytes: 512 << 20,
             memory_cap_bytes: 2 << 30,
             threads: 2,

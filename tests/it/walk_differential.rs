@@ -14,6 +14,7 @@
 //! (`duckgate_test_kit::generate`) with fixed seeds, plain and with each forbidden construct
 //! planted in them.
 
+use duckgate::protocol::databases::Databases;
 use std::path::Path;
 
 use crate::support::TempDir;
@@ -157,13 +158,12 @@ fn open(dir: &Path, schema: &str) -> (Engine, Catalog) {
         full_warm_up: false,
         folders: Default::default(),
     };
-    let mut wal = db.as_os_str().to_owned();
-    wal.push(".wal");
-    let mut engine = Engine::open(&config, &db, Path::new(&wal)).expect("open engine");
-    engine.attach(&db).expect("attach");
+    let databases = Databases::single(&db);
+    let mut engine = Engine::open(&config, &databases).expect("open engine");
+    engine.attach().expect("attach");
     let snapshot = engine.catalog().expect("catalog");
-    let mut catalog = validator_catalog(&snapshot);
-    catalog.database = "health".into();
+    let catalog = validator_catalog(&snapshot, &databases);
+    assert_eq!(catalog.database, "health");
     (engine, catalog)
 }
 

@@ -9,7 +9,7 @@ use crate::engine::Engine;
 use crate::engine::tests::{TempDir, config, make_db};
 use crate::privacy::{PLAN_REFUSAL, PrivacyPolicy};
 use crate::protocol::MessageOrigin;
-use crate::protocol::database_names::wal_path;
+use crate::protocol::databases::Databases;
 use duckgate_validate::error::ErrorKind;
 
 /// The plan check on its own, as a worker whose walk is switched off runs it: its own
@@ -56,17 +56,22 @@ fn policy() -> PrivacyPolicy {
 fn engine(tag: &str) -> (TempDir, Engine) {
     let dir = TempDir::new(tag);
     let db = make_db(&dir, "private.duckdb", SCHEMA);
-    let mut engine = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
+    let mut engine = Engine::open(&config("1GiB"), &Databases::single(&db)).unwrap();
     engine.enforce_privacy(&policy());
-    engine.attach(&db).unwrap();
+    engine.attach().unwrap();
     (dir, engine)
 }
 
 #[test]
 fn under_privacy_rules_an_error_is_composed_from_whose_words_it_holds() {
     let (_dir, engine) = engine("origins");
-    let private = engine.shadow.as_ref().expect("a shadow").private.clone();
-    let public = engine.shadow.as_ref().expect("a shadow").public.clone();
+    let attached = engine
+        .shadow
+        .as_ref()
+        .and_then(|shadow| shadow.catalogs.first())
+        .expect("a shadow")
+        .clone();
+    let (private, public) = (attached.catalog, attached.name);
     let failure = |kind, origin| Failure {
         origin,
         ..Failure::new(kind, format!("about \"{private}.main.devices\" here"))
@@ -91,8 +96,8 @@ fn under_privacy_rules_an_error_is_composed_from_whose_words_it_holds() {
     let (_open_dir, open) = {
         let dir = TempDir::new("origins-open");
         let db = make_db(&dir, "open.duckdb", SCHEMA);
-        let mut open = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
-        open.attach(&db).unwrap();
+        let mut open = Engine::open(&config("1GiB"), &Databases::single(&db)).unwrap();
+        open.attach().unwrap();
         (dir, open)
     };
     let itself = failure(ErrorKind::DatabaseError, MessageOrigin::DuckdbAboutItself);
@@ -259,9 +264,57 @@ fn errors_are_duckdbs_and_a_hidden_name_fails_like_a_made_up_one() {
 fn open_engine(tag: &str) -> (TempDir, Engine) {
     let dir = TempDir::new(tag);
     let db = make_db(&dir, "open.duckdb", SCHEMA);
-    let mut engine = Engine::open(&config("1GiB"), &db, &wal_path(&db)).unwrap();
-    engine.attach(&db).unwrap();
+    let mut engine = Engine::open(&config("1GiB"), &Databases::single(&db)).unwrap();
+    engine.attach().unwrap();
     (dir, engine)
+}
+
+/// A table of a catalog no `--db` declared is refused by the plan check alone, from the
+/// catalog DuckDB bound, however the query reached it; the declared databases' are read.
+#[test]
+fn a_scan_of_a_catalog_nobody_declared_is_refused_and_each_declared_one_is_read() {
+    let dir = TempDir::new("catalogs");
+    let cgm = make_db(&dir, "cgm.duckdb", SCHEMA);
+    let pump = make_db(
+        &dir,
+        "pump.duckdb",
+        "CREATE TABLE boluses AS SELECT 4.5 AS units;",
+    );
+    let declared = [
+        format!("cgm={}", cgm.display()),
+        format!("pump={}", pump.display()),
+    ];
+    let databases = Databases::new(
+        &declared
+            .iter()
+            .map(|d| crate::protocol::databases::Declaration::parse(d).unwrap())
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let mut engine = Engine::open(&config("1GiB"), &databases).unwrap();
+    engine.attach().unwrap();
+    // A catalog the worker itself could be made to hold, with a table in it.
+    engine
+        .conn
+        .execute_batch("ATTACH ':memory:' AS intruder; CREATE TABLE intruder.t AS SELECT 42 AS x;")
+        .unwrap();
+    for sql in [
+        "SELECT x FROM intruder.t",
+        "SELECT x FROM intruder.main.t",
+        "SELECT d.model, i.x FROM devices d, intruder.t i",
+    ] {
+        let error = plan_checked(&mut engine, sql).expect_err(sql);
+        assert_eq!(error.kind, ErrorKind::UnknownName, "{sql}: {error:?}");
+        assert!(error.message.contains("intruder"), "{sql}: {error:?}");
+    }
+    for sql in [
+        "SELECT count(*) FROM devices",
+        "SELECT count(*) FROM cgm.main.devices",
+        "SELECT units FROM pump.boluses",
+        "SELECT d.model, b.units FROM devices d, pump.main.boluses b",
+    ] {
+        assert_eq!(plan_checked(&mut engine, sql), Ok(()), "{sql}");
+    }
 }
 
 #[test]
@@ -344,8 +397,13 @@ fn under_privacy_rules_columns_read_come_from_bindings_not_from_literal_words() 
 #[test]
 fn anything_the_check_does_not_recognise_is_refused() {
     use duckgate_plan_reader::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
+    let catalog = |name: &str| crate::engine::attach::Attached {
+        name: name.into(),
+        catalog: name.into(),
+        file: Default::default(),
+    };
     let rules = PlanRules {
-        alias: "db".into(),
+        catalogs: vec![catalog("db"), catalog("pump")],
         privacy: None,
         folders: Default::default(),
     };
@@ -406,7 +464,15 @@ fn anything_the_check_does_not_recognise_is_refused() {
         named_parameters: vec![],
     };
     assert!(judge(vec![], vec![scan("db", vec![])]));
-    assert!(!judge(vec![], vec![scan("elsewhere", vec![])]));
+    // Every declared database's catalog, and only those: a catalog nobody declared is
+    // refused, DuckDB's own included.
+    assert!(judge(vec![], vec![scan("PUMP", vec![])]));
+    for undeclared in ["elsewhere", "memory", "temp", "system"] {
+        assert!(
+            !judge(vec![], vec![scan(undeclared, vec![])]),
+            "{undeclared}"
+        );
+    }
     assert!(!judge(vec![], vec![scan("db", vec!["/etc/passwd".into()])]));
     let no_table = ScanFacts {
         table: None,

@@ -5,6 +5,7 @@
 use duckdb::Connection;
 use serde_json::Value as Json;
 
+use super::super::attach::Attached;
 use super::super::errors::query_error;
 use super::super::own_sql::{Cache, OwnSql};
 use super::super::statement::{Sql, prepare_sql};
@@ -63,28 +64,49 @@ pub(crate) fn refuse_written_functions(
 }
 
 /// The first of the relations named like files (`TreeFacts::file_like`) that is no table or
-/// view of the database attached as `alias`, as written. DuckDB's binder takes a relation of
-/// the database before any replacement scan, so only such a name could be read as a file.
-/// Both the worker's walk (once the database is attached) and this plan check ask it, so each
-/// holds alone.
+/// view of an attached database, as written: without a catalog, of the default (the first of
+/// `attached`), or, written `name.table`, of the database `name`'s `main` schema, as DuckDB's
+/// binder tries a schema and then a catalog; with one, of the database it names by its
+/// declared name. DuckDB's binder takes a relation of a database before any replacement scan,
+/// so only such a name could be read as a file. A file of a declared folder (`'exports/x.csv'`)
+/// is none of these: it is read through the folders' file system and its bound files judged by
+/// the plan check. Both the worker's walk (once the databases are attached) and this plan check
+/// ask it, so each holds alone.
 pub(crate) fn first_file_outside(
     conn: &Connection,
-    alias: &str,
+    attached: &[Attached],
     folders: &[String],
     file_like: &[(String, String, String)],
 ) -> Result<Option<String>, Failure> {
+    let named = |name: &str| {
+        attached
+            .iter()
+            .find(|database| database.name.eq_ignore_ascii_case(name))
+    };
     for name in file_like {
         if in_declared_folder(folders, name) {
             continue;
         }
         let (catalog, schema, table) = name;
-        let known = if catalog.is_empty() || catalog.eq_ignore_ascii_case(alias) {
-            is_relation_of(conn, alias, schema, table)?
-        } else {
-            // Any other first part is, to DuckDB 2.0, the parent of a nested schema.
-            is_nested_relation_of(conn, alias, catalog, schema, table)?
+        let found = match (catalog.is_empty(), attached.first(), named(catalog)) {
+            (_, None, _) => false,
+            (true, Some(default), _) => {
+                is_relation_of(conn, &default.catalog, schema, table)?
+                    || match named(schema) {
+                        Some(database) => is_relation_of(conn, &database.catalog, "", table)?,
+                        None => false,
+                    }
+            }
+            (false, Some(_), Some(database)) => {
+                is_relation_of(conn, &database.catalog, schema, table)?
+            }
+            // Any other first part is, to DuckDB 2.0, the parent of a nested schema of the
+            // default database.
+            (false, Some(default), None) => {
+                is_nested_relation_of(conn, &default.catalog, catalog, schema, table)?
+            }
         };
-        if !known {
+        if !found {
             return Ok(Some(written_name(name)));
         }
     }
@@ -135,7 +157,7 @@ pub(crate) fn written_name((catalog, schema, table): &(String, String, String)) 
 }
 
 /// Whether `schema.table` (`main` when no schema is written) is a table or view of the
-/// database attached as `alias`, as DuckDB's binder looks names up: ASCII case-insensitively.
+/// catalog `alias`, as DuckDB's binder looks names up: ASCII case-insensitively.
 fn is_relation_of(
     conn: &Connection,
     alias: &str,

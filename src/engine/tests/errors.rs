@@ -1,19 +1,22 @@
 //! How DuckDB's failures reach the agent: each with its registry kind and DuckDB's own words.
 
 use super::*;
+use crate::protocol::databases::Databases;
 
 #[test]
-fn missing_database_is_database_not_found_and_says_where() {
+fn missing_database_is_database_not_found_and_names_the_database_not_its_path() {
     let dir = TempDir::new("missing");
     let db = dir.path().join("nope.duckdb");
-    let mut engine = Engine::open(&config("256MB"), &db, &wal_path(&db)).unwrap();
-    let err = engine.attach(&db).unwrap_err();
+    let mut engine = Engine::open(&config("256MB"), &Databases::single(&db)).unwrap();
+    let err = engine.attach().unwrap_err();
     assert_eq!(err.kind, ErrorKind::DatabaseNotFound);
+    assert!(err.message.contains("\"nope\""), "{}", err.message);
     assert!(
-        err.message.contains(db.to_str().unwrap()),
+        !err.message.contains(dir.path().to_str().unwrap()),
         "{}",
         err.message
     );
+    assert_eq!(err.construct.as_deref(), Some("nope"));
 }
 
 #[test]
@@ -21,11 +24,17 @@ fn a_file_that_is_not_duckdb_is_a_clear_database_error() {
     let dir = TempDir::new("notduck");
     let db = dir.path().join("notes.duckdb");
     std::fs::write(&db, "this is not a database, just some text\n".repeat(200)).unwrap();
-    let mut engine = Engine::open(&config("256MB"), &db, &wal_path(&db)).unwrap();
-    let err = engine.attach(&db).unwrap_err();
+    let mut engine = Engine::open(&config("256MB"), &Databases::single(&db)).unwrap();
+    let err = engine.attach().unwrap_err();
     assert_eq!(err.kind, ErrorKind::DatabaseError);
     assert!(
         err.message.contains("is not a DuckDB database"),
+        "{}",
+        err.message
+    );
+    // DuckDB's words pass on without the file's host path.
+    assert!(
+        !err.message.contains(dir.path().to_str().unwrap()),
         "{}",
         err.message
     );

@@ -66,14 +66,25 @@ impl<'a> ToolContext<'a> {
             return Ok(catalog);
         }
         let mut overlaid = (*catalog).clone();
+        let default = overlaid.default_database().to_owned();
         for table in &mut overlaid.tables {
+            // `database.schema.name` first, then `schema.name` and `name`, which name the
+            // default database's tables only: another database's table of the same name keeps
+            // its own comment.
+            let in_default = default.is_empty() || table.database.eq_ignore_ascii_case(&default);
+            let full = format!("{}.{}.{}", table.database, table.schema, table.name);
             let qualified = format!("{}.{}", table.schema, table.name);
-            if let Some(description) = self
-                .options
-                .descriptions
-                .get(&qualified)
-                .or_else(|| self.options.descriptions.get(&table.name))
-            {
+            let description = self.options.descriptions.get(&full).or_else(|| {
+                in_default
+                    .then(|| {
+                        self.options
+                            .descriptions
+                            .get(&qualified)
+                            .or_else(|| self.options.descriptions.get(&table.name))
+                    })
+                    .flatten()
+            });
+            if let Some(description) = description {
                 table.description = Some(description.clone());
             }
         }

@@ -9,7 +9,8 @@ use super::context::with_progress;
 use super::list_relationships::foreign_key_schema;
 use super::name::ToolName;
 use super::tool::{
-    Answer, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema, tool,
+    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema,
+    tool,
 };
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::render;
@@ -91,12 +92,22 @@ async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, context: &Reques
         return describe_file(server, path, context).await;
     }
     let catalog = server.catalog().await?;
-    let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
+    let table = find_table(
+        &catalog,
+        &args.table_name,
+        args.schema.as_deref(),
+        args.database.as_deref(),
+    )
+    .await?;
     Ok(Reply::ok(
         Status::Success,
         table_detail(&catalog, table),
         &["sample_rows", "query"],
-        render::table_text(table, &outgoing_keys(&catalog, table)),
+        render::table_text(
+            table,
+            &outgoing_keys(&catalog, table),
+            catalog.default_database(),
+        ),
     ))
 }
 
@@ -196,5 +207,7 @@ tool_arguments! {
         pub table_name: String = TABLE_NAME,
         /// Its schema.
         pub schema: Option<String> = SCHEMA,
+        /// Its database.
+        pub database: Option<String> = DATABASE,
     }
 }

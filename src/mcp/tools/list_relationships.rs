@@ -9,7 +9,7 @@ use crate::mcp::render;
 
 fn description(_time_zone: &str) -> String {
     "Use this when you join tables and need the right join columns: lists the \
-     foreign keys across the database as table(columns) → referenced \
+     foreign keys of every database as table(columns) → referenced \
      table(columns). \
      Use describe_table instead when you care about one table only. \
      Common compositions: list_tables → list_relationships → query with JOIN."
@@ -29,12 +29,13 @@ pub(crate) fn foreign_key_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
+            "database": { "type": "string" },
             "table": { "type": "string" },
             "columns": { "type": "array", "items": { "type": "string" } },
             "referenced_table": { "type": "string" },
             "referenced_columns": { "type": "array", "items": { "type": "string" } }
         },
-        "required": ["table", "columns", "referenced_table", "referenced_columns"]
+        "required": ["database", "table", "columns", "referenced_table", "referenced_columns"]
     })
 }
 
@@ -52,7 +53,12 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
     } else {
         let lines: Vec<String> = keys
             .iter()
-            .map(|k| format!("- {}", render::foreign_key_text(k)))
+            .map(|k| {
+                format!(
+                    "- {}",
+                    render::foreign_key_text(k, catalog.default_database())
+                )
+            })
             .collect();
         format!("{} foreign keys:\n{}", keys.len(), lines.join("\n"))
     };

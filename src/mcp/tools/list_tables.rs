@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
-use super::catalog_lookup::{MAX_FUZZY_MATCHES, schema_names};
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, check_database, schema_names};
 use super::context::ToolContext;
 use super::name::ToolName;
 use super::tool::{Answer, Request, relation_schema, tool};
@@ -15,7 +15,9 @@ use duckgate_validate::error::ErrorKind;
 
 fn description(_time_zone: &str) -> String {
     "Use this when you start exploring or need exact table names: lists the tables \
-     and views with their descriptions and estimated row counts. \
+     and views of every database with their descriptions and estimated row counts \
+     (the default database's are named schema.name in SQL, another's \
+     database.schema.name). \
      Use search_schema instead when you look for a column or topic by keyword. \
      Common compositions: list_tables → describe_table → query; \
      list_tables → list_relationships to plan joins."
@@ -42,9 +44,12 @@ tool! {
     ListTables(ListTablesArgs), "List tables"
 }
 
-/// The tables and views, of one schema if `args.schema` names one that exists.
+/// The tables and views, of one database and one schema if `args` name ones that exist.
 async fn run(server: &ToolContext<'_>, args: ListTablesArgs, _context: &Request) -> Answer {
     let catalog = server.catalog().await?;
+    if let Some(database) = &args.database {
+        check_database(&catalog, database, Some(json!({}))).await?;
+    }
     if let Some(schema) = &args.schema {
         let schemas = schema_names(&catalog);
         if !schemas.iter().any(|s| s.eq_ignore_ascii_case(schema)) {
@@ -73,6 +78,10 @@ async fn run(server: &ToolContext<'_>, args: ListTablesArgs, _context: &Request)
             args.schema
                 .as_ref()
                 .is_none_or(|s| t.schema.eq_ignore_ascii_case(s))
+                && args
+                    .database
+                    .as_ref()
+                    .is_none_or(|d| t.database.eq_ignore_ascii_case(d))
         })
         .cloned()
         .collect();
@@ -80,8 +89,9 @@ async fn run(server: &ToolContext<'_>, args: ListTablesArgs, _context: &Request)
         .iter()
         .map(|t| {
             json!({
-                "schema": t.schema, "name": t.name, "kind": t.kind, "description": t.description,
-                "estimated_rows": t.estimated_rows, "column_count": t.columns.len()
+                "database": t.database, "schema": t.schema, "name": t.name, "kind": t.kind,
+                "description": t.description, "estimated_rows": t.estimated_rows,
+                "column_count": t.columns.len()
             })
         })
         .collect();
@@ -99,7 +109,7 @@ async fn run(server: &ToolContext<'_>, args: ListTablesArgs, _context: &Request)
         status,
         json!({ "tables": summaries }),
         hints,
-        render::tables_text(&tables),
+        render::tables_text(&tables, &catalog.databases),
     ))
 }
 
@@ -108,5 +118,7 @@ tool_arguments! {
     pub struct ListTablesArgs {
         /// Only this schema.
         pub schema: Option<String> = Argument::described("Only tables of this schema."),
+        /// Only this database.
+        pub database: Option<String> = Argument::described("Only tables of this database."),
     }
 }

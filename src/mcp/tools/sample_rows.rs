@@ -8,7 +8,7 @@ use super::context::{ToolContext, with_progress};
 use super::name::ToolName;
 use super::query::{rows_reply, rows_schema};
 use super::tool::{
-    Answer, Request, SCHEMA, TABLE_NAME, as_file, check_limit, check_not_blank, tool,
+    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_limit, check_not_blank, tool,
 };
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
@@ -55,7 +55,22 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
         return sample_file(server, path, args.columns.as_deref(), limit, context).await;
     }
     let catalog = server.catalog().await?;
-    let table = find_table(&catalog, &args.table_name, args.schema.as_deref()).await?;
+    let table = find_table(
+        &catalog,
+        &args.table_name,
+        args.schema.as_deref(),
+        args.database.as_deref(),
+    )
+    .await?;
+    // The arguments that name this table again in a next step: its database only when it is
+    // not the default.
+    let in_default = catalog.in_default_database(table);
+    let naming = |mut args: Value| {
+        if let (false, Some(object)) = (in_default, args.as_object_mut()) {
+            object.insert("database".into(), json!(table.database));
+        }
+        args
+    };
     let columns: Vec<&str> = match &args.columns {
         None => table.columns.iter().map(|c| c.name.as_str()).collect(),
         Some(wanted) if wanted.is_empty() => {
@@ -92,7 +107,9 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
                         .construct(name.clone())
                         .suggest(
                             ToolName::DescribeTable.as_str(),
-                            Some(json!({ "table_name": table.name, "schema": table.schema })),
+                            Some(naming(
+                                json!({ "table_name": table.name, "schema": table.schema }),
+                            )),
                         );
                         error.recovery.fuzzy_matches = fuzzy::closest_off_thread(
                             name,
@@ -107,10 +124,16 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
             resolved
         }
     };
-    // Identifiers come from the catalog, never from the agent's text, and are quoted.
+    // Identifiers come from the catalog, never from the agent's text, and are quoted; another
+    // database's table is named with its database, the default's as before.
     let select_list: Vec<String> = columns.iter().map(|c| quote_identifier(c)).collect();
+    let database = if in_default {
+        String::new()
+    } else {
+        format!("{}.", quote_identifier(&table.database))
+    };
     let sql = format!(
-        "SELECT {} FROM {}.{} LIMIT {limit}",
+        "SELECT {} FROM {database}{}.{} LIMIT {limit}",
         select_list.join(", "),
         quote_identifier(&table.schema),
         quote_identifier(&table.name)
@@ -121,7 +144,7 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
             e,
             Some((
                 ToolName::SampleRows,
-                json!({ "table_name": table.name, "schema": table.schema, "limit": limit }),
+                naming(json!({ "table_name": table.name, "schema": table.schema, "limit": limit })),
             )),
         )
     })?;
@@ -180,6 +203,8 @@ tool_arguments! {
         pub table_name: String = TABLE_NAME,
         /// Its schema.
         pub schema: Option<String> = SCHEMA,
+        /// Its database.
+        pub database: Option<String> = DATABASE,
         /// Rows (1 to [`MAX_LIMIT`]).
         pub limit: Option<i64> =
             Argument::described("Rows to return.").limit(MAX_LIMIT, DEFAULT_LIMIT),

@@ -11,8 +11,8 @@ use crate::size::format_size;
 
 fn description(_time_zone: &str) -> String {
     "Use this when a limit surprised you or the user asks how data is protected: \
-     reports the server name, version, database path, limits (rows, timeout, \
-     result size) and the sandbox actually in force (each promise and the \
+     reports the server name, version, the databases and folders it serves (by name), limits \
+     (rows, timeout, result size) and the sandbox actually in force (each promise and the \
      mechanism that keeps it, landlock, seccomp, rlimits, DuckDB settings), and what \
      this session's transport ignored or refused. \
      Use list_tables instead when you want the data. \
@@ -30,7 +30,23 @@ fn data_schema() -> Value {
         "properties": {
             "name": { "type": "string" },
             "version": { "type": "string" },
-            "database_path": { "type": "string" },
+            "databases": {
+                "type": "array",
+                "description": "The databases this server serves, the default first: SQL names another database's tables with its name (pump.main.boluses). Host paths are never shown.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string" },
+                        "default": { "type": "boolean", "description": "Its tables are named without the database's name." },
+                        "granted": {
+                            "type": "array",
+                            "items": { "type": "string", "enum": ["file", "write-ahead log"] },
+                            "description": "What a worker started now may read of it (read-only, landlock): the file and its write-ahead log, each only if it exists."
+                        }
+                    },
+                    "required": ["name", "default", "granted"]
+                }
+            },
             "database_warning": {
                 "anyOf": [{ "type": "string" }, { "type": "null" }],
                 "description": "Why answers may not reflect the database as its writer sees it (a database mounted into a container as a single file, without its write-ahead log), or null."
@@ -137,13 +153,18 @@ fn data_schema() -> Value {
             "posture_error": nullable("string"),
             "folders": {
                 "type": "object",
-                "description": "The folders of data files the operator declared (--files), by the names SQL reads them by (never their host paths), and what one query may read of them. The kernel (landlock) lets a worker read and list beneath each, and write none.",
+                "description": "The folders of data files the operator declared (--files), by the names SQL reads them by (NAME/path, never their host paths), what the kernel (landlock) lets a worker do beneath each (nothing there is writable), and what one query may read of them.",
                 "properties": {
                     "names": { "type": "array", "items": { "type": "string" } },
+                    "granted": {
+                        "type": "array",
+                        "items": { "type": "string", "enum": ["read files", "list directories"] },
+                        "description": "What a worker may do beneath each folder (landlock); empty when none is declared."
+                    },
                     "max_files_per_query": { "type": "integer" },
                     "max_bytes_per_query": { "type": "integer" }
                 },
-                "required": ["names", "max_files_per_query", "max_bytes_per_query"]
+                "required": ["names", "granted", "max_files_per_query", "max_bytes_per_query"]
             },
             "session": {
                 "type": "object",
@@ -171,7 +192,7 @@ fn data_schema() -> Value {
                 "required": ["notifications_ignored", "replies_ignored", "duplicate_ids_refused", "audit"]
             }
         },
-        "required": ["name", "version", "database_path", "database_warning", "time_zone", "limits", "posture", "posture_error", "folders", "session"]
+        "required": ["name", "version", "databases", "folders", "database_warning", "time_zone", "limits", "posture", "posture_error", "session"]
     })
 }
 
@@ -184,7 +205,26 @@ tool! {
 /// `partial` when the posture cannot be read.
 async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Answer {
     let config = server.gateway().config();
-    let posture = server.gateway().posture().await;
+    let posture = server
+        .gateway()
+        .posture()
+        .await
+        .map(|posture| without_database_paths(posture, &config.databases));
+    let databases: Vec<Value> = config
+        .databases
+        .iter()
+        .enumerate()
+        .map(|(at, database)| {
+            let mut granted = Vec::new();
+            if database.path.exists() {
+                granted.push("file");
+            }
+            if database.wal().exists() {
+                granted.push("write-ahead log");
+            }
+            json!({ "name": database.name, "default": at == 0, "granted": granted })
+        })
+        .collect();
     let memory = server.gateway().memory();
     let spill = server.gateway().spill();
     let workers = server.gateway().worker_origin().await;
@@ -207,7 +247,7 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
              reply ≤ {} bytes, {} threads, {} concurrent queries\nMemory: {}\nSpilling: {}\n\
              Local time: {} (now(), current_date and TIMESTAMPTZ dates use it; TIMESTAMPTZ values are shown in it with their offset)",
         env!("CARGO_PKG_VERSION"),
-        config.db_path.display(),
+        render::databases_text(&config.databases),
         query::MAX_LIMIT,
         query::DEFAULT_LIMIT,
         config.timeout.as_secs_f64(),
@@ -219,18 +259,23 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         config.time_zone,
     );
     text.push_str(&format!("\nWorkers: {}", render::workers_text(&workers)));
-    let folders = server.gateway().folder_rules();
-    let folder_names = folders.names();
+    let folder_rules = server.gateway().folder_rules();
+    let folder_names = folder_rules.names();
     if !folder_names.is_empty() {
         text.push_str(&format!(
             "\nFolders of data files (read-only; landlock lets workers read and list beneath each): {}; one query reads at most {} files of {} together",
             folder_names.join(", "),
-            folders.max_files,
-            format_size(folders.max_bytes)
+            folder_rules.max_files,
+            format_size(folder_rules.max_bytes)
         ));
     }
-    let database_warning = crate::gateway::database_file::is_single_file_mount(&config.db_path)
-        .then(|| crate::gateway::database_file::single_file_mount_warning(&config.db_path));
+    let mounted_alone: Vec<String> = config
+        .databases
+        .iter()
+        .filter(|d| crate::gateway::database_file::is_single_file_mount(&d.path))
+        .map(|d| crate::gateway::database_file::single_file_mount_notice(&d.name))
+        .collect();
+    let database_warning = (!mounted_alone.is_empty()).then(|| mounted_alone.join(" "));
     if let Some(warning) = &database_warning {
         text.push_str(&format!("\nWARNING: {warning}"));
     }
@@ -301,7 +346,7 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
     let data = json!({
         "name": "duckgate",
         "version": env!("CARGO_PKG_VERSION"),
-        "database_path": config.db_path.display().to_string(),
+        "databases": databases,
         "database_warning": database_warning,
         "time_zone": config.time_zone,
         "workers": workers,
@@ -309,9 +354,10 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         "posture": posture_value,
         "posture_error": posture_error,
         "folders": {
+            "granted": if folder_names.is_empty() { Vec::new() } else { crate::sandbox::confine::folder_grants() },
             "names": folder_names,
-            "max_files_per_query": folders.max_files,
-            "max_bytes_per_query": folders.max_bytes,
+            "max_files_per_query": folder_rules.max_files,
+            "max_bytes_per_query": folder_rules.max_bytes,
         },
         "session": {
             "notifications_ignored": counts.notifications_ignored,
@@ -321,4 +367,31 @@ async fn run(server: &ToolContext<'_>, _args: NoArgs, _context: &Request) -> Ans
         },
     });
     Ok(Reply::ok(status, data, &["list_tables"], text))
+}
+
+/// `posture` with each database's path in DuckDB's settings (`allowed_paths` names every file
+/// and write-ahead log) replaced by the database's name: no reply carries a host path, which
+/// shows the user's home and name.
+fn without_database_paths(
+    mut posture: crate::protocol::Posture,
+    databases: &crate::protocol::databases::Databases,
+) -> crate::protocol::Posture {
+    for (_, value) in &mut posture.duckdb_settings {
+        for database in databases {
+            // The write-ahead log first: its path begins with the file's.
+            for (path, shown) in [
+                (database.wal(), format!("<database {}>.wal", database.name)),
+                (
+                    database.path.clone(),
+                    format!("<database {}>", database.name),
+                ),
+            ] {
+                let path = path.to_string_lossy();
+                if !path.is_empty() && value.contains(&*path) {
+                    *value = value.replace(&*path, &shown);
+                }
+            }
+        }
+    }
+    posture
 }

@@ -401,7 +401,7 @@ fn signatures_name_every_argument_in_order_with_counts_ranges() {
         ),
         (
             ToolName::SampleRows,
-            "sample_rows(table_name: string, schema?: string, limit?: integer 1–100, default 10, columns?: [string])",
+            "sample_rows(table_name: string, schema?: string, database?: string, limit?: integer 1–100, default 10, columns?: [string])",
         ),
         (
             ToolName::Plot,

@@ -40,6 +40,11 @@ pub(crate) fn as_file<'n>(server: &ToolContext<'_>, name: &'n str) -> Option<&'n
 pub(crate) const SCHEMA: Argument =
     Argument::described("Schema name (default: the only schema that has the table, else main).");
 
+/// The `database` argument beside a `table_name`.
+pub(crate) const DATABASE: Argument = Argument::described(
+    "Database name, as list_tables shows it (default: the default database, else the only one that has the table).",
+);
+
 /// The `sql` argument of the tools that run or plan a query: up to [`max_sql_bytes`].
 pub(crate) const SQL: Argument =
     Argument::described("One read-only SQL statement in DuckDB's dialect.")
@@ -135,6 +140,10 @@ pub(crate) use tool;
 /// order: one list, so the two schemas cannot disagree on them.
 pub(crate) fn relation_properties() -> serde_json::Map<String, Value> {
     let fields = json!({
+        "database": {
+            "type": "string",
+            "description": "The database it belongs to. SQL names the default database's relations as schema.name (or name), another's as database.schema.name."
+        },
         "schema": { "type": "string" },
         "name": { "type": "string" },
         "kind": { "type": "string", "enum": ["table", "view", "file"] },
@@ -148,7 +157,14 @@ pub(crate) fn relation_properties() -> serde_json::Map<String, Value> {
 }
 
 /// The names of [`relation_properties`], in the order `required` lists them.
-const RELATION_FIELDS: [&str; 5] = ["schema", "name", "kind", "description", "estimated_rows"];
+const RELATION_FIELDS: [&str; 6] = [
+    "database",
+    "schema",
+    "name",
+    "kind",
+    "description",
+    "estimated_rows",
+];
 
 /// An object schema: [`relation_properties`] and `more` (an object of further fields, named in
 /// `more_required` in the order `required` lists them), all of them required.

@@ -194,6 +194,22 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, Verdicts)> {
         ),
         ("other-catalog", readings_plan("other", "glucose"), NEVER),
         (
+            "second-database-glucose",
+            readings_plan(SECOND_ALIAS, "glucose"),
+            ALWAYS,
+        ),
+        (
+            "second-database-id",
+            readings_plan(SECOND_ALIAS, "id"),
+            WITHOUT_PRIVACY,
+        ),
+        ("default-database-id", readings_plan(ALIAS, "id"), ALWAYS),
+        (
+            "second-database-by-its-public-name",
+            readings_plan(SECOND, "glucose"),
+            NEVER,
+        ),
+        (
             "unread-part",
             with(readings_plan(ALIAS, "glucose"), &[1, 4]),
             NEVER,
@@ -237,6 +253,11 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, Verdicts)> {
         (
             "hard-link-to-database",
             csv(&["exports/health.duckdb"]),
+            NEVER,
+        ),
+        (
+            "hard-link-to-second-database",
+            csv(&["exports/pump.duckdb"]),
             NEVER,
         ),
         ("dot-dot", csv(&["exports/../outside.csv"]), NEVER),

@@ -3,13 +3,15 @@
 //! The ruleset handles every access right the running kernel knows (filesystem, TCP bind and
 //! connect, signal and abstract-unix-socket scopes) as a hard requirement, and grants only
 //! `ReadFile` (not even `ReadDir`) on:
-//! - the database file and, if it existed when the worker was spawned, its `.wal`;
+//! - each database file the operator declared (`crate::protocol::databases`) and, if it
+//!   existed when the worker was spawned, its `.wal`;
 //! - the few kernel files DuckDB reads at start-up, each listed in [`duckdb_runtime_files`]
 //!   with the reason;
 //!
 //! `ReadFile` and `ReadDir` beneath each folder the operator declared (`--files`, see
-//! `crate::folders`); and, beneath the worker's own temporary directory only (made by the parent for this worker
-//! alone, see `crate::sandbox::temp_dir`), what spilling needs ([`temp_dir_access`]).
+//! `crate::folders`); and, beneath the worker's own temporary directory only (made by the
+//! parent for this worker alone, see `crate::sandbox::temp_dir`), what spilling needs
+//! ([`temp_dir_access`]).
 //!
 //! Everything else is denied: reading or listing any other path, executing anything, creating,
 //! writing, truncating, renaming or deleting any other file, device ioctls, TCP bind and connect,
@@ -80,10 +82,20 @@ fn temp_dir_access(abi: ABI) -> landlock::BitFlags<AccessFs> {
     }
 }
 
-/// What a worker may do beneath a declared folder: read files and list directories. Not even
-/// there: writing, creating, removing, renaming, truncating, executing, device ioctls.
+/// What a worker may do beneath a declared folder, each right with the words `server_info`
+/// shows for it ([`super::folder_grants`]): read files and list directories. Not even there:
+/// writing, creating, removing, renaming, truncating, executing, device ioctls.
+pub(super) const FOLDER_RIGHTS: [(AccessFs, &str); 2] = [
+    (AccessFs::ReadFile, "read files"),
+    (AccessFs::ReadDir, "list directories"),
+];
+
 fn folder_access() -> landlock::BitFlags<AccessFs> {
-    AccessFs::ReadFile | AccessFs::ReadDir
+    FOLDER_RIGHTS
+        .iter()
+        .fold(landlock::BitFlags::empty(), |rights, (right, _)| {
+            rights | *right
+        })
 }
 
 /// A file to grant `ReadFile` on, and why.
@@ -263,17 +275,19 @@ fn newest_supported_abi(cap: Option<u8>) -> Option<(ABI, u8)> {
 /// Every file the worker may read.
 fn grants(plan: &ConfinePlan) -> Vec<Grant> {
     let mut grants = Vec::new();
-    if let Some(db) = &plan.db_path {
-        grants.push(Grant {
-            path: db.clone(),
-            purpose: "the database, attached read-only",
-        });
-    }
-    if let Some(wal) = &plan.wal_path {
-        grants.push(Grant {
-            path: wal.clone(),
-            purpose: "the database's write-ahead log, replayed in memory on a read-only attach",
-        });
+    for database in &plan.databases {
+        if let Some(file) = &database.file {
+            grants.push(Grant {
+                path: file.clone(),
+                purpose: "a database, attached read-only",
+            });
+        }
+        if let Some(wal) = &database.wal {
+            grants.push(Grant {
+                path: wal.clone(),
+                purpose: "a database's write-ahead log, replayed in memory on a read-only attach",
+            });
+        }
     }
     grants.extend(duckdb_runtime_files(&read_own_cgroups()));
     grants

@@ -62,6 +62,15 @@ pub fn system_calls_named(role: Role) -> Option<NamedCalls> {
     seccomp::named_calls(role, arch).ok()
 }
 
+/// What landlock grants a worker beneath each declared folder, in words (the rights themselves
+/// are `landlock::FOLDER_RIGHTS`): what `server_info` says of each folder.
+pub fn folder_grants() -> Vec<&'static str> {
+    landlock::FOLDER_RIGHTS
+        .iter()
+        .map(|(_, words)| *words)
+        .collect()
+}
+
 /// The oldest landlock ABI accepted without `--allow-unconfined` (see `landlock::MINIMUM_ABI`).
 pub const MINIMUM_LANDLOCK_ABI: u8 = 1;
 
@@ -71,11 +80,8 @@ pub const MINIMUM_LINUX: &str = "5.13";
 /// What [`confine`] needs to know about the worker it confines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfinePlan {
-    /// The database file: read-only access. `None` only in the start-up preflight when the
-    /// file does not exist yet (a worker always has one: the server checks before spawning).
-    pub db_path: Option<PathBuf>,
-    /// Its `.wal`, only if it exists at spawn time: read-only access.
-    pub wal_path: Option<PathBuf>,
+    /// Each database the worker serves: read-only access to its file and its `.wal`.
+    pub databases: Vec<GrantedDatabase>,
     /// The worker's private temporary directory: read-write, the only place it may write.
     pub temp_dir: Option<PathBuf>,
     /// The operator's declared folders: read and list beneath each, nothing more.
@@ -100,6 +106,17 @@ pub struct ConfinePlan {
     pub landlock_abi_cap: Option<u8>,
     /// A worker, or the zygote's template that forks workers.
     pub role: Role,
+}
+
+/// One database's files as a worker is granted them: read-only, each only if it exists when
+/// the worker confines itself (landlock can only grant an existing file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantedDatabase {
+    /// The database file. `None` when it does not exist yet: the start-up preflight still
+    /// confines, and a request that needs it is answered `database_not_found`.
+    pub file: Option<PathBuf>,
+    /// Its `.wal`, only if it exists at spawn time.
+    pub wal: Option<PathBuf>,
 }
 
 /// Which process is confined: the difference is exactly what forking workers needs.

@@ -14,8 +14,8 @@ use crate::protocol::PropertyPosture;
 /// One promise a confined worker keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Property {
-    /// Reads only the database file, its WAL, the folders the operator declared (`--files`), its
-    /// own temporary directory and the few `/proc` and `/sys` files DuckDB needs.
+    /// Reads only the database files, their WALs, the folders the operator declared (`--files`),
+    /// its own temporary directory and the few `/proc` and `/sys` files DuckDB needs.
     FileReads,
     /// Writes, creates, removes, truncates and re-labels nothing outside its own private
     /// temporary directory (where DuckDB spills; none when spilling is off).
@@ -57,7 +57,7 @@ impl Property {
     pub fn promise(self) -> &'static str {
         match self {
             Property::FileReads => {
-                "reads only the database, its WAL, the declared folders, its own temporary \
+                "reads only the databases, their WALs, the declared folders, its own temporary \
                  directory and the /proc and /sys files DuckDB needs"
             }
             Property::FileWrites => "writes nothing outside its own private temporary directory",
@@ -108,7 +108,7 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             Some(abi) => (
                 true,
                 format!(
-                    "landlock ABI {abi}: read-file grants on the database, its WAL and the \
+                    "landlock ABI {abi}: read-file grants on each database, its WAL and the \
                      cgroup files DuckDB reads, read and list beneath each declared folder, and \
                      its own temporary directory; nothing else is readable or listable"
                 ),

@@ -403,7 +403,9 @@ mod tests {
             duration_ms: 1.25,
         };
         let catalog = CatalogSnapshot {
+            databases: vec!["health".into(), "pump".into()],
             tables: vec![TableInfo {
+                database: "health".into(),
                 schema: "main".into(),
                 name: "cgm_readings".into(),
                 kind: RelationKind::Table,

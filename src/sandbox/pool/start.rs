@@ -121,7 +121,7 @@ pub(super) async fn fork_worker(
         },
         input: Box::new(input),
         output: Box::new(output),
-        db_identity: template.db_identity,
+        db_identity: template.db_identity.clone(),
         temp,
         max_temp_bytes,
     };

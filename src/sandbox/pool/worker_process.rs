@@ -2,7 +2,6 @@
 //! each is ended and reaped; and the database file's identity a worker was confined to.
 
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +13,7 @@ use tokio::process::Child;
 use tokio::sync::oneshot;
 
 use super::slots::REAP_WAIT;
-use crate::protocol::database_names::wal_path;
+use crate::protocol::databases::Database;
 use crate::sandbox::temp_dir::WorkerTempDir;
 use crate::sandbox::zygote::handle::{Exit, Zygote};
 
@@ -134,23 +133,39 @@ impl ReadyWorker {
     }
 }
 
+/// The identity of every database's files, in the order declared: each file's device and
+/// inode and its `.wal`'s, `None` for a file that is not there. A worker's landlock rules name
+/// exactly these inodes, so a worker is usable while they are unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct FileIdentity(Vec<Option<OneFile>>);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct FileIdentity {
+struct OneFile {
     dev: u64,
     ino: u64,
     wal: Option<(u64, u64)>,
 }
 
-pub(super) fn file_identity(db: &Path) -> Option<FileIdentity> {
-    let meta = std::fs::metadata(db).ok()?;
-    let wal = std::fs::metadata(wal_path(db))
-        .ok()
-        .map(|m| (m.dev(), m.ino()));
-    Some(FileIdentity {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        wal,
-    })
+/// [`FileIdentity`] as the files are now; `None` when no database file is there at all.
+pub(super) fn file_identity(databases: &[Database]) -> Option<FileIdentity> {
+    let files: Vec<Option<OneFile>> = databases
+        .iter()
+        .map(|database| {
+            let meta = std::fs::metadata(&database.path).ok()?;
+            let wal = std::fs::metadata(database.wal())
+                .ok()
+                .map(|m| (m.dev(), m.ino()));
+            Some(OneFile {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                wal,
+            })
+        })
+        .collect();
+    files
+        .iter()
+        .any(Option::is_some)
+        .then_some(FileIdentity(files))
 }
 
 /// SIGKILL the worker's whole process group (it leads its own group), then reap it.

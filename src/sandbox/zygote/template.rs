@@ -16,7 +16,6 @@ use zygote_fork::{Forked, fork_single_threaded, receive_with_descriptors};
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
 use crate::engine::{Engine, Template};
-use crate::protocol::database_names::wal_path;
 use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Response};
 use crate::sandbox::bypass::Bypass;
@@ -252,7 +251,7 @@ fn become_worker(
         .engine
         .take()
         .ok_or_else(|| internal("the template has no DuckDB instance".into()))?
-        .into_worker(config.spill.as_ref(), &args.db, &wal_path(&args.db))?;
+        .into_worker(config.spill.as_ref(), &args.databases().map_err(internal)?)?;
     serve_ready(
         engine,
         posture,

@@ -24,6 +24,7 @@ CREATE TABLE \"export.csv\" (line VARCHAR);
 /// The validator's view of [`SCHEMA_SQL`].
 pub fn catalog() -> Catalog {
     let relation = |schema: &str, name: &str, columns: &[&str]| CatalogRelation {
+        database: String::new(),
         schema: schema.into(),
         name: name.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
@@ -50,6 +51,7 @@ pub fn catalog() -> Catalog {
         ],
         restricted: false,
         database: "health".into(),
+        other_databases: Vec::new(),
         table_macros: None,
         folders: Vec::new(),
     }

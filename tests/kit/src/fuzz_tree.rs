@@ -27,7 +27,7 @@ pub fn tree_json(data: &[u8]) {
 /// test (`tests/it/walk_differential.rs`).
 pub fn check_invariants(tree: &Json) {
     let open = TreeRules {
-        database: "health",
+        databases: &["health", "pump"],
         restricted: false,
         folders: &[],
     };

@@ -49,20 +49,24 @@ mod privacy_tests;
 #[cfg(test)]
 mod unresolved_tests;
 
-/// The relations the validator resolves names against, as read from the database by a worker.
+/// The relations the validator resolves names against, as read from the databases by a worker.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Catalog {
-    /// Tables and views of the attached database (hidden tables already left out).
+    /// Tables and views of the attached databases (hidden tables already left out).
     pub relations: Vec<CatalogRelation>,
     /// Some privacy rule is set: catalog functions, `information_schema`, `SHOW`,
     /// which would list hidden names, are refused.
     #[serde(default)]
     pub restricted: bool,
-    /// The catalog name the database is attached under in the worker (the `db` of
-    /// `db.main.t`; see duckgate's `protocol::database_names::database_alias`). Empty: no
-    /// catalog-qualified name resolves.
+    /// The catalog name the default database is attached under in the worker (the `db` of
+    /// `db.main.t`; see duckgate's `protocol::databases`). Empty: no catalog-qualified name
+    /// resolves.
     #[serde(default)]
     pub database: String,
+    /// The other databases' catalog names, which SQL names their relations by (`pump.main.t`,
+    /// `pump.t`). Empty for a server of one database.
+    #[serde(default)]
+    pub other_databases: Vec<String>,
     /// The table macros stored in the database, as DuckDB's binder would find them (lower
     /// case); `None` when the catalog does not say (a validator given names only). A table
     /// function that is neither built in nor one of these does not exist, so the walk refuses
@@ -81,9 +85,11 @@ impl Catalog {
         refusals::in_declared_folder(&self.folders, name)
     }
 
-    /// The relation `schema.name` (case-insensitive) as `schema.name`; without a schema, the
+    /// The relation `schema.name` (case-insensitive) of `database` (`None`: the default) as
+    /// `schema.name`, or `database.schema.name` for another database's; without a schema, the
     /// relation in `main` (DuckDB's default schema), as DuckDB would resolve it.
-    fn find(&self, schema: Option<&str>, name: &str) -> Option<String> {
+    fn find(&self, database: Option<&str>, schema: Option<&str>, name: &str) -> Option<String> {
+        let other = database.filter(|d| !d.eq_ignore_ascii_case(&self.database));
         self.relations
             .iter()
             .find(|r| {
@@ -92,8 +98,14 @@ impl Catalog {
                 } else {
                     &r.schema
                 };
+                let database_matches = match other {
+                    None => {
+                        r.database.is_empty() || r.database.eq_ignore_ascii_case(&self.database)
+                    }
+                    Some(other) => r.database.eq_ignore_ascii_case(other),
+                };
                 let schema_matches = own.eq_ignore_ascii_case(schema.unwrap_or("main"));
-                schema_matches && r.name.eq_ignore_ascii_case(name)
+                database_matches && schema_matches && r.name.eq_ignore_ascii_case(name)
             })
             .map(|r| {
                 let schema = if r.schema.is_empty() {
@@ -101,14 +113,30 @@ impl Catalog {
                 } else {
                     &r.schema
                 };
-                format!("{schema}.{}", r.name)
+                match other {
+                    None => format!("{schema}.{}", r.name),
+                    Some(_) => format!("{}.{schema}.{}", r.database, r.name),
+                }
             })
+    }
+
+    /// Whether `name` is the catalog name of one of the attached databases (ASCII
+    /// case-insensitively, as DuckDB compares catalog names).
+    fn is_database(&self, name: &str) -> bool {
+        (!self.database.is_empty() && name.eq_ignore_ascii_case(&self.database))
+            || self
+                .other_databases
+                .iter()
+                .any(|other| name.eq_ignore_ascii_case(other))
     }
 }
 
 /// One table or view.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogRelation {
+    /// Its database's catalog name; empty (or [`Catalog::database`]) for the default database.
+    #[serde(default)]
+    pub database: String,
     /// Schema name, usually `main`.
     pub schema: String,
     /// Table or view name.
@@ -404,8 +432,10 @@ fn assume_relation(catalog: &mut Catalog, written: &str) -> bool {
         [table] => ("main", table),
         [schema, table] => (schema.as_str(), table),
         [database, schema, table] => {
-            // DuckDB's own catalogs hold its views and the session's state, never the
-            // database's tables; and a query reads one database.
+            // DuckDB's own catalogs hold its views and the session's state, never a
+            // database's tables. Without the server's list of databases, the first catalog
+            // named is taken as the one database: a second is no evidence of a table
+            // (`duckgate check --db … --db NAME=…` resolves several).
             let builtin = ["memory", "system", "temp", "main"]
                 .iter()
                 .any(|b| database.eq_ignore_ascii_case(b));
@@ -422,8 +452,9 @@ fn assume_relation(catalog: &mut Catalog, written: &str) -> bool {
         }
         _ => return false,
     };
-    if catalog.find(Some(schema), table).is_none() {
+    if catalog.find(None, Some(schema), table).is_none() {
         catalog.relations.push(CatalogRelation {
+            database: String::new(),
             schema: schema.to_string(),
             name: table.clone(),
             columns: Vec::new(),

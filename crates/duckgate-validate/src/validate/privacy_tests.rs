@@ -22,6 +22,7 @@ const HIDDEN_TABLE: &str = "raw_payloads";
 /// are simply absent.
 fn private_catalog() -> Catalog {
     let relation = |name: &str, columns: &[&str]| CatalogRelation {
+        database: String::new(),
         schema: "main".into(),
         name: name.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
@@ -34,6 +35,7 @@ fn private_catalog() -> Catalog {
         ],
         restricted: true,
         database: "health".into(),
+        other_databases: Vec::new(),
         table_macros: None,
         folders: Vec::new(),
     }

@@ -556,18 +556,18 @@ impl<'t> Scan<'t> {
         {
             return Ok(());
         }
-        let is_database = |part: &str| {
-            !catalog.database.is_empty() && part.eq_ignore_ascii_case(&catalog.database)
-        };
         let names: Vec<&str> = parts.iter().map(|w| w.value.as_str()).collect();
         let found = match names.as_slice() {
-            [table] => catalog.find(None, table),
-            [schema, table] => catalog.find(Some(schema), table).or_else(|| {
-                is_database(schema)
-                    .then(|| catalog.find(None, table))
+            [table] => catalog.find(None, None, table),
+            [schema, table] => catalog.find(None, Some(schema), table).or_else(|| {
+                catalog
+                    .is_database(schema)
+                    .then(|| catalog.find(Some(schema), None, table))
                     .flatten()
             }),
-            [database, schema, table] if is_database(database) => catalog.find(Some(schema), table),
+            [database, schema, table] if catalog.is_database(database) => {
+                catalog.find(Some(database), Some(schema), table)
+            }
             _ => None,
         };
         if found.is_some() {

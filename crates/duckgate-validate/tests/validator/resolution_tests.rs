@@ -307,6 +307,65 @@ fn catalog_qualified_names_resolve_for_the_attached_database_only() {
     );
 }
 
+/// `cgm` (the default, `readings`, `devices`) and `pump` (`boluses`, `devices`).
+fn two_databases() -> Catalog {
+    let mut catalog = catalog_of(&["readings", "devices"], "cgm");
+    catalog.other_databases = vec!["pump".into()];
+    for name in ["boluses", "devices"] {
+        let mut relation = relation(name, &["a", "b"]);
+        relation.database = "pump".into();
+        catalog.relations.push(relation);
+    }
+    catalog
+}
+
+#[test]
+fn another_databases_relations_resolve_by_its_name_and_the_defaults_without_one() {
+    let catalog = two_databases();
+    for (sql, relations) in [
+        ("SELECT * FROM readings", vec!["main.readings"]),
+        ("SELECT * FROM cgm.main.readings", vec!["main.readings"]),
+        ("SELECT * FROM devices", vec!["main.devices"]),
+        ("SELECT * FROM pump.main.boluses", vec!["pump.main.boluses"]),
+        ("SELECT * FROM PUMP.boluses", vec!["pump.main.boluses"]),
+        ("SELECT * FROM pump.devices", vec!["pump.main.devices"]),
+        (
+            "SELECT * FROM readings r JOIN pump.boluses b USING (a)",
+            vec!["main.readings", "pump.main.boluses"],
+        ),
+    ] {
+        let accepted = check(sql, &catalog, &Limits::default()).unwrap();
+        assert_eq!(accepted.relations, relations, "{sql}");
+    }
+    // The second database's tables are not the default's, and no other catalog resolves.
+    let refused = refusal_of("SELECT * FROM boluses", &catalog);
+    assert_eq!(refused.kind, ErrorKind::UnknownName);
+    assert!(
+        refused.suggestion.contains("pump.main.boluses"),
+        "{refused:?}"
+    );
+    assert_refused(
+        &catalog,
+        &[
+            (
+                "SELECT * FROM pump.main.readings",
+                ErrorKind::UnknownName,
+                "pump.main.readings",
+            ),
+            (
+                "SELECT * FROM other.main.boluses",
+                ErrorKind::UnknownName,
+                "other.main.boluses",
+            ),
+            (
+                "SELECT * FROM memory.main.boluses",
+                ErrorKind::UnknownName,
+                "memory.main.boluses",
+            ),
+        ],
+    );
+}
+
 #[test]
 fn a_catalog_without_an_attach_name_still_deserializes() {
     let catalog: Catalog = serde_json::from_str(r#"{"relations": []}"#).unwrap();

@@ -13,6 +13,7 @@ pub(crate) fn run(sql: &str) -> Result<Accepted, Refusal> {
 
 pub(crate) fn relation(name: &str, columns: &[&str]) -> CatalogRelation {
     CatalogRelation {
+        database: String::new(),
         schema: "main".into(),
         name: name.into(),
         columns: columns.iter().map(|c| c.to_string()).collect(),
@@ -25,6 +26,7 @@ pub(crate) fn catalog_of(names: &[&str], database: &str) -> Catalog {
         relations: names.iter().map(|n| relation(n, &["a", "b"])).collect(),
         restricted: false,
         database: database.into(),
+        other_databases: Vec::new(),
         table_macros: None,
         folders: Vec::new(),
     }
@@ -41,6 +43,7 @@ pub(crate) fn private_catalog() -> Catalog {
         ],
         restricted: true,
         database: "health".into(),
+        other_databases: Vec::new(),
         table_macros: None,
         folders: Vec::new(),
     }

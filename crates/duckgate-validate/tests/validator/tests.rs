@@ -317,12 +317,14 @@ fn names_resolve_case_insensitively_and_schema_qualified() {
     // A relation without a schema in the snapshot is taken as `main`.
     let catalog = Catalog {
         relations: vec![CatalogRelation {
+            database: String::new(),
             schema: String::new(),
             name: "t".into(),
             columns: vec![],
         }],
         restricted: false,
         database: String::new(),
+        other_databases: Vec::new(),
         table_macros: None,
         folders: Vec::new(),
     };

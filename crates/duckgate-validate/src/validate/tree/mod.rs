@@ -39,8 +39,9 @@ use crate::error::{ErrorKind, messages};
 /// What the walk needs to know about where it runs.
 #[derive(Debug, Clone, Copy)]
 pub struct TreeRules<'a> {
-    /// The catalog name the database is attached as (`db.main.t` names it).
-    pub database: &'a str,
+    /// The catalog names the databases are attached as, the default first (`db.main.t` names
+    /// one). Under privacy rules these are the shadow catalogs' public names.
+    pub databases: &'a [&'a str],
     /// A privacy rule hides some names: catalog listings are refused.
     pub restricted: bool,
     /// The names of the operator's declared folders: `NAME/…` names a file DuckDB may read,
@@ -233,6 +234,15 @@ struct Walk<'r, 'a> {
 }
 
 impl Walk<'_, '_> {
+    /// Whether `catalog` names one of the attached databases (ASCII case-insensitively, as
+    /// DuckDB compares catalog names).
+    fn is_database(&self, catalog: &str) -> bool {
+        self.rules
+            .databases
+            .iter()
+            .any(|database| catalog.eq_ignore_ascii_case(database))
+    }
+
     fn push_scope(&mut self, parent: usize, name: &str) -> usize {
         self.scopes.push(Scope {
             parent: Some(parent),
@@ -341,7 +351,7 @@ impl Walk<'_, '_> {
             (map.get("class").and_then(Json::as_str), map.get("catalog"))
             && !catalog.is_empty()
             && !catalog.eq_ignore_ascii_case("system")
-            && !catalog.eq_ignore_ascii_case(self.rules.database)
+            && !self.is_database(catalog)
         {
             let name = map
                 .get("type_name")
@@ -407,9 +417,9 @@ impl Walk<'_, '_> {
             return self.file_like(name, path_shaped, &written);
         }
         if !catalog.is_empty() {
-            // Only the attached database's own tables may be named with a catalog; `system`,
+            // Only the attached databases' own tables may be named with a catalog; `system`,
             // `temp` and `memory` hold DuckDB's views and the session's state.
-            if catalog.eq_ignore_ascii_case(self.rules.database) {
+            if self.is_database(catalog) {
                 return Ok(());
             }
             // `a.b.t` where `a` is no catalog: DuckDB 2.0 binds the table `t` of the nested

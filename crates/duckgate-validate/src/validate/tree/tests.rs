@@ -4,12 +4,12 @@ use super::*;
 use serde_json::json;
 
 const RULES: TreeRules<'static> = TreeRules {
-    database: "health",
+    databases: &["health"],
     restricted: false,
     folders: &[],
 };
 const PRIVATE: TreeRules<'static> = TreeRules {
-    database: "health",
+    databases: &["health"],
     restricted: true,
     folders: &[],
 };

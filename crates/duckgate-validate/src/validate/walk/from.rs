@@ -350,7 +350,7 @@ impl Walker<'_> {
                 if self.ctes.contains(&table_name) {
                     return Ok(());
                 }
-                if let Some(found) = self.catalog.find(None, &table.value) {
+                if let Some(found) = self.catalog.find(None, None, &table.value) {
                     self.read_catalog_relation(found);
                     return Ok(());
                 }
@@ -369,28 +369,38 @@ impl Walker<'_> {
                     return Err(file_relation(&table.value));
                 }
                 let mut refusal = unknown_relation(&written);
-                // The same name in another schema: DuckDB only searches `main` unqualified.
+                // The same name in another schema or database: DuckDB only searches the default
+                // database's `main` unqualified.
                 if let Some(other) = self
                     .catalog
                     .relations
                     .iter()
                     .find(|r| r.name.eq_ignore_ascii_case(&table.value))
                 {
-                    refusal.suggestion = format!(
-                        "Qualify it with its schema: {}.{}.",
-                        other.schema, other.name
-                    );
+                    refusal.suggestion = if other.database.is_empty()
+                        || other.database.eq_ignore_ascii_case(&self.catalog.database)
+                    {
+                        format!(
+                            "Qualify it with its schema: {}.{}.",
+                            other.schema, other.name
+                        )
+                    } else {
+                        format!(
+                            "Qualify it with its database and schema: {}.{}.{}.",
+                            other.database, other.schema, other.name
+                        )
+                    };
                 }
                 Err(refusal)
             }
             [schema, table] => {
-                if let Some(found) = self.catalog.find(Some(&schema.value), &table.value) {
+                if let Some(found) = self.catalog.find(None, Some(&schema.value), &table.value) {
                     self.read_catalog_relation(found);
                     return Ok(());
                 }
                 // `db.t`: DuckDB tries `db` as a schema first, then as a catalog (its `main`).
                 if self.is_database(schema)
-                    && let Some(found) = self.catalog.find(None, &table.value)
+                    && let Some(found) = self.catalog.find(Some(&schema.value), None, &table.value)
                 {
                     self.read_catalog_relation(found);
                     return Ok(());
@@ -408,16 +418,17 @@ impl Walker<'_> {
                 }
                 Err(unknown_relation(&written))
             }
-            // Only the attached database's own relations may be named with a catalog: `system`,
+            // Only the attached databases' own relations may be named with a catalog: `system`,
             // `temp` and `memory` hold DuckDB's views and the session's state.
             [catalog, schema, table] if self.is_database(catalog) => {
-                self.relation_in_schema(&parts, schema, table, &written)
+                self.relation_in_schema(&parts, Some(catalog), schema, table, &written)
             }
             // `a.b.t` with `a` no catalog: DuckDB 2.0 reads it as the table `t` of the nested
-            // schema `a.b` of the database (`db.a.b.t` with the catalog written). The catalog
-            // lists a nested schema by its own name, `b`; `main` is the top-level schema (so
-            // `other.main.t` names another catalog, none of which a query may read). Under
-            // privacy rules only the database's own name is taken as a catalog.
+            // schema `a.b` of the default database (`db.a.b.t` with a catalog written). The
+            // catalog lists a nested schema by its own name, `b`; `main` is the top-level schema
+            // (so `other.main.t` names another catalog, none of which a query may read unless
+            // it is a database). Under privacy rules only a database's own name is taken as a
+            // catalog.
             [parent, schema, table] | [_, parent, schema, table]
                 if (parts.len() == 3
                     || parts.first().is_some_and(|first| self.is_database(first)))
@@ -426,7 +437,8 @@ impl Walker<'_> {
                     && !schema.value.eq_ignore_ascii_case("main")
                     && !looks_like_path(&parent.value) =>
             {
-                self.relation_in_schema(&parts, schema, table, &written)
+                let database = parts.first().copied().filter(|_| parts.len() == 4);
+                self.relation_in_schema(&parts, database, schema, table, &written)
             }
             _ => {
                 if parts.iter().any(|p| looks_like_path(&p.value)) {
@@ -437,16 +449,21 @@ impl Walker<'_> {
         }
     }
 
-    /// The relation `schema.table` of the database, named with the `parts` written: a file
-    /// when it is none and some part looks like a path.
+    /// The relation `schema.table` of `database` (`None`: the default), named with the
+    /// `parts` written: a file when it is none and some part looks like a path.
     fn relation_in_schema(
         &mut self,
         parts: &[&Ident],
+        database: Option<&Ident>,
         schema: &Ident,
         table: &Ident,
         written: &str,
     ) -> Walk {
-        match self.catalog.find(Some(&schema.value), &table.value) {
+        let database = database.map(|d| d.value.as_str());
+        match self
+            .catalog
+            .find(database, Some(&schema.value), &table.value)
+        {
             Some(found) => {
                 self.read_catalog_relation(found);
                 Ok(())
@@ -456,9 +473,9 @@ impl Walker<'_> {
         }
     }
 
-    /// Whether `part` names the attached database (its catalog name, ASCII case-insensitive).
+    /// Whether `part` names an attached database (its catalog name, ASCII case-insensitive).
     fn is_database(&self, part: &Ident) -> bool {
-        !self.catalog.database.is_empty() && part.value.eq_ignore_ascii_case(&self.catalog.database)
+        self.catalog.is_database(&part.value)
     }
 
     /// Record a catalog relation (`schema.name`) read.
