@@ -334,7 +334,7 @@ fn another_databases_relations_resolve_by_its_name_and_the_defaults_without_one(
             vec!["main.readings", "pump.main.boluses"],
         ),
     ] {
-        let accepted = check(sql, &catalog, &Limits::default()).unwrap();
+        let accepted = validate_sql(sql, &catalog, &Limits::default()).unwrap();
         assert_eq!(accepted.relations, relations, "{sql}");
     }
     // The second database's tables are not the default's, and no other catalog resolves.
