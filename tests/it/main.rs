@@ -22,6 +22,7 @@ mod conformance;
 mod container_route;
 mod databases;
 mod databases_and_folders;
+mod databases_and_folders_privacy;
 mod engine_hardening;
 mod everyday_corpus;
 mod folders;

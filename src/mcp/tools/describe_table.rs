@@ -9,8 +9,7 @@ use super::context::with_progress;
 use super::list_relationships::foreign_key_schema;
 use super::name::ToolName;
 use super::tool::{
-    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema,
-    tool,
+    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema, tool,
 };
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::render;
