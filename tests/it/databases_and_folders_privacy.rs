@@ -14,8 +14,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::databases::{CGM, Pair, assert_no_host_path, call, queried_and_explained, rows, serve};
+use crate::folders_hostile::{contains, decoded_blob};
 use crate::support::{leave_a_wal, status, strip_durations};
-use base64::Engine;
 use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::ReadResourceResult;
 use serde_json::{Value, json};
@@ -153,20 +153,6 @@ fn resource_json(result: &ReadResourceResult) -> Value {
         }
         other => panic!("not text: {other:?}"),
     }
-}
-
-/// The bytes of the one blob a reply's first row holds.
-fn decoded_blob(reply: &Value) -> Vec<u8> {
-    let text = reply["data"]["rows"][0][0]
-        .as_str()
-        .unwrap_or_else(|| panic!("no blob: {reply}"));
-    base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .unwrap_or_else(|e| panic!("not base64 ({e}): {text:.200}"))
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// The second database's file and its WAL under other names in the folder, each as a hard link

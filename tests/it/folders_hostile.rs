@@ -164,7 +164,8 @@ async fn assert_same_as_duckdb(client: &McpClient, oracle: &Oracle, sql: &str) {
     }
 }
 
-fn decoded_blob(reply: &Json) -> Vec<u8> {
+/// The bytes of the one blob a reply's first row holds (base64 on the wire).
+pub(crate) fn decoded_blob(reply: &Json) -> Vec<u8> {
     let text = reply["data"]["rows"][0][0]
         .as_str()
         .unwrap_or_else(|| panic!("no blob: {reply}"));
@@ -173,7 +174,7 @@ fn decoded_blob(reply: &Json) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("not base64 ({e}): {text:.200}"))
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+pub(crate) fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
