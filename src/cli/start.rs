@@ -330,8 +330,31 @@ pub(super) async fn one_call(
 ) -> Result<(Gateway, String), ExitCode> {
     let config = gateway_config(args, &[], purpose).map_err(|e| usage_error(&e))?;
     let sql = read_sql(sql).map_err(|e| usage_error(&e))?;
+    if let Some(code) = unreadable_database(&config.databases) {
+        return Err(code);
+    }
     let gateway = start_once(config).await?;
     Ok((gateway, sql))
+}
+
+/// A database this process cannot read, said on the operator's own terminal by its path (the
+/// folder or file that stops it), as `serve`'s start-up lines say it; exit 1. An agent's reply
+/// names the database only (`Gateway::database_unavailable`): no reply carries a host path.
+fn unreadable_database(databases: &Databases) -> Option<ExitCode> {
+    use duckgate::gateway::database_file::{self, DatabaseFile};
+    databases
+        .iter()
+        .find_map(|database| match database_file::examine(&database.path) {
+            DatabaseFile::Unreadable(why) => {
+                out::text(&format!(
+                    "{}: {why}\nnext step: {}",
+                    ErrorKind::DatabaseError,
+                    why.next_step()
+                ));
+                Some(ExitCode::from(1))
+            }
+            DatabaseFile::Readable | DatabaseFile::Missing => None,
+        })
 }
 
 /// A failed call on stdout (`kind: message`, then the next step), exit 1.

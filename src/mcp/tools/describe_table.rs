@@ -186,6 +186,7 @@ pub(crate) async fn file_detail(
         ));
     }
     let data = json!({
+        "database": null,
         "schema": folder,
         "name": path,
         "kind": "file",

@@ -141,8 +141,8 @@ pub(crate) use tool;
 pub(crate) fn relation_properties() -> serde_json::Map<String, Value> {
     let fields = json!({
         "database": {
-            "type": "string",
-            "description": "The database it belongs to. SQL names the default database's relations as schema.name (or name), another's as database.schema.name."
+            "anyOf": [{ "type": "string" }, { "type": "null" }],
+            "description": "The database it belongs to; null for a file of a declared folder (kind file), which SQL names by its path. SQL names the default database's relations as schema.name (or name), another's as database.schema.name."
         },
         "schema": { "type": "string" },
         "name": { "type": "string" },
