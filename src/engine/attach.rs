@@ -16,8 +16,9 @@ use duckgate_validate::validate::tree::{TreeFacts, TreeRules};
 
 use super::statement::CheckedQuery;
 
-/// One database as a request attached it (the plan policy's, which needs no DuckDB).
-pub(crate) use crate::plan_policy::Attached;
+// One database as a request attached it: the plan policy's type (it needs no DuckDB), taken
+// from there by every engine file, so no file of the engine imports another's re-export.
+use crate::plan_policy::Attached;
 
 impl Engine {
     /// Attach every database read-only, make the first the default, and lock the configuration.

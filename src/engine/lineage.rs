@@ -24,11 +24,11 @@
 
 use duckdb::Connection;
 
-use super::attach::Attached;
 use super::convert::ColumnType;
 use super::own_sql::{Cache, OwnSql};
 use super::plan_check::{PlanJudge, table_reads};
 use super::statement::{Sql, prepare_sql};
+use crate::plan_policy::Attached;
 use crate::privacy::ReadColumn;
 
 /// What DuckDB's plans of `select` read from the attached `catalogs` (a view may read another

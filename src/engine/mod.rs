@@ -113,7 +113,7 @@ pub struct Engine {
     /// The memory and spill limits, for the message of a query that reaches them.
     memory: errors::MemoryFacts,
     /// The databases as this request attached them, the default first (empty until then).
-    attached: Vec<attach::Attached>,
+    attached: Vec<crate::plan_policy::Attached>,
     /// The file lock was released without a detach: DuckDB must not read the file again.
     lock_released: bool,
     /// Time spent attaching, counted into the next query's duration.

@@ -26,12 +26,12 @@
 use duckdb::Connection;
 use serde_json::Value as Json;
 
-use super::attach::Attached;
 use super::errors::{query_error, worker_error};
 use super::own_sql::{Cache, OwnSql};
 use super::plan_check::PlanJudge;
 use super::sql_identifier;
 use super::statement::{Sql, prepare_sql};
+use crate::plan_policy::Attached;
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 use duckgate_validate::error::ErrorKind;

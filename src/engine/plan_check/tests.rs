@@ -397,7 +397,7 @@ fn under_privacy_rules_columns_read_come_from_bindings_not_from_literal_words() 
 #[test]
 fn anything_the_check_does_not_recognise_is_refused() {
     use duckgate_plan_reader::{ExpressionClass, LogicalOperatorType, LogicalTypeId};
-    let catalog = |name: &str| crate::engine::attach::Attached {
+    let catalog = |name: &str| crate::plan_policy::Attached {
         name: name.into(),
         catalog: name.into(),
         file: Default::default(),

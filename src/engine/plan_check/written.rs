@@ -5,11 +5,11 @@
 use duckdb::Connection;
 use serde_json::Value as Json;
 
-use super::super::attach::Attached;
 use super::super::errors::query_error;
 use super::super::own_sql::{Cache, OwnSql};
 use super::super::statement::{Sql, prepare_sql};
 use super::Refused;
+use crate::plan_policy::Attached;
 use crate::protocol::Failure;
 use duckgate_validate::validate::functions;
 use duckgate_validate::validate::refusals;
