@@ -525,6 +525,7 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
     println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("folders.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("database_files.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.h").display());
     let lib_name = "duckgate_plan_reader";
@@ -535,6 +536,7 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
         .file(reader_dir.join("pivot_parts.cpp"))
         .file(reader_dir.join("error_reader.cpp"))
         .file(reader_dir.join("folders.cpp"))
+        .file(reader_dir.join("database_files.cpp"))
         .file(reader_dir.join("call_select.cpp"))
         .include(&reader_dir)
         .include(source_dir.join("src/include"))

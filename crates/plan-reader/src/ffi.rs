@@ -17,9 +17,9 @@ use duckgate_plan_facts::{
 
 /// `duckgate_text`.
 #[repr(C)]
-struct Text {
-    data: *const c_char,
-    size: usize,
+pub(crate) struct Text {
+    pub(crate) data: *const c_char,
+    pub(crate) size: usize,
 }
 
 /// `duckgate_plan_fact`.
@@ -79,6 +79,18 @@ unsafe extern "C" {
         database_token: u64,
         error: *mut *mut c_char,
     ) -> i32;
+    pub(crate) fn duckgate_database_files_mount(
+        database: duckdb_c::duckdb_database,
+        names: *const Text,
+        fds: *const i32,
+        count: usize,
+        error: *mut *mut c_char,
+    ) -> i32;
+    pub(crate) fn duckgate_database_files_attaching(
+        database: duckdb_c::duckdb_database,
+        on: u32,
+    ) -> i32;
+    pub(crate) fn duckgate_database_files_unlock(database: duckdb_c::duckdb_database) -> i32;
 }
 
 /// What one glob of the declared folders may match: files, and their bytes together.
@@ -122,7 +134,7 @@ const STATE_EXPORT: u32 = 2;
 ///
 /// # Safety
 /// `text` is null or a NUL-terminated string from `duckdb_malloc` that nothing else frees.
-unsafe fn take_duckdb_string(text: *mut c_char) -> Option<String> {
+pub(crate) unsafe fn take_duckdb_string(text: *mut c_char) -> Option<String> {
     if text.is_null() {
         return None;
     }

@@ -43,6 +43,7 @@ mod call;
 mod enum_tests;
 mod errors;
 mod ffi;
+mod held;
 mod pivot;
 mod registry;
 
@@ -54,6 +55,9 @@ pub use duckgate_plan_facts::{
 };
 pub use errors::{DuckdbError, ErrorSubtype};
 pub use ffi::take_typed_error;
+pub use held::{
+    Attaching, HELD_PREFIX, HeldFile, held_name, hold_database_files, release_database_locks,
+};
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{
     ArmedConnection, DatabaseToken, FolderMounts, FolderPrivacy, Judge, Phase, Verdict, arm,

@@ -164,6 +164,26 @@ int32_t duckgate_folders_mount(duckdb_database database, const duckgate_text *na
                                uint32_t check, uint64_t max_files, uint64_t max_bytes,
                                duckgate_folder_privacy_t privacy, uint64_t database_token, char **error);
 
+
+/* The declared databases, read through descriptors the worker opened before it confined itself
+ * (database_files.cpp): landlock grants no path of them, so these descriptors are the only way
+ * the process reaches their bytes. `names[i]` (`duckgate-database://N`, or that and `.wal`) is
+ * the name ATTACH opens; `fds[i]` a read-only descriptor the process keeps open for its life
+ * (this side never closes it). Opens of these names are served only while
+ * `duckgate_database_files_attaching(database, 1)` is in force (duckgate's own ATTACH statements), every
+ * other open of the prefix, and every open for writing, fails. Returns 0, or -1 with a message in
+ * `*error` (free it with duckdb_free). */
+int32_t duckgate_database_files_mount(duckdb_database database, const duckgate_text *names, const int32_t *fds,
+                                      size_t count, char **error);
+
+/* Serve (non-zero) or refuse (zero) opens of `database`'s held files' names. Returns 0, or -1 when
+ * none are mounted on it. */
+int32_t duckgate_database_files_attaching(duckdb_database database, uint32_t on);
+
+/* Release this process's POSIX locks on every held file (F_UNLCK on the held descriptor): what
+ * closing a descriptor of the file would do, without a path. Returns 0, or the first errno. */
+int32_t duckgate_database_files_unlock(duckdb_database database);
+
 #ifdef __cplusplus
 }
 #endif
