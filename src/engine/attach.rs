@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::errors::{attach_error, not_found, worker_error};
-use super::{Engine, path_text, plan_check, shadow, sql_identifier, sql_string, statement};
+use super::{Engine, plan_check, shadow, sql_identifier, sql_string, statement};
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
 use crate::protocol::databases::{Database, Databases};
@@ -110,12 +110,20 @@ impl Engine {
             .unwrap_or_default()
     }
 
-    /// Attach one database read-only as `catalog`; its file is recorded the moment the attach
-    /// succeeds, so that [`Engine::release_file_lock`] lets go of every lock taken, even when a
-    /// later database's attach fails.
-    fn attach_one(&mut self, database: &Database, catalog: String) -> Result<(), Failure> {
-        let text = path_text(&database.path)?;
-        match std::fs::metadata(&text) {
+    /// Attach the database `index` (in declared order) read-only as `catalog`, through the
+    /// descriptors this process opened before it confined itself (`held`): landlock grants no
+    /// path of it, and its name is served only during this attach. Its file is recorded the
+    /// moment the attach succeeds, so that [`Engine::release_file_lock`] lets go of every lock
+    /// taken, even when a later database's attach fails.
+    fn attach_one(
+        &mut self,
+        index: usize,
+        database: &Database,
+        catalog: String,
+    ) -> Result<(), Failure> {
+        // `stat`, which landlock does not restrict: a missing file and a directory are told
+        // apart from the descriptors' side, which knows neither.
+        match std::fs::metadata(&database.path) {
             Ok(meta) if meta.is_dir() => {
                 return Err(worker_error(
                     ErrorKind::DatabaseError,
@@ -132,18 +140,25 @@ impl Engine {
             // Anything else (e.g. denied) is DuckDB's to report below.
             Err(_) => {}
         }
+        let held = duckgate_plan_reader::held_name(index);
         let attach = format!(
             "ATTACH {} AS {} (READ_ONLY)",
-            sql_string(&text),
+            sql_string(&held),
             sql_identifier(&catalog)
         );
-        self.conn
-            .execute_batch(&attach)
-            .map_err(|e| attach_error(&e, &database.name, Path::new(&text)))?;
+        let serving = duckgate_plan_reader::Attaching::start(self.token).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("This worker holds no database files: {e}"),
+            )
+        })?;
+        let attached = self.conn.execute_batch(&attach);
+        drop(serving);
+        attached.map_err(|e| attach_error(&e, &database.name, Path::new(&held)))?;
         self.attached.push(Attached {
             name: database.name.clone(),
             catalog,
-            file: PathBuf::from(text),
+            file: PathBuf::from(held),
         });
         Ok(())
     }
@@ -154,12 +169,12 @@ impl Engine {
         let databases = self.served()?;
         // Under privacy rules each file goes under a private name and the binder sees only the
         // shadow catalogs under the public ones (`shadow`).
-        for database in &databases {
+        for (index, database) in databases.iter().enumerate() {
             let catalog = match &self.privacy {
                 Some(_) => shadow::private_alias()?,
                 None => database.name.clone(),
             };
-            self.attach_one(database, catalog)?;
+            self.attach_one(index, database, catalog)?;
         }
         let mut shadow = self.privacy.as_ref().map(|_| shadow::Shadow {
             catalogs: self.attached.clone(),
@@ -341,27 +356,23 @@ impl Engine {
     /// parent has a reply the user's pipeline may open any of the files for writing, without
     /// paying for a detach on the way out.
     ///
-    /// DuckDB holds a POSIX (`fcntl`) read lock on an attached file, and POSIX ends all of a
-    /// process's locks on a file when the process closes *any* descriptor of it: opening the
-    /// file and closing it again releases the lock in microseconds, where `DETACH` takes
-    /// 0.5–1 ms on the critical path (it frees the attached catalog and cached blocks; `cargo
-    /// bench --bench worker_latency`). Without their locks the attached databases must not be
-    /// read again, so every later query, catalog read or attach on this engine is refused: the
-    /// worker answers and exits. If a file cannot be opened (removed meanwhile), this detaches.
+    /// DuckDB holds a POSIX (`fcntl`) read lock on an attached file, owned by the process: an
+    /// `F_UNLCK` on the descriptor this process holds of the file (`held`) releases it in
+    /// microseconds, where `DETACH` takes 0.5–1 ms on the critical path (it frees the attached
+    /// catalog and cached blocks; `cargo bench --bench worker_latency`). (This used to open the
+    /// file by its path and close it again, which releases the lock the same way; the worker may
+    /// no longer open that path.) Without their locks the attached databases must not be read
+    /// again, so every later query, catalog read or attach on this engine is refused: the
+    /// worker answers and exits. If the locks cannot be released, this detaches.
     pub fn release_file_lock(&mut self) -> Result<(), Failure> {
         if self.attached.is_empty() || self.lock_released {
             return Ok(());
         }
         self.lock_released = true;
-        let mut all_released = true;
-        for attached in &self.attached {
-            match std::fs::File::open(&attached.file) {
-                // Dropping the descriptor closes it, which is what releases the lock.
-                Ok(descriptor) => drop(descriptor),
-                Err(_) => all_released = false,
-            }
+        match duckgate_plan_reader::release_database_locks(self.token) {
+            Ok(()) => Ok(()),
+            Err(_) => self.detach(),
         }
-        if all_released { Ok(()) } else { self.detach() }
     }
 
     /// Refuse to touch the database once [`Engine::release_file_lock`] gave up its lock.

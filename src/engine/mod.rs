@@ -20,6 +20,7 @@ mod catalog;
 mod checker;
 mod convert;
 mod errors;
+mod held;
 mod lineage;
 mod local_time;
 mod own_sql;
@@ -33,6 +34,7 @@ mod shadow;
 mod statement;
 
 pub use statement::{CheckedQuery, Checks};
+pub use held::HeldDatabases;
 
 use std::path::{Path, PathBuf};
 
@@ -243,11 +245,14 @@ impl Template {
                     folders.join(", ")
                 ));
             }
-            // Every database and its WAL, each as the attach names it (`path_text`).
+            // Every database and its WAL, each by the name the attach opens it by (`held`):
+            // never a path of the host. Only the held descriptors' file system serves these
+            // names, and only while duckgate's own ATTACH runs.
             let mut allowed = Vec::with_capacity(databases.len() * 2);
-            for database in databases {
-                allowed.push(sql_string(&path_text(&database.path)?));
-                allowed.push(sql_string(&path_text(&database.wal())?));
+            for index in 0..databases.len() {
+                let name = duckgate_plan_reader::held_name(index);
+                allowed.push(sql_string(&format!("{name}.wal")));
+                allowed.push(sql_string(&name));
             }
             settings.push_str(&format!(
                 " SET allowed_paths = [{}]; SET enable_external_access = false;",
@@ -279,8 +284,20 @@ impl Engine {
     /// Create the hardened in-memory instance and warm it up: [`Engine::template`], then
     /// [`Template::into_worker`] at once (a spawned worker; the zygote's children do the second
     /// step after the fork).
+    /// The databases' files are opened here, in this process: for a confined worker, use
+    /// [`Engine::open_holding`] with files opened before it confined itself.
     pub fn open(cfg: &EngineConfig, databases: &Databases) -> Result<Engine, Failure> {
-        Engine::template(cfg)?.into_worker(cfg.spill.as_ref(), databases)
+        Engine::open_holding(cfg, databases, HeldDatabases::open(databases))
+    }
+
+    /// [`Engine::open`], reading the databases through `held` (opened by this process before it
+    /// confined itself, [`HeldDatabases::open`]).
+    pub fn open_holding(
+        cfg: &EngineConfig,
+        databases: &Databases,
+        held: HeldDatabases,
+    ) -> Result<Engine, Failure> {
+        Engine::template(cfg, held)?.into_worker(cfg.spill.as_ref(), databases)
     }
 
     /// Create the in-memory instance, warm, and single-threaded: DuckDB runs no thread of its
@@ -290,7 +307,9 @@ impl Engine {
     /// differ per worker, or that would lock the template out of them, wait for
     /// [`Template::into_worker`]: the temporary directory, the thread count, the allowed paths
     /// and external access.
-    pub fn template(cfg: &EngineConfig) -> Result<Template, Failure> {
+    /// The databases are read through `held` only (`held`): the files this process opened
+    /// before it confined itself, which its forked workers inherit with the instance.
+    pub fn template(cfg: &EngineConfig, held: HeldDatabases) -> Result<Template, Failure> {
         let memory_limit = format!("{}B", cfg.memory_limit_bytes);
         let mut settings: Vec<(&str, &str)> = vec![
             ("memory_limit", &memory_limit),
@@ -341,6 +360,12 @@ impl Engine {
                     format!("Could not start DuckDB: {e}"),
                 )
             })?;
+        duckgate_plan_reader::hold_database_files(token, held.files).map_err(|e| {
+            worker_error(
+                ErrorKind::InternalError,
+                format!("Could not mount the databases' files: {e}"),
+            )
+        })?;
         let judge = Arc::new(plan_check::PlanJudge::default());
         let armed = duckgate_plan_reader::arm(&conn, token, judge.clone()).map_err(|e| {
             worker_error(

@@ -2,7 +2,9 @@
 //!
 //! Ordered steps (each failure is reported as one `Response::Error` frame, then exit non-zero):
 //! 1. Read the test bypass (operator's environment only; the parent clears everything else).
-//! 2. Confine: no_new_privs, parent-death signal, not dumpable, rlimits, landlock, seccomp
+//! 2. Open each database and its WAL read-only ([`crate::engine::HeldDatabases`]): landlock
+//!    grants no path of them, so these descriptors are the worker's only way to them. Then
+//!    confine: no_new_privs, parent-death signal, not dumpable, rlimits, landlock, seccomp
 //!    ([`super::confine::confine`]) — before DuckDB exists, so every DuckDB thread inherits it.
 //! 3. Open the hardened in-memory DuckDB and run a warm-up query ([`crate::engine::Engine::open`]).
 //! 4. Write one `Response::Posture` frame: "ready".
@@ -19,11 +21,11 @@
 
 use std::io::{self, Write};
 
-use crate::engine::{CheckedQuery, Engine, EngineConfig, PivotValues, Spill};
+use crate::engine::{CheckedQuery, Engine, EngineConfig, HeldDatabases, PivotValues, Spill};
 use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{ChartReply, ChartRequest, Failure, Posture, Request, Response};
 use crate::sandbox::bypass::{Bypass, Layer};
-use crate::sandbox::confine::{ConfinePlan, GrantedDatabase, Role, confine};
+use crate::sandbox::confine::{ConfinePlan, Role, confine};
 use crate::sandbox::frame::{self, MAX_REQUEST_BYTES};
 #[cfg(feature = "test-bypass")]
 use crate::sandbox::probe;
@@ -56,27 +58,12 @@ pub const FILE_SIZE_SLACK_BYTES: u64 = 64 << 20;
 const MAX_OPEN_FILES: u64 = 256;
 
 impl WorkerArgs {
-    /// How this worker confines itself: read-only on each database and its WAL (each only if
-    /// it exists now), read-write on its own temporary directory, the resource limits, and the
-    /// test bypass's landlock ABI cap.
-    ///
-    /// A database that does not exist yet is not granted (landlock can only grant an existing
-    /// file): the worker still confines and starts, and a request that needs the database is
-    /// answered `database_not_found`. This is the one place that rule lives; the start-up
+    /// How this worker confines itself: no path of any database (it opened their files before,
+    /// [`HeldDatabases`]), read-write on its own temporary directory, read beneath each declared
+    /// folder, the resource limits, and the test bypass's landlock ABI cap. The start-up
     /// preflight ([`super::preflight::confine_only`]) confines with this same plan.
     pub fn confine_plan(&self, bypass: &Bypass) -> ConfinePlan {
         ConfinePlan {
-            databases: self
-                .db
-                .iter()
-                .map(|database| {
-                    let wal = database.wal();
-                    GrantedDatabase {
-                        file: database.path.exists().then(|| database.path.clone()),
-                        wal: wal.exists().then_some(wal),
-                    }
-                })
-                .collect(),
             temp_dir: self.temp_dir.clone(),
             folders: self
                 .folder_rules()
@@ -162,9 +149,12 @@ pub fn run(args: WorkerArgs) -> i32 {
 fn serve_one(args: &WorkerArgs, out: &mut impl Write) -> Result<(), Failure> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("worker: {e}")))?;
     let databases = args.databases().map_err(internal)?;
+    // Before confinement: landlock grants no path of the databases, so these descriptors are
+    // the worker's only way to them (`engine::HeldDatabases`).
+    let held = HeldDatabases::open(&databases);
     let posture: Posture = confine(&args.confine_plan(&bypass))
         .map_err(|e| internal(format!("sandbox setup failed: {e}")))?;
-    let engine = Engine::open(&args.engine_config(&bypass), &databases)?;
+    let engine = Engine::open_holding(&args.engine_config(&bypass), &databases, held)?;
     serve_ready(engine, posture, args, &bypass, out)
 }
 

@@ -2,11 +2,10 @@
 //!
 //! The ruleset handles every access right the running kernel knows (filesystem, TCP bind and
 //! connect, signal and abstract-unix-socket scopes) as a hard requirement, and grants only
-//! `ReadFile` (not even `ReadDir`) on:
-//! - each database file the operator declared (`crate::protocol::databases`) and, if it
-//!   existed when the worker was spawned, its `.wal`;
-//! - the few kernel files DuckDB reads at start-up, each listed in [`duckdb_runtime_files`]
-//!   with the reason;
+//! `ReadFile` (not even `ReadDir`) on the few kernel files DuckDB reads at start-up, each listed
+//! in [`duckdb_runtime_files`] with the reason. No database file and no WAL: the process opened
+//! those read-only before it confined itself (`crate::engine::HeldDatabases`) and reads them
+//! through those descriptors only;
 //!
 //! `ReadFile` and `ReadDir` beneath each folder the operator declared (`--files`, see
 //! `crate::folders`); and, beneath the worker's own temporary directory only (made by the
@@ -124,7 +123,7 @@ pub(super) fn restrict(
     let mut ruleset = handled(abi)
         .and_then(Ruleset::create)
         .map_err(ConfineError::Landlock)?;
-    for grant in grants(plan) {
+    for grant in grants() {
         let fd = PathFd::new(&grant.path).map_err(|error| ConfineError::LandlockPath {
             path: grant.path.clone(),
             purpose: grant.purpose,
@@ -273,24 +272,12 @@ fn newest_supported_abi(cap: Option<u8>) -> Option<(ABI, u8)> {
 }
 
 /// Every file the worker may read.
-fn grants(plan: &ConfinePlan) -> Vec<Grant> {
-    let mut grants = Vec::new();
-    for database in &plan.databases {
-        if let Some(file) = &database.file {
-            grants.push(Grant {
-                path: file.clone(),
-                purpose: "a database, attached read-only",
-            });
-        }
-        if let Some(wal) = &database.wal {
-            grants.push(Grant {
-                path: wal.clone(),
-                purpose: "a database's write-ahead log, replayed in memory on a read-only attach",
-            });
-        }
-    }
-    grants.extend(duckdb_runtime_files(&read_own_cgroups()));
-    grants
+///
+/// No database and no WAL: the process opened those before it confined itself
+/// (`crate::engine::HeldDatabases`), so no open of their paths is ever needed after this, and
+/// none is allowed (not by a path, `..` out of a folder, or a symbolic link).
+fn grants() -> Vec<Grant> {
+    duckdb_runtime_files(&read_own_cgroups())
 }
 
 /// `/proc/self/cgroup`, read now, before landlock hides it; empty if unreadable.

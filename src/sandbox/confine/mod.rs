@@ -18,8 +18,8 @@
 //!    worker's share of the memory budget), address space, CPU seconds, open files (soft = hard,
 //!    so they cannot be raised again).
 //! 5. [`landlock::restrict`]: every filesystem right of the newest landlock ABI the kernel
-//!    offers handled, only read-file granted on the database, its `.wal` and the few `/proc` and
-//!    `/sys` files DuckDB reads, and read-write on the worker's own temporary directory; from ABI 4 TCP bind and connect handled with no port allowed;
+//!    offers handled, only read-file granted on the few `/proc` and `/sys` files DuckDB reads
+//!    (no database: the worker opened those before, `crate::engine::HeldDatabases`), and read-write on the worker's own temporary directory; from ABI 4 TCP bind and connect handled with no port allowed;
 //!    from ABI 6 signals and abstract unix sockets scoped.
 //! 6. [`seccomp::install`]: an allowlist: only the system calls a worker is measured to make
 //!    pass, some only with given arguments (threads but no process, signals to itself only, its
@@ -80,8 +80,6 @@ pub const MINIMUM_LINUX: &str = "5.13";
 /// What [`confine`] needs to know about the worker it confines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfinePlan {
-    /// Each database the worker serves: read-only access to its file and its `.wal`.
-    pub databases: Vec<GrantedDatabase>,
     /// The worker's private temporary directory: read-write, the only place it may write.
     pub temp_dir: Option<PathBuf>,
     /// The operator's declared folders: read and list beneath each, nothing more.
@@ -106,17 +104,6 @@ pub struct ConfinePlan {
     pub landlock_abi_cap: Option<u8>,
     /// A worker, or the zygote's template that forks workers.
     pub role: Role,
-}
-
-/// One database's files as a worker is granted them: read-only, each only if it exists when
-/// the worker confines itself (landlock can only grant an existing file).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GrantedDatabase {
-    /// The database file. `None` when it does not exist yet: the start-up preflight still
-    /// confines, and a request that needs it is answered `database_not_found`.
-    pub file: Option<PathBuf>,
-    /// Its `.wal`, only if it exists at spawn time.
-    pub wal: Option<PathBuf>,
 }
 
 /// Which process is confined: the difference is exactly what forking workers needs.

@@ -15,7 +15,7 @@ use nix::unistd::Pid;
 use zygote_fork::{Forked, fork_single_threaded, receive_with_descriptors};
 
 use super::{Event, MAX_MESSAGE_BYTES, Order};
-use crate::engine::{Engine, Template};
+use crate::engine::{Engine, HeldDatabases, Template};
 use crate::protocol::worker_args::{WorkerArgs, WorkerStart};
 use crate::protocol::{Failure, Response};
 use crate::sandbox::bypass::Bypass;
@@ -61,11 +61,14 @@ struct State {
 /// Steps 1 to 3: confine, warm DuckDB, report ready.
 fn start(args: &WorkerArgs) -> Result<State, Failure> {
     let bypass = Bypass::from_env().map_err(|e| internal(format!("template: {e}")))?;
+    // Before confinement: landlock grants no path of the databases; the workers forked from
+    // this template inherit these descriptors with the DuckDB instance (`engine::HeldDatabases`).
+    let held = HeldDatabases::open(&args.databases().map_err(internal)?);
     let inspection = confine::inspect_process()
         .map_err(|e| internal(format!("template sandbox setup failed: {e}")))?;
     let (posture, filter) = confine::confine_template(&args.confine_plan(&bypass), inspection)
         .map_err(|e| internal(format!("template sandbox setup failed: {e}")))?;
-    let engine = Engine::template(&args.engine_config(&bypass))?;
+    let engine = Engine::template(&args.engine_config(&bypass), held)?;
     // SIGCHLD is read from a descriptor, never delivered: the loop below is the only place
     // children are reaped.
     let mut chld = SigSet::empty();
