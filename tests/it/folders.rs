@@ -320,6 +320,85 @@ async fn with_every_check_off_the_kernel_denies_what_lies_outside_the_folder() {
     client.close().await.unwrap();
 }
 
+/// The reads of the database's own file and WAL that a worker could make if the kernel let it:
+/// by the absolute path, by `..` out of the folder, through a symbolic link placed in the
+/// folder; and by the names only duckgate's own ATTACH may open (`duckgate-database://N`).
+fn database_file_reads(scene: &Scene, wal: &std::path::Path) -> (Vec<String>, Vec<String>) {
+    let wal_name = wal.file_name().unwrap().to_str().unwrap();
+    let by_the_kernel = vec![
+        format!(
+            "SELECT octet_length(content) FROM read_blob('{}')",
+            scene.db.display()
+        ),
+        format!(
+            "SELECT octet_length(content) FROM read_blob('{}')",
+            wal.display()
+        ),
+        "SELECT octet_length(content) FROM read_blob('exports/../cgm.duckdb')".into(),
+        format!("SELECT octet_length(content) FROM read_blob('exports/../{wal_name}')"),
+        "SELECT * FROM read_csv('exports/../cgm.duckdb', all_varchar = true, header = false, sep = '|')".into(),
+        "SELECT octet_length(content) FROM read_blob('exports/db_link.csv')".into(),
+        "SELECT octet_length(content) FROM read_blob('exports/wal_link.csv')".into(),
+    ];
+    let by_the_held_names = vec![
+        "SELECT octet_length(content) FROM read_blob('duckgate-database://0')".into(),
+        "SELECT octet_length(content) FROM read_blob('duckgate-database://0.wal')".into(),
+        "ATTACH 'duckgate-database://0' AS copy (READ_ONLY)".into(),
+    ];
+    (by_the_kernel, by_the_held_names)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_every_check_and_duckdbs_hardening_off_the_kernel_denies_the_database_file_and_its_wal()
+{
+    let scene = scene("folders-db-kernel");
+    // A row that lives in the WAL alone: the databases' answers below read the WAL too.
+    let wal = crate::support::leave_a_wal(
+        &scene.db,
+        "INSERT INTO patients VALUES (2, 'PLANTED-HIDDEN-91c2 in the WAL')",
+    );
+    std::os::unix::fs::symlink(&wal, scene.exports.join("wal_link.csv")).unwrap();
+    // The positive control: this process reads both, by each route.
+    for readable in [
+        scene.db.clone(),
+        wal.clone(),
+        scene.exports.join("db_link.csv"),
+        scene.exports.join("wal_link.csv"),
+        scene.exports.join("../cgm.duckdb"),
+    ] {
+        assert!(std::fs::read(&readable).is_ok(), "{readable:?}");
+    }
+    let (by_the_kernel, by_the_held_names) = database_file_reads(&scene, &wal);
+    let layers = "validator,worker_walk,plan_check,duckdb_hardening";
+    for rules in [&[][..], &["--hide-column", "patients.patient_name"][..]] {
+        let client = server(&scene, layers, rules).await;
+        for sql in &by_the_kernel {
+            let reply = query(&client, sql).await;
+            assert_eq!(status_of(&reply), "error", "{rules:?}: {sql}: {reply}");
+            assert!(!reply.to_string().contains(HIDDEN), "{rules:?}: {sql}: {reply}");
+            if rules.is_empty() {
+                // Under privacy rules DuckDB's words about files are reworded whole; without
+                // them the kernel's own denial is shown.
+                let message = reply["error"]["message"].as_str().unwrap_or_default();
+                assert!(
+                    message.contains("Permission denied"),
+                    "{sql}: not the kernel's denial: {message}"
+                );
+            }
+        }
+        for sql in &by_the_held_names {
+            let reply = query(&client, sql).await;
+            assert_eq!(status_of(&reply), "error", "{rules:?}: {sql}: {reply}");
+            assert!(!reply.to_string().contains(HIDDEN), "{rules:?}: {sql}: {reply}");
+        }
+        // The database still answers, its WAL's row included.
+        let answered = query(&client, "SELECT count(*) FROM patients").await;
+        assert_eq!(status_of(&answered), "success", "{rules:?}: {answered}");
+        assert_eq!(answered["data"]["rows"], json!([[2]]), "{answered}");
+        client.close().await.unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fifo_or_a_device_node_in_the_folder_is_a_clear_error_not_a_hang() {
     let scene = scene("folders-fifo");
