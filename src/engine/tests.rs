@@ -374,8 +374,13 @@ fn settings_read_back_show_the_hardening() {
     assert_eq!(settings["threads"], "2");
     assert_eq!(settings["temp_directory"], "");
     assert_eq!(settings["local_file_system"], "disabled");
+    // The databases are allowed by the names only the held descriptors serve, never by a path.
     assert!(
-        settings["allowed_paths"].contains(db.to_str().unwrap()),
+        settings["allowed_paths"].contains("duckgate-database://0"),
+        "{settings:?}"
+    );
+    assert!(
+        !settings["allowed_paths"].contains(db.to_str().unwrap()),
         "{settings:?}"
     );
     assert!(settings["memory_limit"].contains("MiB") || settings["memory_limit"].contains("MB"));
@@ -384,7 +389,7 @@ fn settings_read_back_show_the_hardening() {
 #[test]
 fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
     // A writer that stopped without checkpointing leaves its last rows only in `<db>.wal`;
-    // the read-only attach must read them (the WAL is in allowed_paths for this).
+    // the read-only attach must read them (through the WAL's held descriptor).
     let dir = TempDir::new("wal");
     let db = small_db(&dir);
     let conn = Connection::open(&db).unwrap();

@@ -41,7 +41,7 @@ fn data_schema() -> Value {
                         "granted": {
                             "type": "array",
                             "items": { "type": "string", "enum": ["file", "write-ahead log"] },
-                            "description": "What a worker started now may read of it (read-only, landlock): the file and its write-ahead log, each only if it exists."
+                            "description": "What a worker started now is handed of it, read-only: the file and its write-ahead log, each only if it exists, opened before the worker confines itself. Landlock grants no path of either: SQL cannot open them by any name."
                         }
                     },
                     "required": ["name", "default", "granted"]
