@@ -57,8 +57,9 @@ impl Property {
     pub fn promise(self) -> &'static str {
         match self {
             Property::FileReads => {
-                "reads only the databases, their WALs, the declared folders, its own temporary \
-                 directory and the /proc and /sys files DuckDB needs"
+                "reads only the declared folders, its own temporary directory and the /proc \
+                 and /sys files DuckDB needs by path, and the databases and their WALs through \
+                 descriptors opened before it was confined"
             }
             Property::FileWrites => "writes nothing outside its own private temporary directory",
             Property::Network => "no network, no unix sockets",
