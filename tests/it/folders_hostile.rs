@@ -203,8 +203,8 @@ fn keep_a_wal(db: &Path) -> PathBuf {
 /// the link takes write access to the folder on the host, which the agent never has; whoever
 /// has it could as well copy the file in). The database and its WAL are the exception, under any
 /// name: the plan check and DuckDB's folder file system each refuse them alone, by their inode;
-/// the kernel alone cannot (a worker must read the database to attach it), which the last case
-/// shows.
+/// the kernel alone cannot (it denies the database's own path, but a hard link is a name beneath
+/// the folder, which landlock grants), which the last case shows.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hard_link_reads_its_file_as_the_kernel_allows_but_never_the_database() {
     let scene = scene("hostile-hardlink");
@@ -254,8 +254,8 @@ async fn a_hard_link_reads_its_file_as_the_kernel_allows_but_never_the_database(
     }
 
     // The kernel alone: it lets the worker read the linked file, and the database and its WAL
-    // under any name in the folder, as the one file the worker must read. This is the trade-off
-    // SECURITY.md states; the checks above are what hold.
+    // through a hard link in the folder (a name beneath a granted folder; their own paths are
+    // denied). This is the trade-off SECURITY.md states; the checks above are what hold.
     let layers = "validator,worker_walk,plan_check,duckdb_hardening";
     let client = server(
         &scene,
