@@ -33,8 +33,8 @@ mod settings;
 mod shadow;
 mod statement;
 
-pub use statement::{CheckedQuery, Checks};
 pub use held::HeldDatabases;
+pub use statement::{CheckedQuery, Checks};
 
 use std::path::{Path, PathBuf};
 

@@ -736,7 +736,10 @@ fn with_each_sql_check_off_in_turn_the_kernel_still_denies_every_file_the_databa
     // tables.
     let sandbox_only = "validator,worker_walk,plan_check,duckdb_hardening";
     for declared in [&pair.cgm, &pair.pump] {
-        assert!(std::fs::read(declared).is_ok(), "this process reads {declared:?}");
+        assert!(
+            std::fs::read(declared).is_ok(),
+            "this process reads {declared:?}"
+        );
         let sql = format!(
             "SELECT octet_length(content) FROM read_blob('{}')",
             declared.display()

@@ -350,7 +350,7 @@ fn database_file_reads(scene: &Scene, wal: &std::path::Path) -> (Vec<String>, Ve
 
 #[tokio::test(flavor = "multi_thread")]
 async fn with_every_check_and_duckdbs_hardening_off_the_kernel_denies_the_database_file_and_its_wal()
-{
+ {
     let scene = scene("folders-db-kernel");
     // A row that lives in the WAL alone: the databases' answers below read the WAL too.
     let wal = crate::support::leave_a_wal(
@@ -375,7 +375,10 @@ async fn with_every_check_and_duckdbs_hardening_off_the_kernel_denies_the_databa
         for sql in &by_the_kernel {
             let reply = query(&client, sql).await;
             assert_eq!(status_of(&reply), "error", "{rules:?}: {sql}: {reply}");
-            assert!(!reply.to_string().contains(HIDDEN), "{rules:?}: {sql}: {reply}");
+            assert!(
+                !reply.to_string().contains(HIDDEN),
+                "{rules:?}: {sql}: {reply}"
+            );
             if rules.is_empty() {
                 // Under privacy rules DuckDB's words about files are reworded whole; without
                 // them the kernel's own denial is shown.
@@ -389,7 +392,10 @@ async fn with_every_check_and_duckdbs_hardening_off_the_kernel_denies_the_databa
         for sql in &by_the_held_names {
             let reply = query(&client, sql).await;
             assert_eq!(status_of(&reply), "error", "{rules:?}: {sql}: {reply}");
-            assert!(!reply.to_string().contains(HIDDEN), "{rules:?}: {sql}: {reply}");
+            assert!(
+                !reply.to_string().contains(HIDDEN),
+                "{rules:?}: {sql}: {reply}"
+            );
         }
         // The database still answers, its WAL's row included.
         let answered = query(&client, "SELECT count(*) FROM patients").await;

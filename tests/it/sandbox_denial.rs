@@ -538,9 +538,11 @@ fn denial_suite(cap: Option<u8>) {
     for (what, outcome) in &report.attempts {
         if *what == db_read {
             assert!(
-                outcome.as_ref().is_err_and(|e| e.contains("Permission denied")
-                    || e.contains("EACCES")
-                    || e.contains("os error 13")),
+                outcome
+                    .as_ref()
+                    .is_err_and(|e| e.contains("Permission denied")
+                        || e.contains("EACCES")
+                        || e.contains("os error 13")),
                 "BREACH at {tag}: the database is readable by its path: {outcome:?}"
             );
         } else if *what == own_write_attempt {

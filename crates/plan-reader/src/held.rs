@@ -97,8 +97,7 @@ impl Drop for Attaching {
 /// Release this process's POSIX locks on every file held for the database `token` names, as
 /// closing a descriptor of each would.
 pub fn release_database_locks(token: DatabaseToken) -> std::io::Result<()> {
-    let database =
-        database_of(token).ok_or_else(|| std::io::Error::other("no such database"))?;
+    let database = database_of(token).ok_or_else(|| std::io::Error::other("no such database"))?;
     // SAFETY: `database` is open for the process's life; the call walks its held descriptors
     // with `fcntl(F_SETLK, F_UNLCK)`.
     match unsafe { ffi::duckgate_database_files_unlock(database) } {
