@@ -30,21 +30,24 @@ pub fn held_name(index: usize) -> String {
 
 /// Serve `files` to the database `token` names, under their names, read-only; the descriptors
 /// stay open for the process's life (a forked copy of the process inherits them and the mount).
-/// Once per process.
+/// Once per database.
 pub fn hold_database_files(token: DatabaseToken, files: Vec<HeldFile>) -> Result<(), String> {
     let database = database_of(token).ok_or("no such database")?;
-    let names: Vec<Text> = files
+    let (kept, descriptors): (Vec<String>, Vec<OwnedFd>) = files
+        .into_iter()
+        .map(|file| (file.name, file.descriptor))
+        .unzip();
+    let names: Vec<Text> = kept
         .iter()
-        .map(|file| Text {
-            data: file.name.as_ptr().cast(),
-            size: file.name.len(),
+        .map(|name| Text {
+            data: name.as_ptr().cast(),
+            size: name.len(),
         })
         .collect();
-    let kept: Vec<String> = files.iter().map(|file| file.name.clone()).collect();
     // Ownership passes to the process: the C side keeps these numbers and never closes them.
-    let fds: Vec<i32> = files
+    let fds: Vec<i32> = descriptors
         .into_iter()
-        .map(|file| file.descriptor.into_raw_fd())
+        .map(IntoRawFd::into_raw_fd)
         .collect();
     let mut error: *mut c_char = ptr::null_mut();
     // SAFETY: `database` is open for the process's life (`open_in_memory`); `names` and `fds`
@@ -59,7 +62,6 @@ pub fn hold_database_files(token: DatabaseToken, files: Vec<HeldFile>) -> Result
             &mut error,
         )
     };
-    drop(kept);
     // SAFETY: the C side sets `error` only to a `duckdb_malloc`ed string, or leaves it null.
     let message = unsafe { ffi::take_duckdb_string(error) };
     if status == 0 {
