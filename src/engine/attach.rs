@@ -140,7 +140,7 @@ impl Engine {
             // Anything else (e.g. denied) is DuckDB's to report below.
             Err(_) => {}
         }
-        let held = duckgate_plan_reader::held_name(index);
+        let held = crate::protocol::databases::held_name(index);
         let attach = format!(
             "ATTACH {} AS {} (READ_ONLY)",
             sql_string(&held),

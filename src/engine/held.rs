@@ -15,9 +15,9 @@ use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use duckgate_plan_reader::{HeldFile, held_name};
+use duckgate_plan_reader::HeldFile;
 
-use crate::protocol::databases::Databases;
+use crate::protocol::databases::{Databases, held_name};
 
 /// Each database's file and WAL, opened as they are now: each only if it is a regular file
 /// that could be opened read-only.

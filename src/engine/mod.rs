@@ -45,7 +45,7 @@ use duckgate_plan_reader::ArmedConnection;
 
 use crate::privacy::PrivacyPolicy;
 use crate::protocol::Failure;
-use crate::protocol::databases::Databases;
+use crate::protocol::databases::{Databases, held_name};
 use duckgate_validate::error::ErrorKind;
 // The engine's names for the one quoting rule (`crate::sql_text`), used by its submodules too.
 use crate::sql_text::{quote_identifier as sql_identifier, quote_literal as sql_string};
@@ -250,7 +250,7 @@ impl Template {
             // names, and only while duckgate's own ATTACH runs.
             let mut allowed = Vec::with_capacity(databases.len() * 2);
             for index in 0..databases.len() {
-                let name = duckgate_plan_reader::held_name(index);
+                let name = crate::protocol::databases::held_name(index);
                 allowed.push(sql_string(&format!("{name}.wal")));
                 allowed.push(sql_string(&name));
             }

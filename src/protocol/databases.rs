@@ -50,6 +50,15 @@ impl Database {
     }
 }
 
+/// The name a worker's DuckDB attaches the database `index` (in declared order) by: never a host
+/// path. Only the file system over the descriptors the worker opened before it confined itself
+/// serves it (`vendor/libduckdb-sys/duckgate/database_files.cpp`, whose `HELD_PREFIX` this
+/// begins with), and only during duckgate's own ATTACH. The WAL's is this and `.wal`, as DuckDB
+/// derives it.
+pub fn held_name(index: usize) -> String {
+    format!("duckgate-database://{index}")
+}
+
 /// The `.wal` file DuckDB keeps beside a database.
 pub fn wal_path(db: &Path) -> PathBuf {
     let mut os = db.as_os_str().to_owned();

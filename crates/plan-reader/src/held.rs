@@ -12,20 +12,12 @@ use crate::registry::{DatabaseToken, database_of};
 /// One file the process holds open for DuckDB to attach: a database or its WAL.
 #[derive(Debug)]
 pub struct HeldFile {
-    /// The name ATTACH opens it by: [`held_name`], or that and `.wal`.
+    /// The name ATTACH opens it by: `duckgate-database://N`, or that and `.wal` (the prefix is
+    /// `database_files.cpp`'s `HELD_PREFIX`; duckgate's side names them,
+    /// `duckgate::protocol::databases::held_name`).
     pub name: String,
     /// The read-only descriptor, kept open for the process's life.
     pub descriptor: OwnedFd,
-}
-
-/// The prefix of every held file's name: no host path begins with it, and DuckDB reads no
-/// extension name from it (`://`).
-pub const HELD_PREFIX: &str = "duckgate-database://";
-
-/// The name ATTACH opens the database `index` (in declared order) by; its WAL's is this and
-/// `.wal`, which is how DuckDB derives it.
-pub fn held_name(index: usize) -> String {
-    format!("{HELD_PREFIX}{index}")
 }
 
 /// Serve `files` to the database `token` names, under their names, read-only; the descriptors

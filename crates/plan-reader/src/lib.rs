@@ -55,9 +55,7 @@ pub use duckgate_plan_facts::{
 };
 pub use errors::{DuckdbError, ErrorSubtype};
 pub use ffi::take_typed_error;
-pub use held::{
-    Attaching, HELD_PREFIX, HeldFile, held_name, hold_database_files, release_database_locks,
-};
+pub use held::{Attaching, HeldFile, hold_database_files, release_database_locks};
 pub use pivot::{PivotParts, ValueQuery, pivot_parts};
 pub use registry::{
     ArmedConnection, DatabaseToken, FolderMounts, FolderPrivacy, Judge, Phase, Verdict, arm,

@@ -377,18 +377,27 @@ fn without_database_paths(
     databases: &crate::protocol::databases::Databases,
 ) -> crate::protocol::Posture {
     for (_, value) in &mut posture.duckdb_settings {
-        for database in databases {
-            // The write-ahead log first: its path begins with the file's.
-            for (path, shown) in [
-                (database.wal(), format!("<database {}>.wal", database.name)),
+        for (index, database) in databases.iter().enumerate() {
+            // The name the worker attaches it by (`allowed_paths` holds it), and its path, should
+            // any setting hold that; the write-ahead log first: its name begins with the file's.
+            let held = crate::protocol::databases::held_name(index);
+            for (name, shown) in [
                 (
-                    database.path.clone(),
+                    format!("{held}.wal"),
+                    format!("<database {}>.wal", database.name),
+                ),
+                (held, format!("<database {}>", database.name)),
+                (
+                    database.wal().to_string_lossy().into_owned(),
+                    format!("<database {}>.wal", database.name),
+                ),
+                (
+                    database.path.to_string_lossy().into_owned(),
                     format!("<database {}>", database.name),
                 ),
             ] {
-                let path = path.to_string_lossy();
-                if !path.is_empty() && value.contains(&*path) {
-                    *value = value.replace(&*path, &shown);
+                if !name.is_empty() && value.contains(&name) {
+                    *value = value.replace(&name, &shown);
                 }
             }
         }
