@@ -250,7 +250,7 @@ impl Template {
             // names, and only while duckgate's own ATTACH runs.
             let mut allowed = Vec::with_capacity(databases.len() * 2);
             for index in 0..databases.len() {
-                let name = crate::protocol::databases::held_name(index);
+                let name = held_name(index);
                 allowed.push(sql_string(&format!("{name}.wal")));
                 allowed.push(sql_string(&name));
             }
