@@ -250,12 +250,9 @@ public:
 	}
 
 	vector<OpenFileInfo> Glob(const string &path, FileOpener *opener) override {
-		// A name is itself or nothing: no pattern, no listing.
-		vector<OpenFileInfo> result;
-		if (held->attaching.load() && held->Find(path)) {
-			result.emplace_back(path);
-		}
-		return result;
+		// ATTACH opens its names directly; only a file reader expands a pattern, and no reader
+		// may read a database's bytes: a clear refusal rather than an empty list.
+		throw PermissionException("Cannot read \"%s\": a database is read only through its tables", path);
 	}
 
 private:
