@@ -389,9 +389,14 @@ async fn with_every_check_and_duckdbs_hardening_off_the_kernel_denies_the_databa
                 );
             }
         }
+        // The names only duckgate's own ATTACH may open: refused by the held descriptors' file
+        // system, whatever the checks.
         for sql in &by_the_held_names {
             let reply = query(&client, sql).await;
-            assert_eq!(status_of(&reply), "error", "{rules:?}: {sql}: {reply}");
+            assert!(
+                matches!(status_of(&reply), "refused" | "error"),
+                "{rules:?}: {sql}: {reply}"
+            );
             assert!(
                 !reply.to_string().contains(HIDDEN),
                 "{rules:?}: {sql}: {reply}"
