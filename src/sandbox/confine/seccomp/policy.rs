@@ -100,9 +100,10 @@ pub(super) fn decide(
             Decision::allow("I/O on descriptors landlock let it open")
         }
         Syscall::Ftruncate => Decision::allow("DuckDB's spill files (landlock: its own directory)"),
-        // Measured: the read-only attach of a database a writer left with its WAL seeks the WAL
-        // to replay it; without it the attach failed with EPERM.
-        Syscall::Lseek => Decision::allow("a file position: DuckDB replays the database's WAL"),
+        // DuckDB's local file system seeked a WAL to replay it; the databases and their WALs
+        // are read through held descriptors now, with `pread` (`duckgate/database_files.cpp`),
+        // and no traced process seeks (`tests/it/seccomp_trace.rs`).
+        Syscall::Lseek => Decision::deny("no file position is ever set: reads are positional"),
         Syscall::Openat => Decision::allow_if(
             opens_without_read_only_truncation(2, scope)?,
             "open files landlock grants (below landlock ABI 3 never a read-only O_TRUNC open)",
