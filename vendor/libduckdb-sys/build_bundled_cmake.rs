@@ -526,6 +526,7 @@ fn build_plan_reader(source_dir: &Path, out_dir: &str) {
     println!("cargo:rerun-if-changed={}", reader_dir.join("error_reader.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("folders.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("database_files.cpp").display());
+    println!("cargo:rerun-if-changed={}", reader_dir.join("descriptor_files.h").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.cpp").display());
     println!("cargo:rerun-if-changed={}", reader_dir.join("call_select.h").display());
     let lib_name = "duckgate_plan_reader";

@@ -21,6 +21,7 @@
 // releases them without a path, where duckgate used to open the file and close it again.
 
 #include "plan_reader.h"
+#include "descriptor_files.h"
 
 #include "duckdb.hpp"
 #include "duckdb/common/file_system.hpp"
@@ -81,25 +82,6 @@ shared_ptr<HeldSet> HeldSetOf(duckdb_database database) {
 	return found == held_sets.end() ? nullptr : found->second;
 }
 
-class HeldFileHandle : public FileHandle {
-public:
-	HeldFileHandle(FileSystem &fs, const string &path, FileOpenFlags flags, int fd_p)
-	    : FileHandle(fs, path, flags), fd(fd_p) {
-	}
-	~HeldFileHandle() override {
-		HeldFileHandle::Close();
-	}
-	void Close() override {
-		if (fd >= 0) {
-			::close(fd);
-			fd = -1;
-		}
-	}
-
-	int fd;
-	idx_t position = 0;
-};
-
 //! Take the lock DuckDB asked for, as its local file system does (`TryAcquireFileLock`), on `fd`.
 //! Throws (closing `fd`) when another process holds a conflicting one: an I/O error carrying the
 //! errno, which duckgate reads as "locked by a writer".
@@ -126,7 +108,7 @@ void TakeLock(int fd, const string &path, FileOpenFlags flags) {
 	                  "Could not set lock on file \"%s\": another process holds a conflicting lock", path);
 }
 
-class HeldDatabasesFileSystem : public FileSystem {
+class HeldDatabasesFileSystem : public duckgate_files::DescriptorFileSystem {
 public:
 	explicit HeldDatabasesFileSystem(shared_ptr<HeldSet> held_p) : held(std::move(held_p)) {
 	}
@@ -163,77 +145,7 @@ public:
 			throw IOException("Cannot open file \"%s\": %s", path, std::strerror(errno));
 		}
 		TakeLock(fd, path, flags);
-		return make_uniq<HeldFileHandle>(*this, path, flags, fd);
-	}
-
-	void Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) override {
-		auto &file = handle.Cast<HeldFileHandle>();
-		auto out = static_cast<char *>(buffer);
-		int64_t done = 0;
-		while (done < nr_bytes) {
-			auto got = ::pread(file.fd, out + done, UnsafeNumericCast<size_t>(nr_bytes - done),
-			                   UnsafeNumericCast<off_t>(location + UnsafeNumericCast<idx_t>(done)));
-			if (got < 0) {
-				if (errno == EINTR) {
-					continue;
-				}
-				throw IOException("Could not read from file \"%s\": %s", file.path, std::strerror(errno));
-			}
-			if (got == 0) {
-				throw IOException(
-				    "Could not read enough bytes from file \"%s\": attempted to read %llu bytes from location %llu",
-				    file.path, static_cast<unsigned long long>(nr_bytes), static_cast<unsigned long long>(location));
-			}
-			done += got;
-		}
-	}
-
-	int64_t Read(FileHandle &handle, void *buffer, int64_t nr_bytes) override {
-		auto &file = handle.Cast<HeldFileHandle>();
-		while (true) {
-			auto got = ::pread(file.fd, buffer, UnsafeNumericCast<size_t>(nr_bytes),
-			                   UnsafeNumericCast<off_t>(file.position));
-			if (got < 0) {
-				if (errno == EINTR) {
-					continue;
-				}
-				throw IOException("Could not read from file \"%s\": %s", file.path, std::strerror(errno));
-			}
-			file.position += UnsafeNumericCast<idx_t>(got);
-			return got;
-		}
-	}
-
-	int64_t GetFileSize(FileHandle &handle) override {
-		return Stat(handle).st_size;
-	}
-
-	timestamp_t GetLastModifiedTime(FileHandle &handle) override {
-		return Timestamp::FromEpochSeconds(Stat(handle).st_mtime);
-	}
-
-	FileType GetFileType(FileHandle &handle) override {
-		return FileType::FILE_TYPE_REGULAR;
-	}
-
-	void Seek(FileHandle &handle, idx_t location) override {
-		handle.Cast<HeldFileHandle>().position = location;
-	}
-
-	idx_t SeekPosition(FileHandle &handle) override {
-		return handle.Cast<HeldFileHandle>().position;
-	}
-
-	bool CanSeek() override {
-		return true;
-	}
-
-	bool OnDiskFile(FileHandle &handle) override {
-		return true;
-	}
-
-	bool IsPipe(const string &filename, optional_ptr<FileOpener> opener) override {
-		return false;
+		return make_uniq<duckgate_files::DescriptorFileHandle>(*this, path, flags, fd);
 	}
 
 	bool FileExists(const string &filename, optional_ptr<FileOpener> opener) override {
@@ -258,14 +170,6 @@ public:
 private:
 	shared_ptr<HeldSet> held;
 
-	static struct stat Stat(FileHandle &handle) {
-		auto &file = handle.Cast<HeldFileHandle>();
-		struct stat status;
-		if (::fstat(file.fd, &status) != 0) {
-			throw IOException("Cannot read \"%s\": %s", file.path, std::strerror(errno));
-		}
-		return status;
-	}
 };
 
 char *CopyHeldMessage(const string &text) {

@@ -24,6 +24,7 @@
 // listed and `stat`ed whole before the cap on matches could stop it).
 
 #include "plan_reader.h"
+#include "descriptor_files.h"
 
 #include "duckdb.hpp"
 #include "duckdb/catalog/catalog.hpp"
@@ -146,26 +147,7 @@ private:
 	idx_t listed = 0;
 };
 
-class FolderFileHandle : public FileHandle {
-public:
-	FolderFileHandle(FileSystem &fs, const string &path, FileOpenFlags flags, int fd_p)
-	    : FileHandle(fs, path, flags), fd(fd_p) {
-	}
-	~FolderFileHandle() override {
-		FolderFileHandle::Close();
-	}
-	void Close() override {
-		if (fd >= 0) {
-			::close(fd);
-			fd = -1;
-		}
-	}
-
-	int fd;
-	idx_t position = 0;
-};
-
-class DeclaredFoldersFileSystem : public FileSystem {
+class DeclaredFoldersFileSystem : public duckgate_files::DescriptorFileSystem {
 public:
 	DeclaredFoldersFileSystem(vector<DeclaredFolder> folders_p, vector<string> database_files_p, bool check_p,
 	                          idx_t max_files_p, idx_t max_bytes_p)
@@ -221,77 +203,7 @@ public:
 			                          "name, a hard link; the database is read through its tables",
 			                          path);
 		}
-		return make_uniq<FolderFileHandle>(*this, path, flags, fd);
-	}
-
-	void Read(FileHandle &handle, void *buffer, int64_t nr_bytes, idx_t location) override {
-		auto &file = handle.Cast<FolderFileHandle>();
-		auto out = static_cast<char *>(buffer);
-		int64_t done = 0;
-		while (done < nr_bytes) {
-			auto got = ::pread(file.fd, out + done, UnsafeNumericCast<size_t>(nr_bytes - done),
-			                   UnsafeNumericCast<off_t>(location + UnsafeNumericCast<idx_t>(done)));
-			if (got < 0) {
-				if (errno == EINTR) {
-					continue;
-				}
-				throw IOException("Could not read from file \"%s\": %s", file.path, std::strerror(errno));
-			}
-			if (got == 0) {
-				throw IOException(
-				    "Could not read enough bytes from file \"%s\": attempted to read %llu bytes from location %llu",
-				    file.path, static_cast<unsigned long long>(nr_bytes), static_cast<unsigned long long>(location));
-			}
-			done += got;
-		}
-	}
-
-	int64_t Read(FileHandle &handle, void *buffer, int64_t nr_bytes) override {
-		auto &file = handle.Cast<FolderFileHandle>();
-		while (true) {
-			auto got = ::pread(file.fd, buffer, UnsafeNumericCast<size_t>(nr_bytes),
-			                   UnsafeNumericCast<off_t>(file.position));
-			if (got < 0) {
-				if (errno == EINTR) {
-					continue;
-				}
-				throw IOException("Could not read from file \"%s\": %s", file.path, std::strerror(errno));
-			}
-			file.position += UnsafeNumericCast<idx_t>(got);
-			return got;
-		}
-	}
-
-	int64_t GetFileSize(FileHandle &handle) override {
-		return Stat(handle).st_size;
-	}
-
-	timestamp_t GetLastModifiedTime(FileHandle &handle) override {
-		return Timestamp::FromEpochSeconds(Stat(handle).st_mtime);
-	}
-
-	FileType GetFileType(FileHandle &handle) override {
-		return FileType::FILE_TYPE_REGULAR;
-	}
-
-	void Seek(FileHandle &handle, idx_t location) override {
-		handle.Cast<FolderFileHandle>().position = location;
-	}
-
-	idx_t SeekPosition(FileHandle &handle) override {
-		return handle.Cast<FolderFileHandle>().position;
-	}
-
-	bool CanSeek() override {
-		return true;
-	}
-
-	bool OnDiskFile(FileHandle &handle) override {
-		return true;
-	}
-
-	bool IsPipe(const string &filename, optional_ptr<FileOpener> opener) override {
-		return false;
+		return make_uniq<duckgate_files::DescriptorFileHandle>(*this, path, flags, fd);
 	}
 
 	bool FileExists(const string &filename, optional_ptr<FileOpener> opener) override {
@@ -418,15 +330,6 @@ private:
 			}
 		}
 		return false;
-	}
-
-	struct stat Stat(FileHandle &handle) {
-		auto &file = handle.Cast<FolderFileHandle>();
-		struct stat status;
-		if (::fstat(file.fd, &status) != 0) {
-			throw IOException("Could not read the size of \"%s\": %s", file.path, std::strerror(errno));
-		}
-		return status;
 	}
 
 	vector<DeclaredFolder> folders;
