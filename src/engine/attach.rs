@@ -202,14 +202,16 @@ impl Engine {
                 })?;
         }
         if self.harden {
-            // `allowed_paths` lets SQL *write* the databases and their WALs too (measured:
-            // `COPY … TO '<db>' (USE_TMP_FILE false)` overwrote the file), and ATTACH adds
-            // them to it anyway. Once attached, DuckDB reads through handles it already holds,
-            // so without spilling the local file system can go entirely (DuckDB refuses to
-            // re-enable it). Spilling needs it: DuckDB's temporary files go through the same
-            // file system (measured: with it disabled, a spilling DISTINCT fails with
-            // "File system LocalFileSystem has been disabled by configuration"). Then writes to
-            // the databases are denied by landlock (read-only grants) and by both SQL checks.
+            // `allowed_paths` holds what ATTACH opened (DuckDB adds it anyway): the databases'
+            // reserved names, whose file system refuses every write and every open outside
+            // duckgate's own ATTACH (when it held host paths, `COPY … TO '<db>'
+            // (USE_TMP_FILE false)` overwrote the file). Once attached, DuckDB reads through
+            // handles it already holds, so without spilling the local file system can go
+            // entirely (DuckDB refuses to re-enable it). Spilling needs it: DuckDB's temporary
+            // files go through the same file system (measured: with it disabled, a spilling
+            // DISTINCT fails with "File system LocalFileSystem has been disabled by
+            // configuration"). Then the kernel grants no path of any database, and the SQL
+            // checks refuse every path.
             // The parent gives a worker no spilling under privacy rules unless the operator
             // opted in (`gateway::config::spills`), so there SQL can never open a file by path.
             if !self.spills {

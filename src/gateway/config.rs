@@ -64,8 +64,8 @@ pub struct GatewayConfig {
     /// Tables and columns hidden from agents.
     pub privacy: PrivacyPolicy,
     /// Let workers spill to disk under privacy rules too (`--spill-with-privacy-rules`). Off by
-    /// default: spilling needs DuckDB's local file system enabled, and with it SQL that got past
-    /// every SQL check could open the database file by its path (see [`spills`]).
+    /// default: spilling needs DuckDB's local file system enabled, one layer fewer between SQL
+    /// and a host path (see [`spills`]).
     pub spill_with_privacy_rules: bool,
     /// The audit log every tool call is recorded in, if the operator asked for one.
     pub audit: Option<Arc<AuditLog>>,
@@ -133,11 +133,12 @@ impl GatewayConfig {
 }
 
 /// Whether workers may spill to disk. Not under privacy rules unless the operator opted in:
-/// a worker that spills keeps DuckDB's local file system enabled, and `allowed_paths` always
-/// holds every attached database file (DuckDB adds each on ATTACH), so only the SQL checks
-/// would stand between SQL and the files' raw bytes, hidden tables and columns included.
-/// Without spilling the worker disables that file system after the attach (`engine::attach`),
-/// and DuckDB then reads the files only through the handles it already holds.
+/// a worker that spills keeps DuckDB's local file system enabled, where one that does not
+/// switches it off after the attach (`engine::attach`) and then reads the databases only
+/// through the handles it already holds. With it enabled the databases' raw bytes, hidden
+/// tables and columns included, are still out of SQL's reach (the kernel grants no path of
+/// them, `allowed_paths` holds only their reserved names, external access is off), but the one
+/// DuckDB setting that refuses every host path is gone, so the operator decides.
 pub(crate) fn spills(config: &GatewayConfig) -> bool {
     config.max_temp_bytes != 0 && (config.privacy.is_empty() || config.spill_with_privacy_rules)
 }
