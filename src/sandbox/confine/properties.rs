@@ -109,9 +109,11 @@ fn enforcement(property: Property, m: &Mechanisms) -> (bool, String) {
             Some(abi) => (
                 true,
                 format!(
-                    "landlock ABI {abi}: read-file grants on each database, its WAL and the \
-                     cgroup files DuckDB reads, read and list beneath each declared folder, and \
-                     its own temporary directory; nothing else is readable or listable"
+                    "landlock ABI {abi}: read-file grants on the cgroup files DuckDB reads, \
+                     read and list beneath each declared folder, and its own temporary \
+                     directory; no path of any database or WAL (each is read through a \
+                     descriptor opened before confinement); nothing else is readable or \
+                     listable"
                 ),
             ),
             None => (
@@ -326,6 +328,21 @@ mod tests {
                 .mechanism
                 .contains("TCP bind and connect")
         );
+    }
+
+    /// `server_info` shows this text to the operator: it must say what landlock grants, and
+    /// since the databases are read through descriptors held from before confinement it grants
+    /// no path of any of them (`landlock::grants`).
+    #[test]
+    fn the_file_reads_mechanism_claims_no_grant_on_a_database() {
+        for abi in 1..=9 {
+            let reads = &mechanism(&at(Some(abi), true), "file_reads").mechanism;
+            assert!(
+                reads.contains("no path of any database or WAL")
+                    && !reads.contains("grants on each database"),
+                "ABI {abi}: {reads}"
+            );
+        }
     }
 
     #[test]
