@@ -336,7 +336,8 @@ mod tests {
     #[test]
     fn the_file_reads_mechanism_claims_no_grant_on_a_database() {
         for abi in 1..=9 {
-            let reads = &mechanism(&at(Some(abi), true), "file_reads").mechanism;
+            let properties = at(Some(abi), true);
+            let reads = &mechanism(&properties, "file_reads").mechanism;
             assert!(
                 reads.contains("no path of any database or WAL")
                     && !reads.contains("grants on each database"),
