@@ -430,4 +430,8 @@ impl duckgate_plan_reader::FolderPrivacy for FileRules {
     fn hides_column(&self, file: &str, column: &str) -> bool {
         self.0.hides_file_column(file, column)
     }
+
+    fn refuses_option(&self, option: &str) -> bool {
+        !crate::plan_policy::parameter_keeps_column_names(option)
+    }
 }

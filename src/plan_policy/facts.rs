@@ -114,16 +114,103 @@ fn check_folder_files(
     Ok(())
 }
 
-/// The named parameters a Parquet reader may take on files a column rule names: none of them
-/// names, renames or reorders the files' columns (as `schema` and `bound_schema` do).
-const PARAMETERS_KEEPING_COLUMN_NAMES: [&str; 6] = [
-    "hive_partitioning",
-    "union_by_name",
-    "filename",
-    "hive_types_autocast",
-    "binary_as_string",
-    "allow_empty",
+/// Every named parameter DuckDB 2.0's Parquet readers (`read_parquet`, `parquet_scan`) accept
+/// that keeps each result column bound to the file column of its own name (DuckDB's
+/// `MultiFileReader::AddParameters` and `ParquetScanFunction::AddNamedParameters`), each with why:
+/// on files a column rule names, a hidden column is out of the file's schema before DuckDB binds
+/// (`folders.cpp`, `PrivateColumnsReader`) and these leave it out. The columns some add (a file's
+/// name, a row's number, a hive partition) hold what the path or the row's position says, under
+/// a name the path or the caller gives, and the optimized plan's check still judges each by its
+/// name. A test asks the linked DuckDB that this list and [`PARAMETERS_BINDING_COLUMNS`] together
+/// are exactly what it accepts (`src/engine/plan_check/tests.rs`,
+/// `every_named_parameter_of_the_parquet_readers_is_classified_for_files_under_column_rules`).
+pub(crate) const PARAMETERS_KEEPING_COLUMN_NAMES: [(&str, &str); 17] = [
+    (
+        "hive_partitioning",
+        "adds each key=value directory of the path as a column of that name, holding the path's value",
+    ),
+    (
+        "union_by_name",
+        "binds each file's columns by their names into one schema, instead of the first file's",
+    ),
+    (
+        "filename",
+        "adds one column holding the file's name, named `filename` or as the caller says",
+    ),
+    (
+        "hive_types",
+        "sets the types of hive partition columns (DuckDB refuses a name that is not one)",
+    ),
+    (
+        "hive_types_autocast",
+        "whether DuckDB guesses the hive partition columns' types",
+    ),
+    (
+        "file_row_number",
+        "adds one column `file_row_number`, the row's number in its file",
+    ),
+    ("allow_empty", "an empty list of files is no error"),
+    ("binary_as_string", "reads BINARY columns as VARCHAR"),
+    (
+        "debug_use_openssl",
+        "deprecated: DuckDB accepts and ignores it",
+    ),
+    (
+        "compression",
+        "a writer's option: the reader accepts and ignores it",
+    ),
+    (
+        "explicit_cardinality",
+        "the row count the optimizer assumes; it reads no column",
+    ),
+    (
+        "encryption_config",
+        "the key an encrypted file is decrypted with; the schema read is still the file's own",
+    ),
+    (
+        "parquet_version",
+        "a writer's option: the reader declares it and ignores it",
+    ),
+    (
+        "can_have_nan",
+        "whether floating-point statistics may hide a NaN, for skipping row groups",
+    ),
+    ("prefetch_strategy", "how the reader schedules its reads"),
+    (
+        "utf8_validation",
+        "what the reader does with a string that is not valid UTF-8",
+    ),
+    ("int96_as", "the type INT96 timestamps are read as"),
 ];
+
+/// The named parameters of DuckDB 2.0's Parquet readers refused on files a column rule names,
+/// each with why: they choose, by the caller's words, which file column a result column is, or
+/// what the scan claims of a column by its name.
+pub(crate) const PARAMETERS_BINDING_COLUMNS: [(&str, &str); 3] = [
+    (
+        "schema",
+        "maps the files' field ids to names and types the caller chooses: a hidden column could \
+         be read under another name",
+    ),
+    (
+        "bound_schema",
+        "sets the result's columns, names and types outright, not from the file's schema",
+    ),
+    (
+        "column_statistics",
+        "hands the optimizer statistics for columns the caller names, which it trusts unread",
+    ),
+];
+
+/// `parameter` keeps the files' column names ([`PARAMETERS_KEEPING_COLUMN_NAMES`]); anything
+/// else, [`PARAMETERS_BINDING_COLUMNS`] or unknown, is refused on files a column rule names. The
+/// one answer both sides give: the plan check here, and DuckDB's own reader as it parses each
+/// option (`folders.cpp`, through `FolderPrivacy::refuses_option`).
+pub(crate) fn parameter_keeps_column_names(parameter: &str) -> bool {
+    PARAMETERS_KEEPING_COLUMN_NAMES
+        .iter()
+        .any(|(kept, _)| kept.eq_ignore_ascii_case(parameter))
+}
 
 /// The readers that bind a file's columns by the names its own schema holds (Parquet's), and so
 /// can leave a hidden one out; any other reader can bind columns by position or read a header
@@ -153,14 +240,20 @@ fn check_file_privacy(
             "{function} on files whose columns are hidden"
         )));
     }
-    match scan.named_parameters.iter().find(|parameter| {
-        !PARAMETERS_KEEPING_COLUMN_NAMES
-            .iter()
-            .any(|kept| kept.eq_ignore_ascii_case(parameter))
-    }) {
-        Some(parameter) => Err(Refused::Unknown(format!(
-            "the option {parameter} on files whose columns are hidden"
-        ))),
+    match scan
+        .named_parameters
+        .iter()
+        .find(|parameter| !parameter_keeps_column_names(parameter))
+    {
+        Some(parameter) => {
+            let why = PARAMETERS_BINDING_COLUMNS
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(parameter))
+                .map_or("not classified", |(_, why)| why);
+            Err(Refused::Unknown(format!(
+                "the option {parameter} on files whose columns are hidden ({why})"
+            )))
+        }
         None => Ok(()),
     }
 }

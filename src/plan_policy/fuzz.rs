@@ -81,12 +81,13 @@ const FUNCTIONS: [&str; 18] = [
 /// Schemas, tables and columns of the judged database: some hidden by [`privacy`], some not.
 const SCHEMAS: [&str; 3] = ["main", "private", "main.nested"];
 const TABLES: [&str; 4] = ["readings", "secrets", "devices", ""];
-const COLUMNS: [&str; 5] = [
+const COLUMNS: [&str; 6] = [
     "glucose",
     "secret_note",
     "serial_number",
     "id",
     "patient_name",
+    "file_row_number",
 ];
 const CATALOGS: [&str; 6] = [ALIAS, "HEALTH", "system", "other", SECOND_ALIAS, SECOND];
 /// Files as a reader may have bound them: the first three inside the declared folder, the
@@ -117,15 +118,19 @@ const INSIDE: [(&str, u64); 3] = [
 const MAX_FILES: u64 = 3;
 const MAX_BYTES: u64 = 5000;
 
-/// Named parameters a reader may have been called with: some keep the files' column names,
-/// some rename or choose them.
-const PARAMETERS: [&str; 6] = [
+/// Named parameters a reader may have been called with: some keep the files' column names
+/// (adding a column of a name of their own among them), some choose them or claim facts about
+/// them, one is no Parquet reader's at all.
+const PARAMETERS: [&str; 9] = [
     "hive_partitioning",
     "union_by_name",
     "filename",
     "schema",
     "columns",
     "BINARY_AS_STRING",
+    "file_row_number",
+    "bound_schema",
+    "column_statistics",
 ];
 
 /// The readers that bind a Parquet file's columns by the names it holds.
@@ -570,7 +575,8 @@ fn refused_under_privacy(plan: &PlanFacts, folders: bool) -> Option<String> {
             return Some(format!("{function} on files with a hidden column"));
         }
         if let Some(parameter) = scan.named_parameters.iter().find(|parameter| {
-            ["schema", "columns"].contains(&parameter.to_ascii_lowercase().as_str())
+            ["schema", "columns", "bound_schema", "column_statistics"]
+                .contains(&parameter.to_ascii_lowercase().as_str())
         }) {
             return Some(format!(
                 "the option {parameter} on files with a hidden column"

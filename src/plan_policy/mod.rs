@@ -30,6 +30,12 @@ pub(crate) use facts::{check_bound, check_optimized};
 // What a view's plan reads, for the engine's lineage of views.
 #[cfg(feature = "engine")]
 pub(crate) use facts::table_reads;
+// The Parquet readers' named parameters, as classified for files a column rule names: DuckDB's
+// side asks the one classification, and a test holds the lists against the linked DuckDB.
+#[cfg(feature = "engine")]
+pub(crate) use facts::parameter_keeps_column_names;
+#[cfg(all(feature = "engine", test))]
+pub(crate) use facts::{PARAMETERS_BINDING_COLUMNS, PARAMETERS_KEEPING_COLUMN_NAMES};
 
 /// The privacy refusal; it names nothing and says what to do instead.
 fn privacy_refusal() -> Failure {

@@ -109,7 +109,7 @@ async fn server(fixture: &Fixture, bypass: &str) -> McpClient {
 
 /// A reply as it travels, without what differs between any two calls: durations, and the
 /// files' modification times (`list_files`; the fixtures are written a moment apart).
-fn reply_bytes(result: &CallToolResult) -> String {
+pub(crate) fn reply_bytes(result: &CallToolResult) -> String {
     let mut value = serde_json::to_value(result).unwrap();
     strip_durations(&mut value);
     without_times(&value.to_string())

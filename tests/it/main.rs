@@ -30,6 +30,7 @@ mod folders_corpus;
 mod folders_discovery;
 mod folders_hostile;
 mod folders_privacy;
+mod folders_privacy_parameters;
 mod import_corpus;
 mod import_files;
 mod import_vendors;

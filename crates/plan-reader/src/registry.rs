@@ -161,7 +161,7 @@ impl FolderMounts<'static> {
 /// `NAME/…`.
 ///
 /// It is called on DuckDB's threads, while DuckDB holds its own locks: it must not call into
-/// DuckDB. A panic counts as "hidden".
+/// DuckDB. A panic counts as "hidden" (and an option as refused).
 pub trait FolderPrivacy: Send + Sync {
     /// The file does not exist for queries.
     fn hides_file(&self, file: &str) -> bool;
@@ -169,6 +169,8 @@ pub trait FolderPrivacy: Send + Sync {
     fn has_column_rules(&self, file: &str) -> bool;
     /// The column of the file does not exist for queries.
     fn hides_column(&self, file: &str, column: &str) -> bool;
+    /// The reader's named parameter may not be used on files a column rule names.
+    fn refuses_option(&self, option: &str) -> bool;
 }
 
 /// The privacy rules of each database's request, by token.
@@ -203,8 +205,10 @@ extern "C" fn folder_privacy(
         .unwrap_or_else(|poisoned| poisoned.into_inner())
         .as_ref()
         .and_then(|map| map.get(&database_token).cloned());
+    // No rules hide anything, and no option is classified: refused (asked only of files a
+    // column rule names, so not asked at all without rules).
     let Some(privacy) = privacy else {
-        return NO;
+        return if question == 3 { YES } else { NO };
     };
     // A panic must not unwind into DuckDB's C++ frames: it hides.
     let answer = catch_unwind(AssertUnwindSafe(|| {
@@ -219,6 +223,7 @@ extern "C" fn folder_privacy(
             0 => privacy.hides_file(&file),
             1 => privacy.has_column_rules(&file),
             2 => privacy.hides_column(&file, &column),
+            3 => privacy.refuses_option(&column),
             _ => true,
         }
     }));

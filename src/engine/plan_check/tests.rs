@@ -480,3 +480,99 @@ fn anything_the_check_does_not_recognise_is_refused() {
     };
     assert!(!judge(vec![], vec![no_table]));
 }
+
+/// The positional parameters `duckdb_functions()` lists for the Parquet readers before their
+/// named ones: the file (`path`, also as a VARIANT) or list of files (`paths`). A reader that
+/// grows another fails the test below until someone reads what it does.
+const PARQUET_READERS_POSITIONAL_PARAMETERS: [&str; 2] = ["path", "paths"];
+
+/// Every named parameter the linked DuckDB's Parquet readers accept is classified for files a
+/// column rule names, kept or refused, and every classified one is still accepted: a DuckDB
+/// upgrade that adds, renames or drops one fails here, naming it.
+#[test]
+fn every_named_parameter_of_the_parquet_readers_is_classified_for_files_under_column_rules() {
+    use crate::plan_policy::{PARAMETERS_BINDING_COLUMNS, PARAMETERS_KEEPING_COLUMN_NAMES};
+    let conn = duckdb::Connection::open_in_memory().unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT function_name, parameters FROM duckdb_functions()
+             WHERE function_type = 'table'
+               AND function_name IN ('read_parquet', 'parquet_scan')",
+        )
+        .unwrap();
+    let overloads: Vec<(String, Vec<String>)> = stmt
+        .query_map([], |row| {
+            let name: String = row.get(0)?;
+            let parameters = match row.get::<_, duckdb::types::Value>(1)? {
+                duckdb::types::Value::List(items) => items
+                    .into_iter()
+                    .map(|item| match item {
+                        duckdb::types::Value::Text(text) => text,
+                        other => panic!("{name}: a parameter's name {other:?}"),
+                    })
+                    .collect(),
+                other => panic!("{name}: parameters {other:?}"),
+            };
+            Ok((name, parameters))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for reader in ["read_parquet", "parquet_scan"] {
+        assert!(
+            overloads.iter().any(|(name, _)| name == reader),
+            "DuckDB lists no table function {reader}: {overloads:?}"
+        );
+    }
+    let classified = |parameter: &str| {
+        PARAMETERS_KEEPING_COLUMN_NAMES
+            .iter()
+            .chain(&PARAMETERS_BINDING_COLUMNS)
+            .any(|(name, _)| name.eq_ignore_ascii_case(parameter))
+    };
+    let mut unclassified = std::collections::BTreeSet::new();
+    for (reader, parameters) in &overloads {
+        for parameter in parameters {
+            if !classified(parameter)
+                && !PARQUET_READERS_POSITIONAL_PARAMETERS.contains(&parameter.as_str())
+            {
+                unclassified.insert(format!("{reader}({parameter})"));
+            }
+        }
+    }
+    assert!(
+        unclassified.is_empty(),
+        "named parameters of DuckDB's Parquet readers in neither PARAMETERS_KEEPING_COLUMN_NAMES \
+         nor PARAMETERS_BINDING_COLUMNS (src/plan_policy/facts.rs): {unclassified:?}"
+    );
+    // Each classified parameter is accepted by every overload of both readers: one gone (or
+    // renamed) is a list entry judging nothing.
+    let mut gone = std::collections::BTreeSet::new();
+    for (listed, _) in PARAMETERS_KEEPING_COLUMN_NAMES
+        .iter()
+        .chain(&PARAMETERS_BINDING_COLUMNS)
+    {
+        for (reader, parameters) in &overloads {
+            if !parameters
+                .iter()
+                .any(|name| name.eq_ignore_ascii_case(listed))
+            {
+                gone.insert(format!("{reader}({listed})"));
+            }
+        }
+    }
+    assert!(
+        gone.is_empty(),
+        "classified parameters DuckDB's Parquet readers no longer accept: {gone:?}"
+    );
+    // Both lists hold distinct names, and none is in both.
+    let mut names: Vec<String> = PARAMETERS_KEEPING_COLUMN_NAMES
+        .iter()
+        .chain(&PARAMETERS_BINDING_COLUMNS)
+        .map(|(name, _)| name.to_ascii_lowercase())
+        .collect();
+    let count = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), count, "a parameter listed twice: {names:?}");
+}

@@ -285,6 +285,25 @@ fn seeds() -> Vec<(&'static str, Vec<u8>, Verdicts)> {
             IN_FOLDERS_WITHOUT_PRIVACY,
         ),
         (
+            "parquet-row-number",
+            parquet(
+                &["glucose", "file_row_number"],
+                &["exports/b.parquet"],
+                &["file_row_number", "union_by_name"],
+            ),
+            IN_FOLDERS,
+        ),
+        (
+            "parquet-bound-schema",
+            parquet(&["glucose"], &["exports/b.parquet"], &["bound_schema"]),
+            IN_FOLDERS_WITHOUT_PRIVACY,
+        ),
+        (
+            "parquet-column-statistics",
+            parquet(&["glucose"], &["exports/b.parquet"], &["column_statistics"]),
+            IN_FOLDERS_WITHOUT_PRIVACY,
+        ),
+        (
             "parquet-read-as-csv",
             reader_plan(&[reader_scan(
                 "read_csv",
@@ -367,5 +386,52 @@ fn write_plan_fuzz_seeds() {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, bytes, _) in seeds() {
         std::fs::write(dir.join(format!("{name}.bin")), bytes).unwrap();
+    }
+}
+
+/// The plan check alone, on files a column rule names: a Parquet reader with each parameter
+/// that keeps the files' column names answers, with each that chooses them (and with one
+/// nobody classified) it is refused, the one privacy refusal; without the rules each answers.
+#[test]
+fn on_files_under_column_rules_the_judge_keeps_each_classified_parameter_and_refuses_the_rest() {
+    use crate::plan_policy::facts::{PARAMETERS_BINDING_COLUMNS, PARAMETERS_KEEPING_COLUMN_NAMES};
+    let plan = |parameter: &str| PlanFacts {
+        facts: Vec::new(),
+        scans: vec![ScanFacts {
+            function: vec!["read_parquet".into()],
+            table: None,
+            columns: vec![ScanColumn {
+                kind: ColumnKind::Own,
+                index: 0,
+                name: "glucose".into(),
+            }],
+            files: Some(vec!["exports/b.parquet".into()]),
+            named_parameters: vec![parameter.to_owned()],
+        }],
+        result_types: Vec::new(),
+    };
+    let answers = |privacy: Option<PrivacyPolicy>, parameter: &str| {
+        let (bound, optimized) = judge(&rules(privacy, true), &plan(parameter));
+        match bound.and(optimized) {
+            Ok(()) => Ok(()),
+            Err(refused) => Err(refused.into_error(true).message),
+        }
+    };
+    for (parameter, _) in PARAMETERS_KEEPING_COLUMN_NAMES {
+        assert_eq!(answers(Some(privacy()), parameter), Ok(()), "{parameter}");
+        let upper = parameter.to_ascii_uppercase();
+        assert_eq!(answers(Some(privacy()), &upper), Ok(()), "{upper}");
+    }
+    let refused = PARAMETERS_BINDING_COLUMNS
+        .iter()
+        .map(|(parameter, _)| *parameter)
+        .chain(["columns", "made_up_option"]);
+    for parameter in refused {
+        assert_eq!(
+            answers(Some(privacy()), parameter),
+            Err(PLAN_REFUSAL.to_owned()),
+            "{parameter}"
+        );
+        assert_eq!(answers(None, parameter), Ok(()), "{parameter}");
     }
 }

@@ -112,6 +112,13 @@ bool ColumnHidden(const string &file, const string &column) {
 	return AskPrivacy(DUCKGATE_PRIVACY_COLUMN_HIDDEN, file, column);
 }
 
+//! The reader's named parameter may not be used on files a column rule names: duckgate's one
+//! classification of the Parquet readers' parameters answers (`parameter_keeps_column_names` in
+//! src/plan_policy/facts.rs, by which the plan check judges too). No one to ask: refused.
+bool OptionRefused(const string &option) {
+	return !privacy_callback || AskPrivacy(DUCKGATE_PRIVACY_OPTION_REFUSED, string(), option);
+}
+
 //! How many directory entries one pattern may list per file it may match: room for a pattern that
 //! picks a few files out of a large folder, and a bound on one that would list a million.
 constexpr idx_t LISTED_PER_FILE = 10;
@@ -351,26 +358,14 @@ private:
 	                          what);
 }
 
-//! The multi-file options a reader may take on files a column rule names: none of them names,
-//! renames or reorders the file's columns.
-bool OptionKeepsColumnNames(const string &option) {
-	static const char *const allowed[] = {"hive_partitioning", "union_by_name", "filename", "hive_types_autocast",
-	                                      "binary_as_string", "allow_empty"};
-	for (auto name : allowed) {
-		if (StringUtil::CIEquals(option, name)) {
-			return true;
-		}
-	}
-	return false;
-}
-
 //! The multi-file reader of the declared folders' readers under privacy rules. A Parquet file's
 //! columns are bound by their names, from the file's own schema: a column a rule hides is taken out
 //! of that schema before DuckDB's binder sees it, so it does not exist for the query, exactly like
 //! a column the file does not have (`SELECT *`, `DESCRIBE`, `COLUMNS(…)`, an error's candidates).
 //! A reader that may bind columns by position or read a header as a row (CSV, JSON) cannot hide a
 //! column, so it is refused on any file a column rule names, whatever the file holds. So are
-//! options that name or rename columns (`schema`, `columns`, …). The Parquet metadata functions
+//! options that choose which file column a result column is (`schema`, `bound_schema`, …), as
+//! duckgate's classification of every option answers (`OptionRefused`). The Parquet metadata functions
 //! take no multi-file reader of a function's own: the plan check refuses them on such files.
 class PrivateColumnsReader : public MultiFileReader {
 public:
@@ -391,7 +386,7 @@ public:
 
 	bool ParseOption(const Identifier &key, const Value &val, MultiFileOptions &options,
 	                 ClientContext &context) override {
-		if (under_column_rules && !OptionKeepsColumnNames(key.GetIdentifierName())) {
+		if (under_column_rules && OptionRefused(key.GetIdentifierName())) {
 			RefuseUnderColumnRules("the option " + key.GetIdentifierName());
 		}
 		return MultiFileReader::ParseOption(key, val, options, context);

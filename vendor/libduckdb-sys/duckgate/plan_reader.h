@@ -152,10 +152,14 @@ enum duckgate_privacy_question {
 	DUCKGATE_PRIVACY_FILE_HAS_COLUMN_RULES = 1,
 	/* The column of the file does not exist for queries. */
 	DUCKGATE_PRIVACY_COLUMN_HIDDEN = 2,
+	/* The reader's named parameter (`column`, no file) may not be used on files a column rule
+	 * names: it could bind a result column to another file column than its own name's. */
+	DUCKGATE_PRIVACY_OPTION_REFUSED = 3,
 };
 
 /* duckgate's answer to a question about the request's privacy rules: `file` (and, for
- * DUCKGATE_PRIVACY_COLUMN_HIDDEN, `column`) as UTF-8 of the given sizes. */
+ * DUCKGATE_PRIVACY_COLUMN_HIDDEN, `column`; for DUCKGATE_PRIVACY_OPTION_REFUSED, the option in
+ * `column` and an empty `file`) as UTF-8 of the given sizes. */
 typedef uint32_t (*duckgate_folder_privacy_t)(uint64_t database_token, uint32_t question, const char *file,
                                               size_t file_size, const char *column, size_t column_size);
 
