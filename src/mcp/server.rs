@@ -198,7 +198,7 @@ impl DuckgateServer {
         {
             let path = percent_decode(encoded);
             let context = self.tool_context();
-            let Some(path) = tools::tool::as_file(&context, &path) else {
+            let Some(path) = context.as_file(&path) else {
                 return Err(McpError::resource_not_found(
                     format!(
                         "No file {path}: a file's path begins with a declared folder's name (see {FILES_URI})."

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::support::{
-    OutputSchemas, TempDir, assert_failed, duckgate_cli, error_kind, exe, make_db, outcome,
-    run_cli, status, strip_durations,
+    OutputSchemas, TempDir, assert_failed, duckgate_cli, error_kind, exe, field_pairs, make_db,
+    outcome, run_cli, status, strip_durations,
 };
 use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
@@ -117,30 +117,14 @@ async fn two_databases_are_listed_described_searched_and_joined_in_one_query() {
     // Listed: every relation with its database; the default's named as before.
     let listed = call(&client, "list_tables", json!({})).await;
     schemas.check("list_tables", &listed);
-    let tables: Vec<(String, String)> = envelope_of(&listed)["data"]["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["database"].as_str().unwrap().to_owned(),
-                t["name"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
-        list.iter()
-            .map(|(d, n)| ((*d).to_owned(), (*n).to_owned()))
-            .collect()
-    };
     assert_eq!(
-        tables,
-        pairs(&[
+        field_pairs(&envelope_of(&listed)["data"]["tables"], "database", "name"),
+        [
             ("cgm", "devices"),
             ("cgm", "readings"),
             ("pump", "boluses"),
             ("pump", "devices")
-        ])
+        ]
     );
     let text = text_of(&listed);
     assert!(text.contains("Databases: cgm (default"), "{text}");

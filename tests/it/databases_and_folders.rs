@@ -12,7 +12,8 @@ use crate::databases::{
     CGM, PUMP, Pair, assert_no_host_path, call, queried_and_explained, query, readme_sql,
     reply_bytes, rows, serve,
 };
-use crate::support::{error_kind, outcome, status};
+use crate::support::folder_scene::{exports_folder, files_flag, write_files};
+use crate::support::{error_kind, field_pairs, outcome, status};
 use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use serde_json::{Value, json};
 
@@ -20,28 +21,22 @@ use serde_json::{Value, json};
 /// as a DOUBLE (the app allows halves), the meal's local time to the minute. Breakfast and lunch
 /// were bolused for (the pump's 08:00 and 12:00); the afternoon apple was not.
 fn meals_folder(pair: &Pair) -> PathBuf {
-    let exports = pair.dir.path().join("exports");
-    std::fs::create_dir_all(&exports).unwrap();
-    let conn = duckdb::Connection::open_in_memory().unwrap();
-    conn.execute_batch(&format!(
+    let exports = exports_folder(pair.dir.path(), &[]);
+    write_files(
+        &exports,
         "CREATE TABLE meals (ts TIMESTAMP, carbs_g DOUBLE, meal VARCHAR);
          INSERT INTO meals VALUES ('2026-03-01 08:00', 45.5, 'porridge'),
                                   ('2026-03-01 12:00', 62.5, 'pasta'),
                                   ('2026-03-01 15:30', 15.5, 'apple');
-         COPY meals TO '{}' (FORMAT parquet);",
-        exports.join("meals.parquet").display()
-    ))
-    .unwrap();
+         COPY meals TO '{exports}/meals.parquet' (FORMAT parquet);",
+    );
     exports
 }
 
 /// The pair's `--db` flags, the folder declared as `exports`, and `extra`.
 fn flags(pair: &Pair, exports: &Path, extra: &[&str]) -> Vec<String> {
     let mut args = pair.flags();
-    args.extend([
-        "--files".to_owned(),
-        format!("exports={}", exports.display()),
-    ]);
+    args.extend(files_flag(exports));
     args.extend(extra.iter().map(|s| (*s).to_owned()));
     args
 }
@@ -70,27 +65,15 @@ async fn two_databases_and_a_folder_are_listed_described_and_joined_in_one_query
 
     // Listed: each database's relations with its name, and the folder's file by the folder's.
     let listed = call(&client, "list_tables", json!({})).await;
-    let tables: Vec<(String, String)> = envelope_of(&listed)["data"]["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["database"].as_str().unwrap().to_owned(),
-                t["name"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
-    let expected: Vec<(String, String)> = [
-        ("cgm", "devices"),
-        ("cgm", "readings"),
-        ("pump", "boluses"),
-        ("pump", "devices"),
-    ]
-    .iter()
-    .map(|(d, n)| ((*d).to_owned(), (*n).to_owned()))
-    .collect();
-    assert_eq!(tables, expected);
+    assert_eq!(
+        field_pairs(&envelope_of(&listed)["data"]["tables"], "database", "name"),
+        [
+            ("cgm", "devices"),
+            ("cgm", "readings"),
+            ("pump", "boluses"),
+            ("pump", "devices"),
+        ]
+    );
     assert_eq!(
         rows(&client, "SELECT file FROM glob('exports/*') ORDER BY 1").await,
         json!([["exports/meals.parquet"]])

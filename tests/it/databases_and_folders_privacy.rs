@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use crate::databases::{CGM, Pair, assert_no_host_path, call, queried_and_explained, rows, serve};
 use crate::folders_hostile::{contains, decoded_blob};
+use crate::support::folder_scene::{exports_folder, files_flag, write_files};
 use crate::support::{leave_a_wal, status, strip_durations};
 use duckgate::mcp_client::{McpClient, envelope_of};
 use rmcp::model::ReadResourceResult;
@@ -65,8 +66,7 @@ const MODIFIED_UNIX: u64 = 1_772_352_000;
 /// The folder beside `pair`: `meals.parquet`, with its `meal` column (which the rules hide) or
 /// without it, and with or without a private diary (a file the rules hide).
 fn folder(pair: &Pair, with_hidden: bool) -> PathBuf {
-    let exports = pair.dir.path().join("exports");
-    std::fs::create_dir_all(exports.join("private")).unwrap();
+    let exports = exports_folder(pair.dir.path(), &["private"]);
     let meals = exports.join("meals.parquet");
     let diary = exports.join("private/diary.parquet");
     let meal_column = if with_hidden {
@@ -74,21 +74,22 @@ fn folder(pair: &Pair, with_hidden: bool) -> PathBuf {
     } else {
         String::new()
     };
-    let conn = duckdb::Connection::open_in_memory().unwrap();
-    conn.execute_batch(&format!(
-        "COPY (SELECT ts, carbs_g::DOUBLE AS carbs_g{meal_column}
-               FROM (VALUES (TIMESTAMP '2026-03-01 08:00', 45.5), (TIMESTAMP '2026-03-01 12:00', 62.5),
-                            (TIMESTAMP '2026-03-01 15:30', 15.5)) t(ts, carbs_g))
-         TO '{}' (FORMAT parquet);",
-        meals.display()
-    ))
-    .unwrap();
+    write_files(
+        &exports,
+        &format!(
+            "COPY (SELECT ts, carbs_g::DOUBLE AS carbs_g{meal_column}
+                   FROM (VALUES (TIMESTAMP '2026-03-01 08:00', 45.5), (TIMESTAMP '2026-03-01 12:00', 62.5),
+                                (TIMESTAMP '2026-03-01 15:30', 15.5)) t(ts, carbs_g))
+             TO '{{exports}}/meals.parquet' (FORMAT parquet);"
+        ),
+    );
     if with_hidden {
-        conn.execute_batch(&format!(
-            "COPY (SELECT '{PLANTED_IN_FILES}' AS entry) TO '{}' (FORMAT parquet);",
-            diary.display()
-        ))
-        .unwrap();
+        write_files(
+            &exports,
+            &format!(
+                "COPY (SELECT '{PLANTED_IN_FILES}' AS entry) TO '{{exports}}/private/diary.parquet' (FORMAT parquet);"
+            ),
+        );
     }
     let modified = std::time::UNIX_EPOCH + std::time::Duration::from_secs(MODIFIED_UNIX);
     for file in [&meals, &diary].into_iter().filter(|file| file.exists()) {
@@ -106,9 +107,8 @@ fn folder(pair: &Pair, with_hidden: bool) -> PathBuf {
 /// may differ in its last digit between two servers, which is not what these tests look for).
 fn flags(pair: &Pair, exports: &Path) -> Vec<String> {
     let mut args = pair.flags();
+    args.extend(files_flag(exports));
     args.extend([
-        "--files".to_owned(),
-        format!("exports={}", exports.display()),
         "--time-zone".into(),
         "UTC".into(),
         "--threads".into(),

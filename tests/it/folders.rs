@@ -8,8 +8,9 @@
 
 use std::path::PathBuf;
 
+use crate::support::folder_scene::FolderScene;
 use crate::support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
-use crate::support::{TempDir, duckgate_cli, make_db, outcome, status};
+use crate::support::{duckgate_cli, outcome, status};
 use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value as Json, json};
 
@@ -19,81 +20,59 @@ const PLANTED: &str = "PLANTED-OUTSIDE-7f3a";
 /// What a hidden column of the database holds.
 const HIDDEN: &str = "PLANTED-HIDDEN-91c2";
 
-/// A database, a declared folder `exports` and things around it the agent must not reach.
-struct Scene {
-    _dir: TempDir,
-    root: PathBuf,
-    db: PathBuf,
-    exports: PathBuf,
-    secret: PathBuf,
-}
-
-fn scene(tag: &str) -> Scene {
-    let dir = TempDir::new(tag);
-    let root = dir.path().to_path_buf();
-    let db = root.join("cgm.duckdb");
-    make_db(
-        &db,
+/// A database, a declared folder `exports` and, beside them, `secret.csv` ([`secret`]), which
+/// the agent must not reach.
+fn scene(tag: &str) -> FolderScene {
+    let scene = FolderScene::new(
+        tag,
+        "cgm.duckdb",
         &format!(
             "CREATE TABLE patients (id INTEGER, patient_name VARCHAR);
              INSERT INTO patients VALUES (1, '{HIDDEN}');"
         ),
+        &["by_year", "mixed", "many"],
     );
-    let exports = root.join("exports");
-    for sub in ["", "by_year", "mixed", "many"] {
-        std::fs::create_dir_all(exports.join(sub)).unwrap();
-    }
-    let secret = root.join("secret.csv");
-    std::fs::write(&secret, format!("note\n{PLANTED}\n")).unwrap();
-    let conn = duckdb::Connection::open_in_memory().unwrap();
-    let at = |p: &str| exports.join(p).display().to_string();
-    conn.execute_batch(&format!(
+    let exports = &scene.exports;
+    std::fs::write(secret(&scene), format!("note\n{PLANTED}\n")).unwrap();
+    scene.write_files(
         "CREATE TABLE readings AS
            SELECT TIMESTAMP '2025-12-30 00:00:00' + INTERVAL (i * 5) MINUTE AS ts,
                   (80 + (i * 37) % 160)::INTEGER AS glucose,
                   CASE WHEN i % 3 = 0 THEN 'G7' ELSE 'Libre 3' END AS device,
                   CASE WHEN i % 50 = 0 THEN NULL ELSE round((i % 17) * 0.5, 1) END AS insulin
            FROM range(1200) t(i);
-         COPY readings TO '{}' (FORMAT parquet);
-         COPY readings TO '{}' (FORMAT csv, HEADER);
-         COPY readings TO '{}' (FORMAT json);
-         COPY (SELECT *, year(ts) AS year FROM readings) TO '{}'
+         COPY readings TO '{exports}/readings.parquet' (FORMAT parquet);
+         COPY readings TO '{exports}/readings.csv' (FORMAT csv, HEADER);
+         COPY readings TO '{exports}/events.json' (FORMAT json);
+         COPY (SELECT *, year(ts) AS year FROM readings) TO '{exports}/by_year'
            (FORMAT parquet, PARTITION_BY (year));
-         COPY (SELECT 1 AS a, 'x' AS b) TO '{}' (FORMAT parquet);
-         COPY (SELECT 2 AS a, 3.5 AS c) TO '{}' (FORMAT parquet);",
-        at("readings.parquet"),
-        at("readings.csv"),
-        at("events.json"),
-        at("by_year"),
-        at("mixed/a.parquet"),
-        at("mixed/b.parquet"),
-    ))
-    .unwrap();
+         COPY (SELECT 1 AS a, 'x' AS b) TO '{exports}/mixed/a.parquet' (FORMAT parquet);
+         COPY (SELECT 2 AS a, 3.5 AS c) TO '{exports}/mixed/b.parquet' (FORMAT parquet);",
+    );
     for i in 0..8 {
         std::fs::write(exports.join(format!("many/{i}.csv")), "x\n1\n").unwrap();
     }
     // Inside the folder, pointing out of it.
-    std::os::unix::fs::symlink(&secret, exports.join("link_out.csv")).unwrap();
-    std::os::unix::fs::symlink(&db, exports.join("db_link.csv")).unwrap();
+    std::os::unix::fs::symlink(secret(&scene), exports.join("link_out.csv")).unwrap();
+    std::os::unix::fs::symlink(&scene.db, exports.join("db_link.csv")).unwrap();
     // A FIFO nobody writes to: opening it for reading would wait for a writer.
     nix::unistd::mkfifo(
         &exports.join("pipe.csv"),
         nix::sys::stat::Mode::from_bits_truncate(0o600),
     )
     .unwrap();
-    Scene {
-        _dir: dir,
-        root,
-        db,
-        exports,
-        secret,
-    }
+    scene
 }
 
-async fn server(scene: &Scene, bypass: &str, extra: &[&str]) -> McpClient {
+/// The file beside the folder that no reply may carry anything of: it holds [`PLANTED`].
+fn secret(scene: &FolderScene) -> PathBuf {
+    scene.root.join("secret.csv")
+}
+
+async fn server(scene: &FolderScene, bypass: &str, extra: &[&str]) -> McpClient {
     let mut args = vec!["--time-zone", TIME_ZONE, "--max-reply-bytes", "67108864"];
     args.extend(extra);
-    crate::support::serve_folder(&scene.db, &scene.exports, bypass, &args).await
+    scene.serve(bypass, &args).await
 }
 
 async fn query(client: &McpClient, sql: &str) -> Json {
@@ -106,7 +85,7 @@ async fn query(client: &McpClient, sql: &str) -> Json {
 
 /// What a reply about the folder's files must never carry: the folder's host path (the
 /// database's own path is the operator's, which `server_info` shows).
-fn no_host_path(scene: &Scene, what: &str, reply: &Json) {
+fn no_host_path(scene: &FolderScene, what: &str, reply: &Json) {
     let text = reply.to_string();
     let folder = scene.exports.display().to_string();
     assert!(
@@ -220,10 +199,10 @@ fn status_of(envelope: &Json) -> &str {
 }
 
 /// The reads that leave the folder.
-fn attacks(scene: &Scene) -> Vec<String> {
+fn attacks(scene: &FolderScene) -> Vec<String> {
     vec![
-        format!("SELECT * FROM read_csv('{}')", scene.secret.display()),
-        format!("SELECT * FROM '{}'", scene.secret.display()),
+        format!("SELECT * FROM read_csv('{}')", secret(scene).display()),
+        format!("SELECT * FROM '{}'", secret(scene).display()),
         "SELECT * FROM read_csv('exports/../secret.csv')".into(),
         "SELECT * FROM 'exports/../secret.csv'".into(),
         "SELECT * FROM read_csv('exports/link_out.csv')".into(),
@@ -237,7 +216,7 @@ fn attacks(scene: &Scene) -> Vec<String> {
 /// hardening (its local file system stays switched off, and the folders' file system refuses
 /// `..` and the link out). The kernel alone cannot refuse them: a worker must read the file to
 /// attach it.
-fn database_reads(scene: &Scene) -> Vec<String> {
+fn database_reads(scene: &FolderScene) -> Vec<String> {
     vec![
         format!("SELECT * FROM read_csv('{}')", scene.db.display()),
         format!("SELECT * FROM read_text('{}')", scene.db.display()),
@@ -246,7 +225,12 @@ fn database_reads(scene: &Scene) -> Vec<String> {
     ]
 }
 
-async fn assert_refused_or_denied(client: &McpClient, scene: &Scene, layers: &str, sql: &str) {
+async fn assert_refused_or_denied(
+    client: &McpClient,
+    scene: &FolderScene,
+    layers: &str,
+    sql: &str,
+) {
     let reply = query(client, sql).await;
     assert!(
         matches!(status_of(&reply), "refused" | "error"),
@@ -255,7 +239,7 @@ async fn assert_refused_or_denied(client: &McpClient, scene: &Scene, layers: &st
     no_host_path_or_secret(scene, layers, sql, &reply);
 }
 
-fn no_host_path_or_secret(scene: &Scene, layers: &str, sql: &str, reply: &Json) {
+fn no_host_path_or_secret(scene: &FolderScene, layers: &str, sql: &str, reply: &Json) {
     let text = reply.to_string();
     assert!(!text.contains(PLANTED), "{sql} (off: {layers:?}): {text}");
     assert!(!text.contains(HIDDEN), "{sql} (off: {layers:?}): {text}");
@@ -299,7 +283,7 @@ async fn with_every_check_off_the_kernel_denies_what_lies_outside_the_folder() {
     // from the worker's confinement, not from a missing file.
     let scene = scene("folders-kernel");
     assert!(
-        std::fs::read_to_string(&scene.secret)
+        std::fs::read_to_string(secret(&scene))
             .unwrap()
             .contains(PLANTED)
     );
@@ -323,7 +307,7 @@ async fn with_every_check_off_the_kernel_denies_what_lies_outside_the_folder() {
 /// The reads of the database's own file and WAL that a worker could make if the kernel let it:
 /// by the absolute path, by `..` out of the folder, through a symbolic link placed in the
 /// folder; and by the names only duckgate's own ATTACH may open (`duckgate-database://N`).
-fn database_file_reads(scene: &Scene, wal: &std::path::Path) -> (Vec<String>, Vec<String>) {
+fn database_file_reads(scene: &FolderScene, wal: &std::path::Path) -> (Vec<String>, Vec<String>) {
     let wal_name = wal.file_name().unwrap().to_str().unwrap();
     let by_the_kernel = vec![
         format!(
@@ -529,7 +513,7 @@ fn a_folder_holding_the_database_or_not_a_directory_is_refused_at_start_up() {
     let (code, _, stderr) = check(format!("all={}", scene.root.display()));
     assert_ne!(code, 0);
     assert!(stderr.contains("holds the database file"), "{stderr}");
-    let (code, _, stderr) = check(format!("x={}", scene.secret.display()));
+    let (code, _, stderr) = check(format!("x={}", secret(&scene).display()));
     assert_ne!(code, 0);
     assert!(stderr.contains("not a directory"), "{stderr}");
     let (code, _, stderr) = check(format!("1x={}", scene.exports.display()));

@@ -4,45 +4,31 @@
 //! `schema://file/{path}` serve the same. Nothing shows a host path, a file outside the folder
 //! (a link out, a FIFO, the database under another name), or what privacy rules hide.
 
-use std::path::PathBuf;
-
+use crate::support::folder_scene::FolderScene;
 use crate::support::oracle::{JsonEncoding, Oracle};
-use crate::support::{OutputSchemas, TempDir, make_db, serve};
+use crate::support::{OutputSchemas, field_pairs, serve};
 use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use rmcp::model::CallToolResult;
 use serde_json::{Value as Json, json};
 
-struct Scene {
-    _dir: TempDir,
-    root: PathBuf,
-    db: PathBuf,
-    exports: PathBuf,
-}
-
-fn scene(tag: &str) -> Scene {
-    let dir = TempDir::new(tag);
-    let root = dir.path().to_path_buf();
-    let db = root.join("cgm.duckdb");
-    make_db(&db, "CREATE TABLE t (x INTEGER);");
-    let exports = root.join("exports");
-    for sub in ["2025", "2026", "private", "many"] {
-        std::fs::create_dir_all(exports.join(sub)).unwrap();
-    }
-    let at = |p: &str| exports.join(p).display().to_string();
-    let conn = duckdb::Connection::open_in_memory().unwrap();
-    conn.execute_batch(&format!(
+/// A database and a declared folder `exports` of files in several formats and subfolders, with
+/// what must never be listed: a link out, a FIFO, the database under another name.
+fn scene(tag: &str) -> FolderScene {
+    let scene = FolderScene::new(
+        tag,
+        "cgm.duckdb",
+        "CREATE TABLE t (x INTEGER);",
+        &["2025", "2026", "private", "many"],
+    );
+    let (root, exports) = (&scene.root, &scene.exports);
+    scene.write_files(
         "COPY (SELECT TIMESTAMP '2026-01-01' + INTERVAL (i * 5) MINUTE AS ts, 100 + i % 50 AS glucose,
                       'G7' AS device, 'Jane Planted' AS patient_name
-               FROM range(300) t(i)) TO '{}' (FORMAT parquet);
-         COPY (SELECT 1 AS a, 'x' AS b) TO '{}' (FORMAT csv, HEADER);
-         COPY (SELECT 1 AS a) TO '{}' (FORMAT json);
-         COPY (SELECT 'hidden' AS secret) TO '{}' (FORMAT parquet);",
-        at("2026/readings.parquet"),
-        at("2025/notes.csv"),
-        at("2025/events.json"),
-        at("private/secret.parquet"),
-    ))
-    .unwrap();
+               FROM range(300) t(i)) TO '{exports}/2026/readings.parquet' (FORMAT parquet);
+         COPY (SELECT 1 AS a, 'x' AS b) TO '{exports}/2025/notes.csv' (FORMAT csv, HEADER);
+         COPY (SELECT 1 AS a) TO '{exports}/2025/events.json' (FORMAT json);
+         COPY (SELECT 'hidden' AS secret) TO '{exports}/private/secret.parquet' (FORMAT parquet);",
+    );
     std::fs::write(exports.join("README.txt"), "about these exports\n").unwrap();
     for i in 0..300 {
         std::fs::write(exports.join(format!("many/day-{i:03}.csv")), "x\n1\n").unwrap();
@@ -57,19 +43,14 @@ fn scene(tag: &str) -> Scene {
         nix::sys::stat::Mode::from_bits_truncate(0o600),
     )
     .unwrap();
-    std::fs::hard_link(&db, exports.join("db_copy.csv")).unwrap();
-    Scene {
-        _dir: dir,
-        root,
-        db,
-        exports,
-    }
+    std::fs::hard_link(&scene.db, exports.join("db_copy.csv")).unwrap();
+    scene
 }
 
-async fn server(scene: &Scene, extra: &[&str]) -> McpClient {
+async fn server(scene: &FolderScene, extra: &[&str]) -> McpClient {
     let mut args = vec!["--time-zone", "UTC"];
     args.extend(extra);
-    crate::support::serve_folder(&scene.db, &scene.exports, "", &args).await
+    scene.serve("", &args).await
 }
 
 fn paths(envelope: &Json) -> Vec<String> {
@@ -81,7 +62,7 @@ fn paths(envelope: &Json) -> Vec<String> {
         .collect()
 }
 
-fn no_host_path(scene: &Scene, result: &CallToolResult) {
+fn no_host_path(scene: &FolderScene, result: &CallToolResult) {
     let whole = serde_json::to_string(result).unwrap();
     let root = scene.root.display().to_string();
     assert!(!whole.contains(&root), "a host path: {whole}");
@@ -167,22 +148,11 @@ async fn list_files_shows_the_folders_files_by_their_sql_paths_a_page_at_a_time(
         .call("list_files", json!({ "pattern": "exports/2025/*" }))
         .await
         .unwrap();
-    let formats: Vec<(String, String)> = envelope_of(&formats)["data"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_owned(),
-                f["format"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect();
     assert_eq!(
-        formats,
+        field_pairs(&envelope_of(&formats)["data"]["files"], "path", "format"),
         [
-            ("exports/2025/events.json".to_owned(), "json".to_owned()),
-            ("exports/2025/notes.csv".to_owned(), "csv".to_owned())
+            ("exports/2025/events.json", "json"),
+            ("exports/2025/notes.csv", "csv")
         ]
     );
 

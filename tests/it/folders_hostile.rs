@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::support::folder_scene::FolderScene;
 use crate::support::oracle::{JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
-use crate::support::{TempDir, make_db};
 use base64::Engine as _;
 use duckgate::mcp_client::{McpClient, envelope_of, text_of};
 use serde_json::{Value as Json, json};
@@ -39,48 +39,23 @@ const HIDDEN_IN_WAL: &str = "PLANTED-WAL-77c3";
 /// The privacy rule the servers that must keep the database's hidden data run under.
 const HIDE: [&str; 2] = ["--hide-column", "patients.patient_name"];
 
-/// A database with a hidden column and a declared folder `exports` beside it.
-struct Scene {
-    _dir: TempDir,
-    root: PathBuf,
-    db: PathBuf,
-    exports: PathBuf,
-}
-
-fn scene(tag: &str) -> Scene {
-    let dir = TempDir::new(tag);
-    let root = dir.path().to_path_buf();
-    let db = root.join("cgm.duckdb");
-    make_db(
-        &db,
+/// A database with a hidden column and an empty declared folder `exports` beside it.
+fn scene(tag: &str) -> FolderScene {
+    FolderScene::new(
+        tag,
+        "cgm.duckdb",
         &format!(
             "CREATE TABLE patients (id INTEGER, patient_name VARCHAR);
              INSERT INTO patients VALUES (1, '{HIDDEN}');"
         ),
-    );
-    let exports = root.join("exports");
-    std::fs::create_dir_all(&exports).unwrap();
-    Scene {
-        _dir: dir,
-        root,
-        db,
-        exports,
-    }
+        &[],
+    )
 }
 
-/// Run `sql` on an in-memory DuckDB, with `{exports}` standing for the folder's host path
-/// (fixtures).
-fn write_fixtures(exports: &Path, sql: &str) {
-    let sql = sql.replace("{exports}", &exports.display().to_string());
-    let conn = duckdb::Connection::open_in_memory().unwrap();
-    conn.execute_batch(&sql)
-        .unwrap_or_else(|e| panic!("fixtures: {e}\n{sql}"));
-}
-
-async fn server(scene: &Scene, bypass: &str, extra: &[&str]) -> McpClient {
+async fn server(scene: &FolderScene, bypass: &str, extra: &[&str]) -> McpClient {
     let mut args = vec!["--time-zone", TIME_ZONE, "--timeout", "30"];
     args.extend(extra);
-    crate::support::serve_folder(&scene.db, &scene.exports, bypass, &args).await
+    scene.serve(bypass, &args).await
 }
 
 async fn query(client: &McpClient, sql: &str) -> Json {
@@ -96,7 +71,7 @@ fn status_of(envelope: &Json) -> &str {
 }
 
 /// What no reply may carry: the host path of the folder or of the scene, or hidden values.
-fn assert_nothing_leaks(scene: &Scene, what: &str, reply: &Json) {
+fn assert_nothing_leaks(scene: &FolderScene, what: &str, reply: &Json) {
     let text = reply.to_string();
     for path in [&scene.exports, &scene.root] {
         let path = path.display().to_string();
@@ -112,7 +87,7 @@ fn assert_nothing_leaks(scene: &Scene, what: &str, reply: &Json) {
 
 /// A clear error: refused or failed, a kind that says what happened (never an internal error
 /// or a hang), a message, and a next step; nothing leaks.
-fn assert_clear_error(scene: &Scene, what: &str, reply: &Json) {
+fn assert_clear_error(scene: &FolderScene, what: &str, reply: &Json) {
     assert!(
         matches!(status_of(reply), "error" | "refused"),
         "{what}: not an error: {reply}"
@@ -387,8 +362,7 @@ fn stretched_parquet(small: &Path, out: &Path) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_ten_gigabyte_file_is_answered_or_a_clear_error_and_refused_past_the_byte_cap() {
     let scene = scene("hostile-huge");
-    write_fixtures(
-        &scene.exports,
+    scene.write_files(
         "COPY (SELECT i AS n, (i * 7919) % 400 AS glucose FROM range(100000) t(i))
            TO '{exports}/small.parquet' (FORMAT parquet);",
     );
@@ -540,8 +514,7 @@ fn footer_declaring_a_huge_list() -> Vec<u8> {
 async fn a_parquet_file_with_a_corrupt_footer_is_a_clear_error() {
     let scene = scene("hostile-footer");
     std::fs::create_dir_all(scene.exports.join("corrupt")).unwrap();
-    write_fixtures(
-        &scene.exports,
+    scene.write_files(
         "COPY (SELECT i AS n, 'reading ' || i AS label FROM range(5000) t(i))
            TO '{exports}/good.parquet' (FORMAT parquet);",
     );
@@ -620,8 +593,7 @@ const ONE_ROW_GROUP_ROWS: u64 = 4_000_000;
 #[tokio::test(flavor = "multi_thread")]
 async fn a_parquet_file_of_one_huge_row_group_is_answered_within_a_small_memory_cap() {
     let scene = scene("hostile-rowgroup");
-    write_fixtures(
-        &scene.exports,
+    scene.write_files(
         &format!(
             "COPY (SELECT i AS n, (i * 7919) % 400 AS glucose,
                           'sensor-' || (i % 97) AS device,

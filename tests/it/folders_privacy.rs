@@ -9,9 +9,8 @@
 //! `….ssn` hide columns of the Parquet files; `exports/notes.csv.patient_name` names a CSV file,
 //! which a column rule cannot hide a column of, so it is refused whatever its header holds.
 
-use std::path::PathBuf;
-
-use crate::support::{TempDir, make_db, strip_durations};
+use crate::support::folder_scene::FolderScene;
+use crate::support::strip_durations;
 use duckgate::mcp_client::McpClient;
 use rmcp::model::CallToolResult;
 use serde_json::{Value as Json, json};
@@ -32,25 +31,14 @@ const RULES: [&str; 8] = [
     "exports/notes.csv.patient_name",
 ];
 
-struct Fixture {
-    _dir: TempDir,
-    db: PathBuf,
-    exports: PathBuf,
-}
-
 /// Fixture A or B: the same visible data, different hidden data.
-fn fixture(tag: &str, a: bool) -> Fixture {
-    let dir = TempDir::new(tag);
-    let db = dir.path().join("health.duckdb");
-    make_db(
-        &db,
+fn fixture(tag: &str, a: bool) -> FolderScene {
+    let fixture = FolderScene::new(
+        tag,
+        "health.duckdb",
         "CREATE TABLE notes (id INTEGER, note VARCHAR); INSERT INTO notes VALUES (1, 'x');",
+        &["people", "private", "visible"],
     );
-    let exports = dir.path().join("exports");
-    for sub in ["people", "private", "visible"] {
-        std::fs::create_dir_all(exports.join(sub)).unwrap();
-    }
-    let at = |p: &str| exports.join(p).display().to_string();
     // A: the hidden name among the visible columns, as text. B: after them, as a number, with a
     // second hidden column A lacks.
     let people = |month: u32| {
@@ -67,44 +55,33 @@ fn fixture(tag: &str, a: bool) -> Fixture {
             )
         }
     };
-    let conn = duckdb::Connection::open_in_memory().unwrap();
     let mut sql = format!(
-        "COPY ({}) TO '{}' (FORMAT parquet);
-         COPY ({}) TO '{}' (FORMAT parquet);
-         COPY (SELECT i AS n, 'visible ' || i AS line FROM range(3) t(i)) TO '{}' (FORMAT csv, HEADER);",
+        "COPY ({}) TO '{{exports}}/people/2026-01.parquet' (FORMAT parquet);
+         COPY ({}) TO '{{exports}}/people/2026-02.parquet' (FORMAT parquet);
+         COPY (SELECT i AS n, 'visible ' || i AS line FROM range(3) t(i)) TO '{{exports}}/visible/log.csv' (FORMAT csv, HEADER);",
         people(1),
-        at("people/2026-01.parquet"),
         people(2),
-        at("people/2026-02.parquet"),
-        at("visible/log.csv"),
     );
     if a {
         sql.push_str(&format!(
-            "COPY (SELECT '{PLANTED_A}' AS secret) TO '{}' (FORMAT parquet);
-             COPY (SELECT 1 AS id, '{PLANTED_A}' AS patient_name) TO '{}' (FORMAT csv, HEADER);",
-            at("private/secret.parquet"),
-            at("notes.csv"),
+            "COPY (SELECT '{PLANTED_A}' AS secret) TO '{{exports}}/private/secret.parquet' (FORMAT parquet);
+             COPY (SELECT 1 AS id, '{PLANTED_A}' AS patient_name) TO '{{exports}}/notes.csv' (FORMAT csv, HEADER);"
         ));
     } else {
-        sql.push_str(&format!(
-            "COPY (SELECT 1 AS id, 'nothing hidden' AS remark) TO '{}' (FORMAT csv, HEADER);",
-            at("notes.csv"),
-        ));
+        sql.push_str(
+            "COPY (SELECT 1 AS id, 'nothing hidden' AS remark) TO '{exports}/notes.csv' (FORMAT csv, HEADER);",
+        );
     }
-    conn.execute_batch(&sql).unwrap();
-    Fixture {
-        _dir: dir,
-        db,
-        exports,
-    }
+    fixture.write_files(&sql);
+    fixture
 }
 
-async fn server(fixture: &Fixture, bypass: &str) -> McpClient {
+async fn server(fixture: &FolderScene, bypass: &str) -> McpClient {
     // One thread: a sum of floats over two files read in parallel may differ in its last digit
     // from run to run, which is not what these probes look for.
     let mut args = vec!["--time-zone", "UTC", "--threads", "1"];
     args.extend(RULES);
-    crate::support::serve_folder(&fixture.db, &fixture.exports, bypass, &args).await
+    fixture.serve(bypass, &args).await
 }
 
 /// A reply as it travels, without what differs between any two calls: durations, and the

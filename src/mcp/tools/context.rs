@@ -1,6 +1,7 @@
 //! What a tool may use of the server, and nothing more: the gateway, the catalog with the
-//! operator's descriptions laid over DuckDB's comments, the error path (recovery and "did you
-//! mean"), the session's transport counters, and progress notifications while a query runs.
+//! operator's descriptions laid over DuckDB's comments, the relation a tool's `table_name` names
+//! (a declared folder's file or a table), the error path (recovery and "did you mean"), the
+//! session's transport counters, and progress notifications while a query runs.
 //!
 //! The server (`mcp::server`) builds one per call and hands it to the tool's module; the tools
 //! never see the server itself, so they depend on this module and not the other way round.
@@ -13,15 +14,27 @@ use rmcp::model::ProgressNotificationParam;
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-use super::catalog_lookup::MAX_FUZZY_MATCHES;
+use super::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
 use super::name::ToolName;
 use crate::gateway::Gateway;
 use crate::mcp::descriptions::ServeOptions;
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
-use crate::protocol::{CatalogSnapshot, MissingKind};
+use crate::protocol::{CatalogSnapshot, MissingKind, TableInfo};
 use crate::session::{CountersSnapshot, SessionCounters};
 use duckgate_validate::error::{ErrorKind, Failure};
+
+/// What the tools that read one relation (`describe_table`, `sample_rows`) were named: a file
+/// of a declared folder or a table of the catalog ([`ToolContext::relation`]).
+pub(crate) enum Relation<'n> {
+    /// A file's path as `list_files` shows it (`NAME/…`), which these tools read as a file
+    /// relation (`FROM 'exports/a.parquet'`): the query they build passes every check any
+    /// query does.
+    File(&'n str),
+    /// A table or view, with the catalog it was found in (the table's entry copied out of it,
+    /// so the two travel together).
+    Table(Arc<CatalogSnapshot>, TableInfo),
+}
 
 /// A tool's narrow view of the server for one call.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +66,39 @@ impl<'a> ToolContext<'a> {
     /// The gateway every tool answers from.
     pub(crate) fn gateway(&self) -> &Gateway {
         self.gateway
+    }
+
+    /// `name` when it names a file of a declared folder: it begins with a declared folder's
+    /// name and a `/`, as `list_files` shows a file's path.
+    pub(crate) fn as_file<'n>(&self, name: &'n str) -> Option<&'n str> {
+        self.gateway
+            .folder_rules()
+            .names()
+            .iter()
+            .any(|folder| {
+                name.len() > folder.len() + 1
+                    && name.starts_with(folder.as_str())
+                    && name.as_bytes().get(folder.len()) == Some(&b'/')
+            })
+            .then_some(name)
+    }
+
+    /// The relation a tool's `table_name` argument names: a declared folder's file when it is
+    /// one ([`Self::as_file`]), else the table [`find_table`] finds with `schema` and `database`.
+    pub(crate) async fn relation<'n>(
+        &self,
+        table_name: &'n str,
+        schema: Option<&str>,
+        database: Option<&str>,
+    ) -> Result<Relation<'n>, ErrorBody> {
+        if let Some(path) = self.as_file(table_name) {
+            return Ok(Relation::File(path));
+        }
+        let catalog = self.catalog().await?;
+        let table = find_table(&catalog, table_name, schema, database)
+            .await?
+            .clone();
+        Ok(Relation::Table(catalog, table))
     }
 
     /// The catalog with the operator's descriptions laid over DuckDB's comments.

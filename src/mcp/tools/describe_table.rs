@@ -3,13 +3,12 @@
 use serde_json::{Value, json};
 
 use super::arguments::tool_arguments;
-use super::catalog_lookup::{find_table, outgoing_keys, table_detail};
-use super::context::ToolContext;
-use super::context::with_progress;
+use super::catalog_lookup::{outgoing_keys, table_detail};
+use super::context::{Relation, ToolContext, with_progress};
 use super::list_relationships::foreign_key_schema;
 use super::name::ToolName;
 use super::tool::{
-    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_not_blank, relation_schema, tool,
+    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, check_not_blank, relation_schema, tool,
 };
 use crate::mcp::envelope::{ErrorBody, Reply, Status, nullable};
 use crate::mcp::render;
@@ -84,30 +83,23 @@ tool! {
 /// Most columns of a file described.
 const MAX_FILE_COLUMNS: usize = 10_000;
 
-/// The table the agent named, found as [`find_table`] finds it, or the file it named.
+/// The table or the file the agent named ([`ToolContext::relation`]).
 async fn run(server: &ToolContext<'_>, args: DescribeTableArgs, context: &Request) -> Answer {
     check_not_blank::<DescribeTable>("table_name", &args.table_name)?;
-    if let Some(path) = as_file(server, &args.table_name) {
-        return describe_file(server, path, context).await;
+    let (schema, database) = (args.schema.as_deref(), args.database.as_deref());
+    match server.relation(&args.table_name, schema, database).await? {
+        Relation::File(path) => describe_file(server, path, context).await,
+        Relation::Table(catalog, table) => Ok(Reply::ok(
+            Status::Success,
+            table_detail(&catalog, &table),
+            &["sample_rows", "query"],
+            render::table_text(
+                &table,
+                &outgoing_keys(&catalog, &table),
+                catalog.default_database(),
+            ),
+        )),
     }
-    let catalog = server.catalog().await?;
-    let table = find_table(
-        &catalog,
-        &args.table_name,
-        args.schema.as_deref(),
-        args.database.as_deref(),
-    )
-    .await?;
-    Ok(Reply::ok(
-        Status::Success,
-        table_detail(&catalog, table),
-        &["sample_rows", "query"],
-        render::table_text(
-            table,
-            &outgoing_keys(&catalog, table),
-            catalog.default_database(),
-        ),
-    ))
 }
 
 /// A file's columns, as DuckDB binds them (`DESCRIBE SELECT * FROM 'path'`, a query checked

@@ -3,12 +3,12 @@
 use serde_json::{Value, json};
 
 use super::arguments::{Argument, tool_arguments};
-use super::catalog_lookup::{MAX_FUZZY_MATCHES, find_table};
-use super::context::{ToolContext, with_progress};
+use super::catalog_lookup::MAX_FUZZY_MATCHES;
+use super::context::{Relation, ToolContext, with_progress};
 use super::name::ToolName;
 use super::query::{rows_reply, rows_schema};
 use super::tool::{
-    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, as_file, check_limit, check_not_blank, tool,
+    Answer, DATABASE, Request, SCHEMA, TABLE_NAME, check_limit, check_not_blank, tool,
 };
 use crate::mcp::envelope::ErrorBody;
 use crate::mcp::fuzzy;
@@ -51,20 +51,16 @@ async fn run(server: &ToolContext<'_>, args: SampleRowsArgs, context: &Request) 
         MAX_LIMIT,
         |limit| json!({ "table_name": table_name, "limit": limit }),
     )?;
-    if let Some(path) = as_file(server, &args.table_name) {
-        return sample_file(server, path, args.columns.as_deref(), limit, context).await;
-    }
-    let catalog = server.catalog().await?;
-    let table = find_table(
-        &catalog,
-        &args.table_name,
-        args.schema.as_deref(),
-        args.database.as_deref(),
-    )
-    .await?;
+    let (schema, database) = (args.schema.as_deref(), args.database.as_deref());
+    let (catalog, table) = match server.relation(&args.table_name, schema, database).await? {
+        Relation::File(path) => {
+            return sample_file(server, path, args.columns.as_deref(), limit, context).await;
+        }
+        Relation::Table(catalog, table) => (catalog, table),
+    };
     // The arguments that name this table again in a next step: its database only when it is
     // not the default.
-    let in_default = catalog.in_default_database(table);
+    let in_default = catalog.in_default_database(&table);
     let naming = |mut args: Value| {
         if let (false, Some(object)) = (in_default, args.as_object_mut()) {
             object.insert("database".into(), json!(table.database));

@@ -19,23 +19,6 @@ pub(crate) const TABLE_NAME: Argument = Argument::described(
     "Table or view name as list_tables shows it, or a data file's path as list_files shows it.",
 );
 
-/// `name` when it names a file of a declared folder (`NAME/…`, as `list_files` shows it), which
-/// the tools that read one table read as a file relation (`FROM 'exports/a.parquet'`): the
-/// query they build passes every check any query does.
-pub(crate) fn as_file<'n>(server: &ToolContext<'_>, name: &'n str) -> Option<&'n str> {
-    server
-        .gateway()
-        .folder_rules()
-        .names()
-        .iter()
-        .any(|folder| {
-            name.len() > folder.len() + 1
-                && name.starts_with(folder.as_str())
-                && name.as_bytes().get(folder.len()) == Some(&b'/')
-        })
-        .then_some(name)
-}
-
 /// The `schema` argument beside a `table_name`.
 pub(crate) const SCHEMA: Argument =
     Argument::described("Schema name (default: the only schema that has the table, else main).");

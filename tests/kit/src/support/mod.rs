@@ -1,6 +1,7 @@
 //! Shared by duckgate's integration tests (`tests/it/`): temp dirs, a real DuckDB file, the real
-//! `duckgate` binary as a command line and as `duckgate serve`, the test programs, the MCP client,
-//! outputSchema validation and a look at the server's worker processes.
+//! `duckgate` binary as a command line and as `duckgate serve`, the declared-folder tests' scene
+//! ([`folder_scene`]), the test programs, the MCP client, outputSchema validation, reading a
+//! reply's lists, and a look at the server's worker processes.
 //!
 //! Cargo tells only the integration tests it compiles where it put the package's binary and
 //! their scratch folder (`CARGO_BIN_EXE_duckgate`, `CARGO_TARGET_TMPDIR`), not a library such as
@@ -8,6 +9,7 @@
 //! them ([`exe`]). `tests/it/main.rs` checks that this is the very binary cargo names.
 
 pub mod corpus_file;
+pub mod folder_scene;
 pub mod oracle;
 pub mod steps;
 
@@ -265,30 +267,6 @@ pub async fn serve_pinned(db: &Path, extra: &[&str], version: ProtocolVersion) -
         .unwrap_or_else(|e| panic!("duckgate serve starts a {version} session: {e}"))
 }
 
-/// `duckgate serve --db DB --files exports=EXPORTS extra…` with the test switch's `bypass`
-/// layers off (none when empty), initialised: the server of the declared-folder tests.
-pub async fn serve_folder(db: &Path, exports: &Path, bypass: &str, extra: &[&str]) -> McpClient {
-    let mut command = tokio::process::Command::new(exe());
-    command
-        .arg("serve")
-        .arg("--db")
-        .arg(db)
-        .arg("--files")
-        .arg(format!("exports={}", exports.display()))
-        .args(extra);
-    if !bypass.is_empty() {
-        command.env(duckgate::sandbox::bypass::ENV_VAR, bypass);
-    }
-    let stderr = if std::env::var_os("DUCKGATE_TEST_LOGS").is_some() {
-        Stdio::inherit()
-    } else {
-        Stdio::null()
-    };
-    McpClient::spawn_command(command, stderr)
-        .await
-        .expect("duckgate serve initialises")
-}
-
 /// Every tool's outputSchema, compiled.
 pub struct OutputSchemas(HashMap<String, jsonschema::Validator>);
 
@@ -334,6 +312,24 @@ pub fn status(result: &CallToolResult) -> &str {
     envelope_of(result)["status"]
         .as_str()
         .unwrap_or("<no status>")
+}
+
+/// Each object of the list `items` (a tool's `data.tables`, `data.files`, …) as its string
+/// fields `(first, second)`, in the list's order: `list_tables`' `(database, name)`,
+/// `list_files`' `(path, format)`. Panics, naming the list, when it is not one or an object
+/// lacks either field.
+pub fn field_pairs<'a>(items: &'a Value, first: &str, second: &str) -> Vec<(&'a str, &'a str)> {
+    let field = |item: &'a Value, name: &str| -> &'a str {
+        item[name]
+            .as_str()
+            .unwrap_or_else(|| panic!("no string {name} in {item}"))
+    };
+    items
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {items}"))
+        .iter()
+        .map(|item| (field(item, first), field(item, second)))
+        .collect()
 }
 
 /// The envelope's error kind.
