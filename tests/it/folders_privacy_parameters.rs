@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::folders_privacy::reply_bytes;
+use crate::support::folder_scene::FolderScene;
 use crate::support::oracle::{Answer, JsonEncoding, Oracle, Reply, first_difference, mcp_answer};
-use crate::support::{TempDir, make_db, status};
+use crate::support::status;
 use duckgate::mcp_client::{McpClient, envelope_of};
 use serde_json::{Value as Json, json};
 
@@ -30,11 +31,9 @@ const SEALED: &str = "'exports/sealed/readings.parquet'";
 /// The folder served (its files hold `patient_name`) and, beside it, the same files written
 /// without `patient_name`, which the in-process oracle reads under the same names.
 struct Scene {
-    _dir: TempDir,
-    db: PathBuf,
-    /// The directory holding `exports`, for an in-process DuckDB that reads the hidden column.
-    root: PathBuf,
-    exports: PathBuf,
+    /// The database and the folder served; `root` holds `exports`, for an in-process DuckDB that
+    /// reads the hidden column.
+    folder: FolderScene,
     plain_root: PathBuf,
 }
 
@@ -76,11 +75,11 @@ fn write_files(conn: &duckdb::Connection, exports: &Path, hidden: bool) {
 }
 
 fn scene(tag: &str) -> Scene {
-    let dir = TempDir::new(tag);
-    let db = dir.path().join("health.duckdb");
-    make_db(
-        &db,
+    let folder = FolderScene::new(
+        tag,
+        "health.duckdb",
         "CREATE TABLE notes (id INTEGER); INSERT INTO notes VALUES (1);",
+        &[],
     );
     let conn = duckdb::Connection::open_in_memory().unwrap();
     // Without httpfs, DuckDB's crypto module writes only when told that this file need not be
@@ -89,17 +88,10 @@ fn scene(tag: &str) -> Scene {
         "SET force_mbedtls_unsafe = 'true'; PRAGMA add_parquet_key('sealed', '{KEY}');"
     ))
     .unwrap();
-    let exports = dir.path().join("exports");
-    write_files(&conn, &exports, true);
-    let plain_root = dir.path().join("plain");
+    write_files(&conn, &folder.exports, true);
+    let plain_root = folder.root.join("plain");
     write_files(&conn, &plain_root.join("exports"), false);
-    Scene {
-        root: dir.path().to_owned(),
-        _dir: dir,
-        db,
-        exports,
-        plain_root,
-    }
+    Scene { folder, plain_root }
 }
 
 async fn server(scene: &Scene, bypass: &str) -> McpClient {
@@ -111,7 +103,7 @@ async fn server(scene: &Scene, bypass: &str) -> McpClient {
         "--hide-column",
         "exports/**/*.parquet.patient_name",
     ];
-    crate::support::serve_folder(&scene.db, &scene.exports, bypass, &args).await
+    scene.folder.serve(bypass, &args).await
 }
 
 /// A query with each parameter that keeps the files' column names: every one DuckDB 2.0's
@@ -314,7 +306,7 @@ async fn binding_parameters_are_refused(bypass: &str) {
     // In-process DuckDB, which no rule binds, over the very files: `schema` and `bound_schema`
     // read the hidden column under a name of the caller's, and `column_statistics` answers; so
     // the refusal below is the rules', and the attack it stops is real.
-    let unruled = Oracle::in_folder_root(&scene.root, "UTC", JsonEncoding::Text);
+    let unruled = Oracle::in_folder_root(&scene.folder.root, "UTC", JsonEncoding::Text);
     let field_id = unruled
         .answer(
             "SELECT field_id FROM parquet_schema('exports/people/year=2025/december.parquet') \
@@ -349,7 +341,7 @@ async fn binding_parameters_are_refused(bypass: &str) {
         let bytes = reply_bytes(&result);
         assert!(!bytes.contains(PLANTED), "{bytes}");
         assert!(
-            !bytes.contains(&scene.exports.display().to_string()),
+            !bytes.contains(&scene.folder.exports.display().to_string()),
             "{bytes}"
         );
     }
