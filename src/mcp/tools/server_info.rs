@@ -377,7 +377,10 @@ fn without_database_paths(
     databases: &crate::protocol::databases::Databases,
 ) -> crate::protocol::Posture {
     for (_, value) in &mut posture.duckdb_settings {
-        for (index, database) in databases.iter().enumerate() {
+        // From the last database back: `duckgate-database://1` begins `duckgate-database://10`'s
+        // name, so the longer names are replaced first.
+        let all: Vec<_> = databases.iter().enumerate().collect();
+        for (index, database) in all.into_iter().rev() {
             // The name the worker attaches it by (`allowed_paths` holds it), and its path, should
             // any setting hold that; the write-ahead log first: its name begins with the file's.
             let held = crate::protocol::databases::held_name(index);
@@ -403,4 +406,33 @@ fn without_database_paths(
         }
     }
     posture
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::databases::{Databases, Declaration, held_name};
+
+    /// Eleven databases: the reserved name of the second (`…://1`) begins the eleventh's
+    /// (`…://10`), and each must still be shown by its own database's name.
+    #[test]
+    fn every_reserved_name_is_shown_by_its_own_databases_name() {
+        let declarations: Vec<Declaration> = (0..11)
+            .map(|i| Declaration::parse(&format!("db{i}=/nowhere/db{i}.duckdb")).unwrap())
+            .collect();
+        let databases = Databases::new(&declarations).unwrap();
+        let held: Vec<String> = (0..11)
+            .flat_map(|i| [held_name(i), format!("{}.wal", held_name(i))])
+            .map(|name| format!("'{name}'"))
+            .collect();
+        let posture = crate::protocol::Posture {
+            duckdb_settings: vec![("allowed_paths".into(), format!("[{}]", held.join(", ")))],
+            ..Default::default()
+        };
+        let shown = &without_database_paths(posture, &databases).duckdb_settings[0].1;
+        let expected: Vec<String> = (0..11)
+            .flat_map(|i| [format!("'<database db{i}>'"), format!("'<database db{i}>.wal'")])
+            .collect();
+        assert_eq!(shown, &format!("[{}]", expected.join(", ")));
+    }
 }
