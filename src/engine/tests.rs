@@ -415,6 +415,46 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
     assert_eq!(r.rows, vec![vec![json!("only in the wal")]]);
 }
 
+/// A process holds the WAL as it was when it opened its files (a template, for its whole life);
+/// the writer then checkpoints that WAL into the database file and removes it. The descriptor
+/// still reads the old entries: replayed over the checkpointed file they would be applied twice
+/// or refer to a checkpoint the file no longer has. The attach must read the database as it is
+/// now, as opening the WAL by its path would.
+#[test]
+fn a_wal_checkpointed_away_after_it_was_held_is_not_replayed() {
+    let dir = TempDir::new("stale-wal");
+    let db = small_db(&dir);
+    let conn = Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "SET checkpoint_threshold = '1TB'; PRAGMA disable_checkpoint_on_shutdown; \
+         INSERT INTO t VALUES (42, 'was in the wal');",
+    )
+    .unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+    assert!(wal_path(&db).exists(), "the writer left no WAL to hold");
+    let databases = Databases::single(&db);
+    let held = HeldDatabases::open(&databases);
+
+    // The writer comes back: its rows move into the file, the WAL is removed, and it writes on.
+    let conn = Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CHECKPOINT; INSERT INTO t VALUES (43, 'after the checkpoint'); CHECKPOINT;",
+    )
+    .unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+    assert!(!wal_path(&db).exists(), "the writer's checkpoint left a WAL");
+
+    let mut engine = Engine::open_holding(&config("256MB"), &databases, held).unwrap();
+    engine
+        .attach()
+        .unwrap_or_else(|e| panic!("the attach over a removed WAL failed: {e:?}"));
+    let (_, row) = one_row(
+        &mut engine,
+        "SELECT count(*), count(*) FILTER (WHERE i = 42), count(*) FILTER (WHERE i = 43) FROM t",
+    );
+    assert_eq!(row, vec![json!(12), json!(1), json!(1)]);
+}
+
 /// `sql` through a fresh worker's path: DuckDB's statement check beside the attach, the plan
 /// check, then the query.
 fn checked_run(db: &Path, sql: &str) -> Result<crate::protocol::QueryResult, Failure> {
