@@ -58,11 +58,21 @@ struct HeldSet {
 	vector<HeldFile> files;
 	std::atomic<bool> attaching {false};
 
+	//! The held file ATTACH names by `path`, as the path stands now: a WAL removed since it was
+	//! held (no name left: a writer checkpointed it into the database file, or moved a newer one
+	//! over it) is absent, as opening its path would find it. Its descriptor still reads the old
+	//! entries, which replayed over the checkpointed file would be applied twice. The database's
+	//! read lock, taken before the WAL is looked for, keeps a writer from checkpointing meanwhile.
 	const HeldFile *Find(const string &path) const {
 		for (auto &file : files) {
-			if (file.name == path) {
-				return &file;
+			if (file.name != path) {
+				continue;
 			}
+			struct stat status;
+			if (StringUtil::EndsWith(path, ".wal") && ::fstat(file.fd, &status) == 0 && status.st_nlink == 0) {
+				return nullptr;
+			}
+			return &file;
 		}
 		return nullptr;
 	}
