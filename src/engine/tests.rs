@@ -442,7 +442,10 @@ fn a_wal_checkpointed_away_after_it_was_held_is_not_replayed() {
     )
     .unwrap();
     conn.close().map_err(|(_, e)| e).unwrap();
-    assert!(!wal_path(&db).exists(), "the writer's checkpoint left a WAL");
+    assert!(
+        !wal_path(&db).exists(),
+        "the writer's checkpoint left a WAL"
+    );
 
     let mut engine = Engine::open_holding(&config("256MB"), &databases, held).unwrap();
     engine

@@ -431,7 +431,12 @@ mod tests {
         };
         let shown = &without_database_paths(posture, &databases).duckdb_settings[0].1;
         let expected: Vec<String> = (0..11)
-            .flat_map(|i| [format!("'<database db{i}>'"), format!("'<database db{i}>.wal'")])
+            .flat_map(|i| {
+                [
+                    format!("'<database db{i}>'"),
+                    format!("'<database db{i}>.wal'"),
+                ]
+            })
             .collect();
         assert_eq!(shown, &format!("[{}]", expected.join(", ")));
     }
