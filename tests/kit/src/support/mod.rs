@@ -427,8 +427,14 @@ pub fn template_of(server: u32) -> Option<u32> {
 }
 
 /// A process's parent pid, while it exists.
+///
+/// `None` too for a process being released: `/proc/<pid>/stat` shows 0 as its parent once the
+/// exiting task has let go of its signal handlers (the kernel reads the parent only while it can
+/// lock them), which is no parent at all.
 pub fn parent_of(pid: u32) -> Option<u32> {
-    stat_field(pid, 1).and_then(|f| f.parse().ok())
+    stat_field(pid, 1)
+        .and_then(|f| f.parse().ok())
+        .filter(|parent| *parent != 0)
 }
 
 /// The direct children of `parent`.
