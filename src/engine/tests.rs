@@ -386,23 +386,25 @@ fn settings_read_back_show_the_hardening() {
     assert!(settings["memory_limit"].contains("MiB") || settings["memory_limit"].contains("MB"));
 }
 
+/// Run `write` on `db` as a writer that stops without checkpointing, so that its rows are only
+/// in `<db>.wal`.
+fn leave_in_a_wal(db: &Path, write: &str) {
+    let conn = Connection::open(db).unwrap();
+    conn.execute_batch(&format!(
+        "SET checkpoint_threshold = '1TB'; PRAGMA disable_checkpoint_on_shutdown; {write};"
+    ))
+    .unwrap();
+    conn.close().map_err(|(_, e)| e).unwrap();
+    assert!(wal_path(db).exists(), "the writer left no WAL");
+}
+
 #[test]
 fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
     // A writer that stopped without checkpointing leaves its last rows only in `<db>.wal`;
     // the read-only attach must read them (through the WAL's held descriptor).
     let dir = TempDir::new("wal");
     let db = small_db(&dir);
-    let conn = Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "SET checkpoint_threshold = '1TB'; PRAGMA disable_checkpoint_on_shutdown; \
-         INSERT INTO t VALUES (42, 'only in the wal');",
-    )
-    .unwrap();
-    conn.close().map_err(|(_, e)| e).unwrap();
-    assert!(
-        wal_path(&db).exists(),
-        "the writer left no WAL to test with"
-    );
+    leave_in_a_wal(&db, "INSERT INTO t VALUES (42, 'only in the wal')");
 
     let mut engine = attached(&db, "256MB");
     let r = engine
@@ -424,14 +426,7 @@ fn a_leftover_wal_is_replayed_by_the_read_only_attach() {
 fn a_wal_checkpointed_away_after_it_was_held_is_not_replayed() {
     let dir = TempDir::new("stale-wal");
     let db = small_db(&dir);
-    let conn = Connection::open(&db).unwrap();
-    conn.execute_batch(
-        "SET checkpoint_threshold = '1TB'; PRAGMA disable_checkpoint_on_shutdown; \
-         INSERT INTO t VALUES (42, 'was in the wal');",
-    )
-    .unwrap();
-    conn.close().map_err(|(_, e)| e).unwrap();
-    assert!(wal_path(&db).exists(), "the writer left no WAL to hold");
+    leave_in_a_wal(&db, "INSERT INTO t VALUES (42, 'was in the wal')");
     let databases = Databases::single(&db);
     let held = HeldDatabases::open(&databases);
 
